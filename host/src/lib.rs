@@ -1,0 +1,1 @@
+//! hookhost: the host an agent embeds to run out-of-process hooks.

@@ -1,0 +1,2 @@
+//! The `hookhost` command line.
+fn main() {}

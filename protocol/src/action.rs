@@ -1,0 +1,374 @@
+//! Hook results: the wire shape per stage, and their decoding into a
+//! [`Decision`] with the legality of each action checked against the stage.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::params::ToolResult;
+use crate::stage::Stage;
+
+/// What a hook tells the host to do. An empty string means `continue`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Go on unchanged.
+    Continue,
+    /// Go on with the params changed by the result's merge patch.
+    Modify,
+    /// before_tool only: skip the tool and use the result's `result`.
+    Respond,
+    /// before_tool only: do not run the tool; `reason` goes to the model.
+    DenyTool,
+    /// End the current turn.
+    AbortTurn,
+    /// Stop the whole agent loop.
+    HardAbort,
+}
+
+impl Action {
+    /// Every action, in the order the spec lists them.
+    pub const ALL: [Action; 6] = [
+        Action::Continue,
+        Action::Modify,
+        Action::Respond,
+        Action::DenyTool,
+        Action::AbortTurn,
+        Action::HardAbort,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Continue => "continue",
+            Action::Modify => "modify",
+            Action::Respond => "respond",
+            Action::DenyTool => "deny_tool",
+            Action::AbortTurn => "abort_turn",
+            Action::HardAbort => "hard_abort",
+        }
+    }
+
+    /// Whether a hook may answer this action at `stage`. approve_tool
+    /// answers `{approved}` and takes no action at all.
+    pub fn legal_at(self, stage: Stage) -> bool {
+        match stage {
+            Stage::ApproveTool => false,
+            Stage::BeforeTool => true,
+            Stage::BeforeLlm | Stage::AfterLlm | Stage::AfterTool => {
+                !matches!(self, Action::Respond | Action::DenyTool)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Action {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        if s.is_empty() {
+            return Ok(Action::Continue);
+        }
+        Action::ALL
+            .into_iter()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown action {s:?} (expected continue, modify, respond, deny_tool, abort_turn or hard_abort)"
+                ))
+            })
+    }
+}
+
+fn action_schema(allowed: &[Action]) -> schemars::Schema {
+    let mut names: Vec<Value> = allowed.iter().map(|a| Value::from(a.as_str())).collect();
+    names.push(Value::from(""));
+    schemars::json_schema!({
+        "type": "string",
+        "enum": names,
+        "description": "What the host should do; an empty string means continue."
+    })
+}
+
+fn intercept_actions(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    action_schema(&[
+        Action::Continue,
+        Action::Modify,
+        Action::AbortTurn,
+        Action::HardAbort,
+    ])
+}
+
+fn tool_actions(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    action_schema(&Action::ALL)
+}
+
+/// `hook.before_llm` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BeforeLlmResult {
+    /// Absent or empty means continue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "intercept_actions")]
+    pub action: Option<Action>,
+    /// Why, for aborts; logged and shown to the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// With `modify`: a merge patch over the before_llm params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Map<String, Value>>,
+}
+
+/// `hook.after_llm` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AfterLlmResult {
+    /// Absent or empty means continue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "intercept_actions")]
+    pub action: Option<Action>,
+    /// Why, for aborts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// With `modify`: a merge patch over the after_llm params (new text at
+    /// `response.content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Map<String, Value>>,
+}
+
+/// `hook.before_tool` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BeforeToolResult {
+    /// Absent or empty means continue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "tool_actions")]
+    pub action: Option<Action>,
+    /// Why, for deny_tool and aborts; a denial's reason reaches the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// With `modify`: a merge patch over the before_tool params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<Map<String, Value>>,
+    /// With `respond`: the tool result to use instead of running the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ToolResult>,
+}
+
+/// `hook.after_tool` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AfterToolResult {
+    /// Absent or empty means continue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "intercept_actions")]
+    pub action: Option<Action>,
+    /// Why, for aborts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// With `modify`: a merge patch over the after_tool params (new output
+    /// at `result.for_llm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Map<String, Value>>,
+}
+
+/// `hook.approve_tool` result. `approved` is required: a result without it
+/// is a protocol error handled by the hook's failure policy, never a
+/// silent deny.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ApproveToolResult {
+    /// Whether the tool may run.
+    pub approved: bool,
+    /// Why not, when refused; reaches the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One hook's answer, decoded and checked against its stage.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Go on unchanged.
+    Continue,
+    /// Apply this merge patch to the params and go on.
+    Modify(Map<String, Value>),
+    /// Use this tool result instead of running the tool.
+    Respond(ToolResult),
+    /// Do not run the tool.
+    DenyTool(Option<String>),
+    /// End the turn (`hard: false`) or the whole agent loop (`hard: true`).
+    Abort {
+        /// `hard_abort` rather than `abort_turn`.
+        hard: bool,
+        /// Why.
+        reason: Option<String>,
+    },
+    /// approve_tool's answer.
+    Approval {
+        /// Whether the tool may run.
+        approved: bool,
+        /// Why not.
+        reason: Option<String>,
+    },
+}
+
+/// Why a hook's result is not acceptable. Each is a hook failure, handled
+/// by that hook's `on_error` policy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResultError {
+    /// The result does not have the stage's shape (names the field).
+    #[error("malformed {stage} result: {detail}")]
+    Malformed {
+        /// The stage answered.
+        stage: Stage,
+        /// The decoder's message, naming the field.
+        detail: String,
+    },
+    /// An action the stage does not allow, such as `respond` at after_llm.
+    #[error("action `{action}` is not allowed at {stage}")]
+    IllegalAction {
+        /// The stage answered.
+        stage: Stage,
+        /// The action the hook sent.
+        action: Action,
+    },
+    /// `respond` without the tool result to respond with.
+    #[error("action `respond` needs a `result` object with `for_llm`")]
+    RespondWithoutResult,
+}
+
+fn malformed(stage: Stage, e: serde_json::Error) -> ResultError {
+    ResultError::Malformed {
+        stage,
+        detail: e.to_string(),
+    }
+}
+
+fn common(
+    stage: Stage,
+    action: Option<Action>,
+    reason: Option<String>,
+    patch: Option<Map<String, Value>>,
+) -> Result<Decision, ResultError> {
+    let action = action.unwrap_or(Action::Continue);
+    if !action.legal_at(stage) {
+        return Err(ResultError::IllegalAction { stage, action });
+    }
+    Ok(match action {
+        Action::Continue => Decision::Continue,
+        Action::Modify => Decision::Modify(patch.unwrap_or_default()),
+        Action::DenyTool => Decision::DenyTool(reason),
+        Action::AbortTurn => Decision::Abort {
+            hard: false,
+            reason,
+        },
+        Action::HardAbort => Decision::Abort { hard: true, reason },
+        Action::Respond => return Err(ResultError::RespondWithoutResult),
+    })
+}
+
+/// Decodes a hook's `result` for `stage`.
+///
+/// `modify` without a patch is an empty patch (the params stay as they
+/// are), as PicoClaw treats it. A payload sent with any other action is
+/// ignored.
+pub fn decode_result(stage: Stage, result: &Value) -> Result<Decision, ResultError> {
+    if !result.is_object() {
+        return Err(ResultError::Malformed {
+            stage,
+            detail: format!("a result must be a JSON object, got {}", type_name(result)),
+        });
+    }
+    match stage {
+        Stage::BeforeLlm => {
+            let r = BeforeLlmResult::deserialize(result).map_err(|e| malformed(stage, e))?;
+            common(stage, r.action, r.reason, r.request)
+        }
+        Stage::AfterLlm => {
+            let r = AfterLlmResult::deserialize(result).map_err(|e| malformed(stage, e))?;
+            common(stage, r.action, r.reason, r.response)
+        }
+        Stage::AfterTool => {
+            let r = AfterToolResult::deserialize(result).map_err(|e| malformed(stage, e))?;
+            common(stage, r.action, r.reason, r.result)
+        }
+        Stage::BeforeTool => {
+            let r = BeforeToolResult::deserialize(result).map_err(|e| malformed(stage, e))?;
+            if r.action == Some(Action::Respond) {
+                return match r.result {
+                    Some(res) => Ok(Decision::Respond(res)),
+                    None => Err(ResultError::RespondWithoutResult),
+                };
+            }
+            common(stage, r.action, r.reason, r.call)
+        }
+        Stage::ApproveTool => {
+            let r = ApproveToolResult::deserialize(result).map_err(|e| malformed(stage, e))?;
+            Ok(Decision::Approval {
+                approved: r.approved,
+                reason: r.reason,
+            })
+        }
+    }
+}
+
+/// A short name for a JSON value's type, for error messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_or_absent_action_is_continue() {
+        assert_eq!(
+            decode_result(Stage::BeforeTool, &json!({})),
+            Ok(Decision::Continue)
+        );
+        assert_eq!(
+            decode_result(Stage::AfterLlm, &json!({"action": ""})),
+            Ok(Decision::Continue)
+        );
+    }
+
+    #[test]
+    fn respond_at_after_llm_is_an_illegal_action() {
+        assert_eq!(
+            decode_result(Stage::AfterLlm, &json!({"action": "respond"})),
+            Err(ResultError::IllegalAction {
+                stage: Stage::AfterLlm,
+                action: Action::Respond
+            })
+        );
+    }
+
+    #[test]
+    fn approval_without_approved_names_the_field() {
+        let err = decode_result(Stage::ApproveTool, &json!({})).unwrap_err();
+        assert!(
+            err.to_string().contains("missing field `approved`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_action_is_malformed_and_named() {
+        let err = decode_result(Stage::BeforeTool, &json!({"action": "explode"})).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown action \"explode\""),
+            "{err}"
+        );
+    }
+}

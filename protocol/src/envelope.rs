@@ -1,0 +1,417 @@
+//! The JSON-RPC 2.0 envelope: requests, notifications, responses and errors.
+//!
+//! Every line on the wire is exactly one of these. The types here are the
+//! wire shape only; what a method's `params` or `result` mean lives in the
+//! stage modules. Decoding is strict about the envelope (a wrong `jsonrpc`
+//! tag or a message that is neither request, notification nor response is an
+//! error) so that a peer's bug shows up as a clear log line instead of a
+//! silently mismatched call.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The only JSON-RPC version this protocol speaks.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// Standard JSON-RPC error codes, plus the range this protocol reserves.
+///
+/// Hooks and host use these numbers so that a failure can be classified by a
+/// program without parsing the message text.
+pub mod error_code {
+    /// The line was not valid JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON was not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not offered by this peer.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The params did not match the method's schema.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The handler failed (an exception in a hook, say).
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// The request was cancelled by `$/cancel_request` before it finished.
+    pub const REQUEST_CANCELLED: i64 = -32800;
+}
+
+/// A request id. The host always sends integers, but a peer may use strings
+/// and they must round-trip unchanged; a lost string id is how a call times
+/// out for no visible reason.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Id {
+    /// An integer id (what the host uses).
+    Number(i64),
+    /// A string id, echoed back verbatim.
+    String(String),
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Id::Number(n) => write!(f, "{n}"),
+            Id::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for Id {
+    fn from(n: i64) -> Self {
+        Id::Number(n)
+    }
+}
+
+/// A call that expects exactly one response with the same id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Request {
+    /// Always `"2.0"`.
+    pub jsonrpc: Version,
+    /// Correlates the response with this request.
+    pub id: Id,
+    /// The method name, e.g. `hook.before_tool`.
+    pub method: String,
+    /// The method's params; every method of this protocol takes an object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+}
+
+/// A one-way message; the receiver must never answer it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Notification {
+    /// Always `"2.0"`.
+    pub jsonrpc: Version,
+    /// The method name, e.g. `hook.runtime_event`.
+    pub method: String,
+    /// The notification's params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+}
+
+/// The answer to a request: exactly one of `result` or `error`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The id of the request this answers; `None` only for an error about a
+    /// line whose id could not be read (JSON-RPC sends `null` then).
+    pub id: Option<Id>,
+    /// The outcome.
+    pub payload: Result<Value, ErrorObject>,
+}
+
+/// The `error` member of a failed response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorObject {
+    /// One of [`error_code`], or an application code.
+    pub code: i64,
+    /// A short human-readable description.
+    pub message: String,
+    /// Anything else the peer wants to attach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with a code and message and no data.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
+    }
+}
+
+/// `$/cancel_request` params: the id of the request to stop working on.
+///
+/// The host sends it when a call passed its deadline, so a hook can drop
+/// work whose answer nobody will read. A late answer is still legal and is
+/// ignored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CancelParams {
+    /// The request to cancel.
+    pub id: Id,
+}
+
+/// The `"jsonrpc": "2.0"` tag. A unit type so that any other value is a
+/// decode error naming the bad tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Version;
+
+impl Serialize for Version {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(JSONRPC_VERSION)
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        if s == JSONRPC_VERSION {
+            Ok(Version)
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "unsupported jsonrpc version {s:?}, expected \"2.0\""
+            )))
+        }
+    }
+}
+
+impl JsonSchema for Version {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "JsonRpcVersion".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "const": "2.0" })
+    }
+}
+
+/// Any one line of the wire, classified.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// Has `method` and `id`.
+    Request(Request),
+    /// Has `method` and no `id`.
+    Notification(Notification),
+    /// Has `result` or `error`, and no `method`.
+    Response(Response),
+}
+
+/// Why a line could not be decoded as a message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecodeError {
+    /// Not JSON at all (a stray `print`, usually).
+    #[error("not JSON: {0}")]
+    Parse(String),
+    /// JSON, but not a JSON-RPC 2.0 message. `id` is set when it could be
+    /// read, so a caller waiting on that id can be failed at once instead of
+    /// timing out.
+    #[error("invalid JSON-RPC message: {reason}")]
+    Invalid {
+        /// What is wrong, naming the member.
+        reason: String,
+        /// The message's id, if it had a readable one.
+        id: Option<Id>,
+    },
+}
+
+impl Message {
+    /// Decodes one line (without its `\n`).
+    pub fn decode(line: &[u8]) -> Result<Message, DecodeError> {
+        let value: Value =
+            serde_json::from_slice(line).map_err(|e| DecodeError::Parse(e.to_string()))?;
+        Message::from_value(value)
+    }
+
+    /// Classifies an already parsed JSON value.
+    pub fn from_value(value: Value) -> Result<Message, DecodeError> {
+        let Value::Object(mut obj) = value else {
+            return Err(invalid("a message must be a JSON object", None));
+        };
+        let id = match obj.get("id") {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(v) => match Id::deserialize(v) {
+                Ok(id) => Some(Some(id)),
+                Err(_) => return Err(invalid("`id` must be an integer or a string", None)),
+            },
+        };
+        let readable_id = id.clone().flatten();
+        match obj.get("jsonrpc") {
+            Some(Value::String(v)) if v == JSONRPC_VERSION => {}
+            Some(other) => {
+                return Err(invalid(
+                    format!("`jsonrpc` must be \"2.0\", got {other}"),
+                    readable_id,
+                ));
+            }
+            None => return Err(invalid("missing `jsonrpc: \"2.0\"`", readable_id)),
+        }
+        let params = obj.remove("params");
+        if let Some(p) = &params
+            && !(p.is_object() || p.is_array())
+        {
+            return Err(invalid(
+                "`params` must be an object or an array",
+                readable_id,
+            ));
+        }
+        if let Some(method) = obj.remove("method") {
+            let Value::String(method) = method else {
+                return Err(invalid("`method` must be a string", readable_id));
+            };
+            if obj.contains_key("result") || obj.contains_key("error") {
+                return Err(invalid(
+                    "a message cannot have both `method` and `result`/`error`",
+                    readable_id,
+                ));
+            }
+            return Ok(match id {
+                None => Message::Notification(Notification {
+                    jsonrpc: Version,
+                    method,
+                    params,
+                }),
+                Some(None) => {
+                    return Err(invalid("a request id must not be null", None));
+                }
+                Some(Some(id)) => Message::Request(Request {
+                    jsonrpc: Version,
+                    id,
+                    method,
+                    params,
+                }),
+            });
+        }
+        let Some(id) = id else {
+            return Err(invalid("a response must have an `id`", None));
+        };
+        let result = obj.remove("result");
+        let error = obj.remove("error");
+        let payload = match (result, error) {
+            (Some(r), None) => Ok(r),
+            (None, Some(e)) => match ErrorObject::deserialize(&e) {
+                Ok(e) => Err(e),
+                Err(err) => {
+                    return Err(invalid(format!("bad `error` object: {err}"), id));
+                }
+            },
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "a response must not have both `result` and `error`",
+                    id,
+                ));
+            }
+            (None, None) => {
+                return Err(invalid(
+                    "a message needs `method` (request) or `result`/`error` (response)",
+                    id,
+                ));
+            }
+        };
+        Ok(Message::Response(Response { id, payload }))
+    }
+
+    /// Encodes as one compact line, without the trailing `\n`.
+    pub fn encode(&self) -> Vec<u8> {
+        // Serializing a Value-backed struct cannot fail: no non-string keys,
+        // no custom Serialize that errors.
+        let value = self.to_value();
+        serde_json::to_vec(&value).unwrap_or_default()
+    }
+
+    /// The message as a JSON value, in wire shape.
+    pub fn to_value(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("jsonrpc".into(), Value::String(JSONRPC_VERSION.into()));
+        match self {
+            Message::Request(r) => {
+                obj.insert("id".into(), id_value(Some(&r.id)));
+                obj.insert("method".into(), Value::String(r.method.clone()));
+                if let Some(p) = &r.params {
+                    obj.insert("params".into(), p.clone());
+                }
+            }
+            Message::Notification(n) => {
+                obj.insert("method".into(), Value::String(n.method.clone()));
+                if let Some(p) = &n.params {
+                    obj.insert("params".into(), p.clone());
+                }
+            }
+            Message::Response(r) => {
+                obj.insert("id".into(), id_value(r.id.as_ref()));
+                match &r.payload {
+                    Ok(v) => {
+                        obj.insert("result".into(), v.clone());
+                    }
+                    Err(e) => {
+                        obj.insert(
+                            "error".into(),
+                            serde_json::to_value(e).unwrap_or(Value::Null),
+                        );
+                    }
+                }
+            }
+        }
+        Value::Object(obj)
+    }
+}
+
+fn id_value(id: Option<&Id>) -> Value {
+    match id {
+        None => Value::Null,
+        Some(Id::Number(n)) => Value::from(*n),
+        Some(Id::String(s)) => Value::String(s.clone()),
+    }
+}
+
+fn invalid(reason: impl Into<String>, id: Option<Id>) -> DecodeError {
+    DecodeError::Invalid {
+        reason: reason.into(),
+        id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_the_three_kinds() {
+        let r = Message::decode(br#"{"jsonrpc":"2.0","id":1,"method":"hook.hello","params":{}}"#);
+        assert!(matches!(
+            r,
+            Ok(Message::Request(Request {
+                id: Id::Number(1),
+                ..
+            }))
+        ));
+        let n = Message::decode(br#"{"jsonrpc":"2.0","method":"hook.runtime_event","params":{}}"#);
+        assert!(matches!(n, Ok(Message::Notification(_))));
+        let ok = Message::decode(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#);
+        assert!(matches!(
+            ok,
+            Ok(Message::Response(Response {
+                id: Some(Id::String(_)),
+                payload: Ok(_)
+            }))
+        ));
+    }
+
+    #[test]
+    fn string_ids_round_trip() {
+        let line = br#"{"jsonrpc":"2.0","id":"req-7","result":{"action":"continue"}}"#;
+        let msg = Message::decode(line).expect("valid");
+        let again = Message::decode(&msg.encode()).expect("valid");
+        assert_eq!(msg, again);
+        let Message::Response(r) = again else {
+            panic!("not a response")
+        };
+        assert_eq!(r.id, Some(Id::String("req-7".into())));
+    }
+
+    #[test]
+    fn a_wrong_version_keeps_the_id_for_fast_failure() {
+        let err = Message::decode(br#"{"jsonrpc":"1.0","id":9,"result":{}}"#).unwrap_err();
+        assert_eq!(
+            err,
+            DecodeError::Invalid {
+                reason: "`jsonrpc` must be \"2.0\", got \"1.0\"".into(),
+                id: Some(Id::Number(9))
+            }
+        );
+    }
+
+    #[test]
+    fn non_json_is_a_parse_error() {
+        assert!(matches!(
+            Message::decode(b"hello world"),
+            Err(DecodeError::Parse(_))
+        ));
+    }
+}

@@ -1,0 +1,46 @@
+//! The wire model of the hookhost hook protocol, version 1.
+//!
+//! A host and a hook exchange JSON-RPC 2.0 messages, one compact JSON value
+//! per `\n`-terminated line, over the hook's stdin and stdout. This crate is
+//! that contract as types, with nothing that does I/O:
+//!
+//! - [`envelope`]: requests, notifications, responses, error codes;
+//! - [`hello`]: the handshake and version negotiation;
+//! - [`params`], [`meta`]: what each stage sends;
+//! - [`action`]: what hooks answer, and which actions each stage allows;
+//! - [`merge_patch`]: RFC 7386, the meaning of `modify`;
+//! - [`chain`]: how answers from several hooks fold into one verdict;
+//! - [`event`]: runtime event notifications and `observe` patterns;
+//! - [`schema`]: the JSON Schemas published under `spec/schema/`.
+//!
+//! The normative text is `spec/protocol.md` in the repository.
+//!
+//! ```
+//! use hookhost_protocol::{chain::{Chain, OnError}, stage::Stage};
+//! use serde_json::json;
+//!
+//! let mut chain = Chain::new(Stage::BeforeTool, json!({"tool": "shell", "arguments": {"command": "ls"}}))?;
+//! let answer = json!({"action": "modify", "call": {"arguments": {"command": "ls -h"}}});
+//! chain.step("ls_human", OnError::Allow, Ok(&answer));
+//! let verdict = chain.finish().to_wire(Stage::BeforeTool);
+//! assert_eq!(verdict["call"]["arguments"]["command"], "ls -h");
+//! # Ok::<(), hookhost_protocol::chain::ParamsError>(())
+//! ```
+
+pub mod action;
+pub mod chain;
+pub mod envelope;
+pub mod event;
+pub mod hello;
+pub mod merge_patch;
+pub mod meta;
+pub mod params;
+pub mod schema;
+pub mod stage;
+
+pub use action::{Action, Decision, ResultError, decode_result};
+pub use chain::{Chain, Flow, OnError, Outcome};
+pub use envelope::{ErrorObject, Id, Message, error_code};
+pub use hello::{HelloParams, HelloResult, PROTOCOL_VERSION};
+pub use merge_patch::apply_merge_patch;
+pub use stage::Stage;

@@ -1,0 +1,43 @@
+//! `meta`: where a call comes from in the agent's run.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Identifies the agent, session and turn a call belongs to, so that a hook
+/// can keep per-session state or correlate a tool call with its turn.
+///
+/// Every field is optional: an embedding agent fills what it knows. Keys are
+/// snake_case (PicoClaw's PascalCase meta keys are not part of this protocol).
+/// Unknown keys are kept and passed on unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Meta {
+    /// The agent instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The conversation or session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<String>,
+    /// The current turn (one user message and everything it causes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// The turn that spawned this one, for sub-agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_turn_id: Option<String>,
+    /// The model/tool loop iteration inside the turn, from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u64>,
+    /// What emitted the call (a component name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Keys this version does not know; kept so nothing is lost in transit.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Meta {
+    /// True when nothing at all is set, so the key can be left off the wire.
+    pub fn is_empty(&self) -> bool {
+        self == &Meta::default()
+    }
+}

@@ -1,0 +1,1 @@
+//! hookhost-sdk: write hookhost hooks in Rust.
