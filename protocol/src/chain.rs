@@ -160,7 +160,9 @@ pub fn validate_params(stage: Stage, params: &Value) -> Result<(), ParamsError> 
 pub struct Chain {
     stage: Stage,
     params: Value,
-    modified: bool,
+    /// The caller's params, kept from the first patch on, so that patches
+    /// which cancel out report `continue`.
+    original: Option<Value>,
     steps: Vec<Step>,
     outcome: Option<Outcome>,
 }
@@ -172,7 +174,7 @@ impl Chain {
         Ok(Chain {
             stage,
             params,
-            modified: false,
+            original: None,
             steps: Vec::new(),
             outcome: None,
         })
@@ -234,8 +236,8 @@ impl Chain {
                     );
                 }
                 if next != self.params {
-                    self.params = next;
-                    self.modified = true;
+                    let previous = std::mem::replace(&mut self.params, next);
+                    self.original.get_or_insert(previous);
                 }
                 None
             }
@@ -307,9 +309,10 @@ impl Chain {
 
     /// The merged verdict, once every hook ran or one stopped the chain.
     pub fn finish(self) -> Outcome {
+        let modified = self.original.is_some_and(|o| o != self.params);
         self.outcome.unwrap_or(Outcome::Continue {
             params: self.params,
-            modified: self.modified,
+            modified,
         })
     }
 }

@@ -233,13 +233,12 @@ impl Message {
             None => return Err(invalid("missing `jsonrpc: \"2.0\"`", readable_id)),
         }
         let params = obj.remove("params");
+        // Every method of this protocol takes named params, so positional
+        // (array) params are rejected here rather than half-decoded later.
         if let Some(p) = &params
-            && !(p.is_object() || p.is_array())
+            && !p.is_object()
         {
-            return Err(invalid(
-                "`params` must be an object or an array",
-                readable_id,
-            ));
+            return Err(invalid("`params` must be an object", readable_id));
         }
         if let Some(method) = obj.remove("method") {
             let Value::String(method) = method else {
@@ -274,6 +273,12 @@ impl Message {
         let result = obj.remove("result");
         let error = obj.remove("error");
         let payload = match (result, error) {
+            (Some(_), None) if id.is_none() => {
+                return Err(invalid(
+                    "a result response needs the request's id, not null",
+                    None,
+                ));
+            }
             (Some(r), None) => Ok(r),
             (None, Some(e)) => match ErrorObject::deserialize(&e) {
                 Ok(e) => Err(e),

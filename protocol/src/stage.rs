@@ -22,7 +22,7 @@ pub mod method {
     pub const AFTER_TOOL: &str = "hook.after_tool";
     /// Whether a tool may run at all.
     pub const APPROVE_TOOL: &str = "hook.approve_tool";
-    /// Either side: stop working on a request, notification `{id}`.
+    /// Host → hook: stop working on a request, notification `{id}`.
     pub const CANCEL_REQUEST: &str = "$/cancel_request";
 }
 
@@ -46,7 +46,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    /// All stages in the order an agent meets them.
+    /// All stages, in the order the spec lists them.
     pub const ALL: [Stage; 5] = [
         Stage::BeforeLlm,
         Stage::AfterLlm,
