@@ -1,0 +1,211 @@
+//! A hook that misbehaves on request, for the host's integration tests.
+//! Not for users. Flags choose the behaviour:
+//!
+//! --name N            name used in answers (default "test")
+//! --intercept a,b     stages declared in hello (default: all five)
+//! --observe p,q       event patterns declared in hello (default "*")
+//! --no-declare        answer hello PicoClaw-style: {"ok":true,"name":N}
+//! --answer JSON       result for every stage call (default continue/approved)
+//! --echo-args         before_tool: modify with arguments.seen = arguments received
+//! --delay-from-args   sleep arguments.delay_ms before answering (concurrently)
+//! --sleep-ms N        sleep N ms before answering every stage call
+//! --noise             print a non-JSON line before every answer
+//! --unknown-id        send a response for an unknown id before every answer
+//! --huge-line N       print an N-byte line before every answer
+//! --no-hello          never answer hook.hello
+//! --env-dump          before_tool: respond with the environment as JSON
+//! --pid-file F        write own pid to F
+//! --grandchild F      spawn `sleep 300` and write its pid to F
+//! --events-file F     append each runtime event's kind to F
+
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+#[derive(Default, Clone)]
+struct Opts {
+    name: String,
+    intercept: Option<Vec<String>>,
+    observe: Option<Vec<String>>,
+    no_declare: bool,
+    answer: Option<Value>,
+    echo_args: bool,
+    delay_from_args: bool,
+    sleep_ms: u64,
+    noise: bool,
+    unknown_id: bool,
+    huge_line: usize,
+    no_hello: bool,
+    env_dump: bool,
+    events_file: Option<String>,
+}
+
+fn parse() -> Result<Opts, String> {
+    let mut o = Opts {
+        name: "test".into(),
+        ..Opts::default()
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = || args.next().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--name" => o.name = val()?,
+            "--intercept" => o.intercept = Some(val()?.split(',').map(String::from).collect()),
+            "--observe" => o.observe = Some(val()?.split(',').map(String::from).collect()),
+            "--no-declare" => o.no_declare = true,
+            "--answer" => {
+                o.answer = Some(serde_json::from_str(&val()?).map_err(|e| e.to_string())?)
+            }
+            "--echo-args" => o.echo_args = true,
+            "--delay-from-args" => o.delay_from_args = true,
+            "--sleep-ms" => o.sleep_ms = val()?.parse().map_err(|_| "bad --sleep-ms")?,
+            "--noise" => o.noise = true,
+            "--unknown-id" => o.unknown_id = true,
+            "--huge-line" => o.huge_line = val()?.parse().map_err(|_| "bad --huge-line")?,
+            "--no-hello" => o.no_hello = true,
+            "--env-dump" => o.env_dump = true,
+            "--pid-file" => {
+                std::fs::write(val()?, std::process::id().to_string()).map_err(|e| e.to_string())?
+            }
+            "--grandchild" => {
+                let file = val()?;
+                let child = std::process::Command::new("sleep")
+                    .arg("300")
+                    .spawn()
+                    .map_err(|e| e.to_string())?;
+                std::fs::write(file, child.id().to_string()).map_err(|e| e.to_string())?;
+            }
+            "--events-file" => o.events_file = Some(val()?),
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(o)
+}
+
+type Out = Arc<Mutex<std::io::Stdout>>;
+
+fn send(out: &Out, line: &str) {
+    let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = writeln!(o, "{line}");
+    let _ = o.flush();
+}
+
+fn answer(o: &Opts, method: &str, params: &Value) -> Value {
+    if o.env_dump && method == "hook.before_tool" {
+        let env: serde_json::Map<String, Value> = std::env::vars()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        return json!({"action": "respond", "result": {"for_llm": Value::Object(env).to_string()}});
+    }
+    if o.echo_args && method == "hook.before_tool" {
+        return json!({"action": "modify", "call": {"arguments": {"seen": params["arguments"].clone()}}});
+    }
+    if let Some(a) = &o.answer {
+        return a.clone();
+    }
+    if method == "hook.approve_tool" {
+        json!({"approved": true})
+    } else {
+        json!({"action": "continue"})
+    }
+}
+
+fn reply(o: &Opts, out: &Out, id: &Value, method: &str, params: &Value) {
+    let mut sleep = o.sleep_ms;
+    if o.delay_from_args {
+        sleep += params["arguments"]["delay_ms"].as_u64().unwrap_or(0);
+    }
+    if sleep > 0 {
+        std::thread::sleep(Duration::from_millis(sleep));
+    }
+    if o.noise {
+        send(out, "this is not JSON, just a stray print");
+    }
+    if o.unknown_id {
+        send(
+            out,
+            r#"{"jsonrpc":"2.0","id":987654,"result":{"action":"continue"}}"#,
+        );
+    }
+    if o.huge_line > 0 {
+        send(out, &"x".repeat(o.huge_line));
+    }
+    let result = answer(o, method, params);
+    send(
+        out,
+        &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+    );
+}
+
+fn main() {
+    let o = match parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("test hook: {e}");
+            std::process::exit(2);
+        }
+    };
+    eprintln!("test hook {} starting", o.name);
+    let out: Out = Arc::new(Mutex::new(std::io::stdout()));
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let method = msg["method"].as_str().unwrap_or("").to_string();
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        let Some(id) = msg.get("id").cloned() else {
+            if method == "hook.runtime_event"
+                && let Some(f) = &o.events_file
+                && let Ok(mut file) = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(f)
+            {
+                let _ = writeln!(file, "{}", params["kind"].as_str().unwrap_or(""));
+            }
+            continue;
+        };
+        if method == "hook.hello" {
+            if o.no_hello {
+                continue;
+            }
+            let result = if o.no_declare {
+                json!({"ok": true, "name": o.name})
+            } else {
+                let all = [
+                    "before_llm",
+                    "after_llm",
+                    "before_tool",
+                    "after_tool",
+                    "approve_tool",
+                ];
+                json!({
+                    "name": o.name,
+                    "version": 1,
+                    "intercept": o.intercept.clone().unwrap_or(all.iter().map(|s| s.to_string()).collect()),
+                    "observe": o.observe.clone().unwrap_or(vec!["*".into()]),
+                })
+            };
+            send(
+                &out,
+                &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+            );
+            continue;
+        }
+        if !method.starts_with("hook.") {
+            send(
+                &out,
+                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}})
+                    .to_string(),
+            );
+            continue;
+        }
+        let (o2, out2) = (o.clone(), out.clone());
+        std::thread::spawn(move || reply(&o2, &out2, &id, &method, &params));
+    }
+    eprintln!("test hook {}: stdin closed, exiting", o.name);
+}

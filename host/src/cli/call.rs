@@ -1,0 +1,75 @@
+//! `hookhost call`: run one stage through the configured chain and print
+//! the merged verdict.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use hookhost::{Config, Host};
+use hookhost_protocol::Stage;
+use serde_json::Value;
+
+use super::{terminated, usage_error};
+
+/// Run one stage through the chain and print the merged result as JSON.
+#[derive(Args)]
+#[command(after_help = "Examples:\n  \
+hookhost call -c hooks.toml before_tool --input '{\"tool\":\"shell\",\"arguments\":{\"command\":\"sudo rm -rf /\"}}'\n  \
+hookhost call -c hooks.toml approve_tool --input @call.json\n\n\
+The result is printed on stdout in the protocol's result shape for the stage, e.g.\n  \
+{\"action\":\"deny_tool\",\"reason\":\"...\"}   {\"approved\":false,\"reason\":\"...\"}   {\"action\":\"continue\"}")]
+pub struct CallArgs {
+    /// The config file (TOML, or JSON in PicoClaw's shape).
+    #[arg(short = 'c', long = "config")]
+    config: PathBuf,
+    /// before_llm, after_llm, before_tool, after_tool or approve_tool.
+    stage: String,
+    /// The stage's params as JSON, or @FILE to read them from a file.
+    #[arg(long)]
+    input: String,
+}
+
+pub async fn run(args: CallArgs) -> ExitCode {
+    let stage: Stage = match args.stage.parse() {
+        Ok(s) => s,
+        Err(e) => return usage_error(e),
+    };
+    let text = match args.input.strip_prefix('@') {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => return usage_error(format!("--input @{path}: {e}")),
+        },
+        None => args.input.clone(),
+    };
+    let params: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => return usage_error(format!("--input is not valid JSON: {e}")),
+    };
+    if let Err(e) = hookhost_protocol::chain::validate_params(stage, &params) {
+        return usage_error(format!("--input: {e}"));
+    }
+    let config = match Config::load(&args.config) {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
+    let host = tokio::select! {
+        h = Host::start(config) => h,
+        _ = terminated() => return ExitCode::from(130),
+    };
+    // Start failures are already logged (with the hook's stderr tail).
+    let outcome = tokio::select! {
+        o = host.run_stage(stage, params) => o,
+        _ = terminated() => {
+            host.shutdown().await;
+            return ExitCode::from(130);
+        }
+    };
+    host.shutdown().await;
+    match outcome {
+        Ok(outcome) => {
+            println!("{}", outcome.to_wire(stage));
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage_error(format!("--input: {e}")),
+    }
+}

@@ -1,0 +1,88 @@
+//! Subcommands of the `hookhost` binary. Exit codes: 0 done, 1 a check
+//! failed, 2 a usage or config error (one line on stderr).
+
+mod call;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code for usage and config errors.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "hookhost",
+    version,
+    about = "Run agent hooks as long-lived processes and merge their verdicts",
+    long_about = "hookhost starts hook processes written in any language, speaks JSON-RPC 2.0 \
+to each over stdin/stdout, and merges their answers into one verdict per hook point.\n\n\
+Logs go to stderr; set HOOKHOST_LOG (e.g. HOOKHOST_LOG=info, or \
+HOOKHOST_LOG=hookhost::hook_stderr=info to see what hooks print) to change the level."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Call(call::CallArgs),
+}
+
+/// Parses arguments, runs the subcommand, maps errors to exit codes.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("hookhost: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(async {
+        match cli.command {
+            Command::Call(args) => call::run(args).await,
+        }
+    });
+    // Hooks are stopped by then; do not wait on stray blocking tasks.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    code
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HOOKHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+/// Prints a usage/config error and returns exit code 2.
+pub fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("hookhost: {msg}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// Resolves when the process gets SIGINT or SIGTERM.
+pub async fn terminated() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}

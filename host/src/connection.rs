@@ -1,0 +1,456 @@
+//! One JSON-RPC connection to one running hook process.
+//!
+//! A reader task owns the hook's stdout, a writer task owns its stdin, and
+//! callers meet them through the pending map: a caller registers a oneshot
+//! under a fresh id, hands its line to the writer, and waits with its
+//! deadline; the reader routes each response to the oneshot with its id.
+//! Nothing a hook writes can take the connection down: bad lines, unknown
+//! ids and over-long lines are logged and skipped.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use hookhost_protocol::envelope::{DecodeError, Message};
+use hookhost_protocol::stage::method;
+use hookhost_protocol::{ErrorObject, Id, error_code};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, timeout_at};
+
+use crate::error::CallError;
+use crate::line_reader::{Line, LineReader};
+
+/// Lines waiting for the writer; a hook that stops reading its stdin makes
+/// senders wait (bounded by their deadlines) instead of growing memory.
+const WRITE_QUEUE: usize = 1024;
+
+type Reply = Result<Value, CallError>;
+
+enum Outgoing {
+    Line(Arc<[u8]>),
+    Close,
+}
+
+struct Pending {
+    waiting: HashMap<i64, oneshot::Sender<Reply>>,
+    /// Set once the connection is over; new calls fail with it at once.
+    closed: Option<CallError>,
+}
+
+/// A live connection; cheap to share, every method takes `&self`.
+pub struct Connection {
+    hook: Arc<str>,
+    next_id: AtomicI64,
+    pending: Mutex<Pending>,
+    out: mpsc::Sender<Outgoing>,
+    stdout_closed: Notify,
+}
+
+/// The tasks behind a connection, for the supervisor to end.
+pub struct ConnectionTasks {
+    /// Reads and routes stdout.
+    pub reader: JoinHandle<()>,
+    /// Writes stdin.
+    pub writer: JoinHandle<()>,
+}
+
+impl Connection {
+    /// Starts the reader and writer tasks over a hook's pipes.
+    pub fn start<W, R>(
+        hook: Arc<str>,
+        stdin: W,
+        stdout: R,
+        max_line: usize,
+    ) -> (Arc<Connection>, ConnectionTasks)
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+        R: AsyncRead + Unpin + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(WRITE_QUEUE);
+        let conn = Arc::new(Connection {
+            hook,
+            next_id: AtomicI64::new(1),
+            pending: Mutex::new(Pending {
+                waiting: HashMap::new(),
+                closed: None,
+            }),
+            out: tx,
+            stdout_closed: Notify::new(),
+        });
+        let writer = tokio::spawn(write_loop(conn.hook.clone(), stdin, rx));
+        let reader = tokio::spawn(read_loop(conn.clone(), stdout, max_line));
+        (conn, ConnectionTasks { reader, writer })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        // A panic while holding this lock cannot leave the map inconsistent
+        // (every critical section is a single insert/remove), so a poisoned
+        // lock is still usable.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the connection is over.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed.is_some()
+    }
+
+    /// Calls `method` and waits for the answer until `deadline`. `budget`
+    /// is the deadline's length, for the timeout message.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: &Value,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Reply {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut p = self.lock();
+            if let Some(err) = &p.closed {
+                return Err(err.clone());
+            }
+            p.waiting.insert(id, tx);
+        }
+        let guard = PendingGuard { conn: self, id };
+        let line = encode_request(id, method, params);
+        match timeout_at(deadline, self.out.send(Outgoing::Line(line))).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(self.closed_reason()),
+            Err(_) => return Err(CallError::Timeout(budget)),
+        }
+        match timeout_at(deadline, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(self.closed_reason()),
+            Err(_) => {
+                drop(guard);
+                self.cancel(id);
+                Err(CallError::Timeout(budget))
+            }
+        }
+    }
+
+    /// Sends a notification, waiting for room in the write queue until
+    /// `deadline`. The line must be a complete encoded message.
+    pub async fn notify_line(&self, line: Arc<[u8]>, deadline: Instant) -> Result<(), CallError> {
+        match timeout_at(deadline, self.out.send(Outgoing::Line(line))).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(self.closed_reason()),
+            Err(_) => Err(CallError::Timeout(Duration::ZERO)),
+        }
+    }
+
+    /// Tells the hook to stop working on `id`; best effort, never waits.
+    fn cancel(&self, id: i64) {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"{}","params":{{"id":{id}}}}}"#,
+            method::CANCEL_REQUEST
+        );
+        if self
+            .out
+            .try_send(Outgoing::Line(line.into_bytes().into()))
+            .is_err()
+        {
+            tracing::debug!(hook = %self.hook, id, "could not queue $/cancel_request");
+        }
+    }
+
+    fn closed_reason(&self) -> CallError {
+        self.lock().closed.clone().unwrap_or(CallError::Closed)
+    }
+
+    /// Ends the connection: every pending call and every later one fails
+    /// with `why`. The first reason given wins.
+    pub fn close(&self, why: CallError) {
+        let waiting = {
+            let mut p = self.lock();
+            if p.closed.is_none() {
+                p.closed = Some(why.clone());
+            }
+            std::mem::take(&mut p.waiting)
+        };
+        for (_, tx) in waiting {
+            let _ = tx.send(Err(why.clone()));
+        }
+    }
+
+    /// Asks the writer to flush and close the hook's stdin (EOF tells the
+    /// hook to exit).
+    pub fn close_stdin(&self) {
+        let _ = self.out.try_send(Outgoing::Close);
+    }
+
+    /// Resolves when the hook's stdout has ended.
+    pub async fn stdout_closed(&self) {
+        self.stdout_closed.notified().await;
+    }
+
+    /// How many calls wait for an answer.
+    pub fn pending_count(&self) -> usize {
+        self.lock().waiting.len()
+    }
+
+    fn dispatch(&self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match Message::decode(line) {
+            Ok(Message::Response(r)) => self.route(r.id, r.payload.map_err(CallError::Rpc)),
+            Ok(Message::Request(req)) => {
+                tracing::warn!(
+                    hook = %self.hook,
+                    method = %req.method,
+                    "the hook sent a request; hooks cannot call the host in protocol v1, answering -32601"
+                );
+                let reply = Message::Response(hookhost_protocol::envelope::Response {
+                    id: Some(req.id),
+                    payload: Err(ErrorObject::new(
+                        error_code::METHOD_NOT_FOUND,
+                        format!("the host offers no method {:?}", req.method),
+                    )),
+                });
+                let _ = self.out.try_send(Outgoing::Line(reply.encode().into()));
+            }
+            Ok(Message::Notification(n)) => {
+                tracing::debug!(hook = %self.hook, method = %n.method, "ignored a notification from the hook");
+            }
+            Err(DecodeError::Parse(e)) => {
+                tracing::warn!(
+                    hook = %self.hook,
+                    "skipped a non-JSON line on the hook's stdout ({e}): {}",
+                    snippet(line)
+                );
+            }
+            Err(DecodeError::Invalid { reason, id }) => match id {
+                Some(id) if self.is_waiting(&id) => {
+                    tracing::warn!(hook = %self.hook, %id, "invalid response: {reason}");
+                    self.route(Some(id), Err(CallError::Protocol(reason)));
+                }
+                _ => tracing::warn!(
+                    hook = %self.hook,
+                    "skipped an invalid message ({reason}): {}",
+                    snippet(line)
+                ),
+            },
+        }
+    }
+
+    fn is_waiting(&self, id: &Id) -> bool {
+        match id {
+            Id::Number(n) => self.lock().waiting.contains_key(n),
+            Id::String(_) => false,
+        }
+    }
+
+    fn route(&self, id: Option<Id>, reply: Reply) {
+        let tx = match &id {
+            Some(Id::Number(n)) => self.lock().waiting.remove(n),
+            _ => None,
+        };
+        match tx {
+            Some(tx) => {
+                // The caller may have given up at this very moment; then the
+                // answer is simply late.
+                let _ = tx.send(reply);
+            }
+            None => match id {
+                Some(id) => tracing::warn!(
+                    hook = %self.hook,
+                    %id,
+                    "skipped a response for an unknown id (late after a timeout, a duplicate, or never sent)"
+                ),
+                None => tracing::warn!(
+                    hook = %self.hook,
+                    "skipped an error response with a null id: {:?}",
+                    reply.err()
+                ),
+            },
+        }
+    }
+}
+
+/// Removes a pending entry when its caller stops waiting for any reason,
+/// including the caller's own future being dropped.
+struct PendingGuard<'a> {
+    conn: &'a Connection,
+    id: i64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.conn.lock().waiting.remove(&self.id);
+    }
+}
+
+fn encode_request(id: i64, method: &str, params: &Value) -> Arc<[u8]> {
+    let mut line = Vec::with_capacity(128);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    line.extend_from_slice(id.to_string().as_bytes());
+    line.extend_from_slice(br#","method":"#);
+    // Strings and Values always serialize.
+    let _ = serde_json::to_writer(&mut line, method);
+    line.extend_from_slice(br#","params":"#);
+    let _ = serde_json::to_writer(&mut line, params);
+    line.push(b'}');
+    line.into()
+}
+
+/// The start of a line, for logs.
+fn snippet(line: &[u8]) -> String {
+    const MAX: usize = 200;
+    let text = String::from_utf8_lossy(&line[..line.len().min(MAX)]);
+    if line.len() > MAX {
+        format!("{text}… ({} bytes)", line.len())
+    } else {
+        text.into_owned()
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    hook: Arc<str>,
+    stdin: W,
+    mut rx: mpsc::Receiver<Outgoing>,
+) {
+    let mut w = BufWriter::with_capacity(64 * 1024, stdin);
+    'outer: while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        // Write everything already queued, then flush once.
+        while let Some(msg) = next {
+            match msg {
+                Outgoing::Line(line) => {
+                    if let Err(e) = write_line(&mut w, &line).await {
+                        tracing::debug!(%hook, "stdin closed: {e}");
+                        break 'outer;
+                    }
+                }
+                Outgoing::Close => break 'outer,
+            }
+            next = rx.try_recv().ok();
+        }
+        if let Err(e) = w.flush().await {
+            tracing::debug!(%hook, "stdin closed: {e}");
+            break;
+        }
+    }
+    let _ = w.flush().await;
+    let _ = w.shutdown().await;
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &[u8]) -> std::io::Result<()> {
+    w.write_all(line).await?;
+    w.write_all(b"\n").await
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, stdout: R, max_line: usize) {
+    let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max_line);
+    let mut buf = Vec::new();
+    loop {
+        match reader.next(&mut buf).await {
+            Ok(Line::Complete) => conn.dispatch(&buf),
+            Ok(Line::TooLong(n)) => tracing::warn!(
+                hook = %conn.hook,
+                "skipped a {n}-byte line on the hook's stdout: longer than max_line_bytes ({max_line})"
+            ),
+            Ok(Line::Eof) => break,
+            Err(e) => {
+                tracing::warn!(hook = %conn.hook, "reading the hook's stdout failed: {e}");
+                break;
+            }
+        }
+    }
+    conn.stdout_closed.notify_one();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+    /// A connection over in-memory pipes, with the hook's ends returned.
+    fn pair() -> (
+        Arc<Connection>,
+        tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
+        tokio::io::DuplexStream,
+    ) {
+        let (host_in, hook_in) = tokio::io::duplex(1 << 16);
+        let (hook_out, host_out) = tokio::io::duplex(1 << 16);
+        let (conn, _tasks) = Connection::start("t".into(), host_in, host_out, 1024);
+        (conn, BufReader::new(hook_in).lines(), hook_out)
+    }
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    #[tokio::test]
+    async fn answers_in_any_order_reach_their_callers() {
+        let (conn, mut hook_rx, mut hook_tx) = pair();
+        let c1 = conn.clone();
+        let a = tokio::spawn(async move {
+            c1.request("m", &json!({"n": 1}), far(), Duration::from_secs(5))
+                .await
+        });
+        let c2 = conn.clone();
+        let b = tokio::spawn(async move {
+            c2.request("m", &json!({"n": 2}), far(), Duration::from_secs(5))
+                .await
+        });
+        let mut ids = Vec::new();
+        for _ in 0..2 {
+            let line = hook_rx.next_line().await.unwrap().unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            ids.push((
+                v["id"].as_i64().unwrap(),
+                v["params"]["n"].as_i64().unwrap(),
+            ));
+        }
+        for (id, n) in ids.iter().rev() {
+            let reply =
+                format!("not json\n{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"n\":{n}}}}}\n");
+            hook_tx.write_all(reply.as_bytes()).await.unwrap();
+        }
+        assert_eq!(a.await.unwrap().unwrap(), json!({"n": 1}));
+        assert_eq!(b.await.unwrap().unwrap(), json!({"n": 2}));
+        assert_eq!(conn.pending_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_timeout_sends_cancel_and_forgets_the_id() {
+        let (conn, mut hook_rx, _hook_tx) = pair();
+        let deadline = Instant::now() + Duration::from_millis(50);
+        let r = conn
+            .request("m", &json!({}), deadline, Duration::from_millis(50))
+            .await;
+        assert_eq!(r, Err(CallError::Timeout(Duration::from_millis(50))));
+        let _req = hook_rx.next_line().await.unwrap().unwrap();
+        let cancel: Value =
+            serde_json::from_str(&hook_rx.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(cancel["method"], "$/cancel_request");
+        assert_eq!(conn.pending_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn closing_fails_pending_and_later_calls() {
+        let (conn, _hook_rx, _hook_tx) = pair();
+        let c = conn.clone();
+        let call = tokio::spawn(async move {
+            c.request("m", &json!({}), far(), Duration::from_secs(5))
+                .await
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        conn.close(CallError::Crashed("signal 9".into()));
+        assert_eq!(
+            call.await.unwrap(),
+            Err(CallError::Crashed("signal 9".into()))
+        );
+        let later = conn
+            .request("m", &json!({}), far(), Duration::from_secs(5))
+            .await;
+        assert_eq!(later, Err(CallError::Crashed("signal 9".into())));
+    }
+}

@@ -1,0 +1,30 @@
+//! How a call to one hook can fail. Each variant is handled by the hook's
+//! `on_error` policy; the text becomes the reason a caller sees.
+
+use std::time::Duration;
+
+use hookhost_protocol::ErrorObject;
+
+/// A failed call to one hook.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// No answer before the deadline.
+    #[error("no answer within {} ms", .0.as_millis())]
+    Timeout(Duration),
+    /// The process exited while the call was pending.
+    #[error("the hook process exited ({0}) while the call was pending")]
+    Crashed(String),
+    /// The hook closed its stdout, so no answer can come.
+    #[error("the hook closed its stdout")]
+    Closed,
+    /// The hook is not running: restarting past the deadline, or marked
+    /// failed after repeated crashes, or shut down.
+    #[error("the hook is unavailable: {0}")]
+    Unavailable(String),
+    /// The hook answered with a JSON-RPC error.
+    #[error("the hook answered an error: {0}")]
+    Rpc(ErrorObject),
+    /// The hook's answer for this call broke the protocol.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+}

@@ -1,0 +1,257 @@
+//! The task that keeps one hook process running: spawn, handshake, watch
+//! for a crash, restart with backoff, and stop it gracefully at shutdown.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use hookhost_protocol::{
+    HelloParams, HelloResult, PROTOCOL_VERSION, hello::HostInfo, stage::method,
+};
+use serde::Deserialize;
+use tokio::sync::{oneshot, watch};
+use tokio::time::Instant;
+
+use crate::connection::{Connection, ConnectionTasks};
+use crate::error::CallError;
+use crate::hook::{HookEntry, HookState};
+use crate::process::{self, Running};
+
+/// A process that stays up this long resets the backoff.
+const STABLE_AFTER: Duration = Duration::from_secs(60);
+/// The longest wait between restart attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// What the first start reported, for `Host::start`.
+#[derive(Debug, Clone)]
+pub struct Started {
+    /// The process id.
+    pub pid: u32,
+    /// The protocol version agreed on.
+    pub version: u32,
+    /// How long spawn plus handshake took.
+    pub hello_time: Duration,
+}
+
+struct Live {
+    running: Running,
+    conn: Arc<Connection>,
+    tasks: ConnectionTasks,
+}
+
+/// Runs until shutdown. `first` gets the outcome of the first start.
+pub(crate) async fn supervise(
+    entry: Arc<HookEntry>,
+    mut shutdown: watch::Receiver<bool>,
+    first: oneshot::Sender<Result<Started, String>>,
+) {
+    let mut first = Some(first);
+    let mut attempt: u32 = 0;
+    let mut crashes: VecDeque<Instant> = VecDeque::new();
+    let window = Duration::from_millis(entry.defaults.restart_window_ms);
+    loop {
+        let begun = Instant::now();
+        let started = tokio::select! {
+            r = start(&entry) => r,
+            _ = stopping(&mut shutdown) => break,
+        };
+        match started {
+            Ok((mut live, version)) => {
+                let info = Started {
+                    pid: live.running.pid,
+                    version,
+                    hello_time: begun.elapsed(),
+                };
+                tracing::info!(
+                    hook = %entry.name,
+                    pid = info.pid,
+                    hello_ms = info.hello_time.as_millis() as u64,
+                    "hook ready"
+                );
+                entry.set_pid(info.pid);
+                entry
+                    .state
+                    .send_replace(HookState::Ready(live.conn.clone()));
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Ok(info));
+                }
+                let up_since = Instant::now();
+                let ended = tokio::select! {
+                    status = live.running.wait() => format!("{status}"),
+                    _ = live.conn.stdout_closed() => {
+                        // Give the exit status a moment to arrive so the
+                        // report says why; a hook that closed stdout but
+                        // lives on is useless and gets killed.
+                        match tokio::time::timeout(Duration::from_millis(200), live.running.wait()).await {
+                            Ok(status) => format!("{status}"),
+                            Err(_) => "closed its stdout but kept running; killed".to_string(),
+                        }
+                    }
+                    _ = stopping(&mut shutdown) => {
+                        stop(&entry, live).await;
+                        break;
+                    }
+                };
+                live.conn.close(CallError::Crashed(ended.clone()));
+                live.running.kill().await;
+                live.tasks.reader.abort();
+                live.tasks.writer.abort();
+                if up_since.elapsed() >= STABLE_AFTER {
+                    attempt = 0;
+                }
+                let now = Instant::now();
+                crashes.push_back(now);
+                while crashes
+                    .front()
+                    .is_some_and(|t| now.duration_since(*t) > window)
+                {
+                    crashes.pop_front();
+                }
+                entry.counters.restarts.fetch_add(1, Ordering::Relaxed);
+                if crashes.len() as u32 >= entry.defaults.max_restarts {
+                    let why = format!(
+                        "crashed {} times within {} s; skipped until a restart succeeds",
+                        crashes.len(),
+                        window.as_secs()
+                    );
+                    tracing::error!(hook = %entry.name, "hook exited ({ended}); {why}");
+                    entry.state.send_replace(HookState::Failed(why));
+                } else {
+                    tracing::warn!(hook = %entry.name, "hook exited ({ended}); restarting");
+                    entry.state.send_replace(HookState::Starting);
+                }
+            }
+            Err(why) => {
+                let tail = entry.stderr.text();
+                let report = if tail.is_empty() {
+                    why.clone()
+                } else {
+                    format!("{why}; its stderr ended with:\n{tail}")
+                };
+                tracing::error!(hook = %entry.name, "hook failed to start: {report}");
+                entry.state.send_replace(HookState::Failed(why));
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Err(report));
+                }
+            }
+        }
+        let delay = backoff(attempt);
+        attempt = attempt.saturating_add(1);
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = stopping(&mut shutdown) => break,
+        }
+        if !matches!(entry.state(), HookState::Failed(_)) {
+            entry.state.send_replace(HookState::Starting);
+        }
+    }
+    entry.state.send_replace(HookState::Stopped);
+}
+
+/// Spawns the process and performs the handshake.
+async fn start(entry: &Arc<HookEntry>) -> Result<(Live, u32), String> {
+    // Host::start resolved the folder against the config file's.
+    let dir = entry
+        .config
+        .dir
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("."));
+    let (running, pipes) = process::spawn(&entry.config, &dir).map_err(|e| e.to_string())?;
+    tokio::spawn(process::drain_stderr(
+        entry.name.clone(),
+        pipes.stderr,
+        entry.stderr.clone(),
+    ));
+    let (conn, tasks) = Connection::start(
+        entry.name.clone(),
+        pipes.stdin,
+        pipes.stdout,
+        entry.defaults.max_line_bytes,
+    );
+    let mut live = Live {
+        running,
+        conn,
+        tasks,
+    };
+    match hello(entry, &live.conn).await {
+        Ok(version) => Ok((live, version)),
+        Err(why) => {
+            live.conn.close(CallError::Unavailable(why.clone()));
+            live.running.kill().await;
+            live.tasks.reader.abort();
+            live.tasks.writer.abort();
+            Err(why)
+        }
+    }
+}
+
+async fn hello(entry: &HookEntry, conn: &Connection) -> Result<u32, String> {
+    let mut modes: Vec<String> = Vec::new();
+    if !entry.config.observe.is_empty() {
+        modes.push("observe".into());
+    }
+    for s in &entry.config.intercept {
+        let m = s.mode().to_string();
+        if !modes.contains(&m) {
+            modes.push(m);
+        }
+    }
+    let params = HelloParams {
+        name: entry.name.to_string(),
+        version: PROTOCOL_VERSION,
+        modes,
+        host: Some(HostInfo {
+            name: "hookhost".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }),
+    };
+    let params = serde_json::to_value(&params).map_err(|e| e.to_string())?;
+    let budget = Duration::from_millis(entry.defaults.hello_timeout_ms);
+    let reply = conn
+        .request(method::HELLO, &params, Instant::now() + budget, budget)
+        .await
+        .map_err(|e| match e {
+            CallError::Timeout(_) => {
+                format!("no answer to hook.hello within {} ms", budget.as_millis())
+            }
+            other => format!("hook.hello failed: {other}"),
+        })?;
+    let result =
+        HelloResult::deserialize(&reply).map_err(|e| format!("invalid hook.hello result: {e}"))?;
+    let version = result
+        .negotiate(PROTOCOL_VERSION)
+        .map_err(|e| format!("handshake refused: {e}"))?;
+    entry.apply_hello(&result);
+    Ok(version)
+}
+
+/// Graceful stop: close stdin, then the signal ladder.
+async fn stop(entry: &HookEntry, mut live: Live) {
+    live.conn.close_stdin();
+    let grace = Duration::from_millis(entry.defaults.shutdown_grace_ms);
+    live.running.stop(grace).await;
+    live.conn
+        .close(CallError::Unavailable("the host is shutting down".into()));
+    live.tasks.writer.abort();
+    live.tasks.reader.abort();
+}
+
+/// Exponential backoff with jitter: about 25 ms first, doubling, capped.
+fn backoff(attempt: u32) -> Duration {
+    let base = Duration::from_millis(25).saturating_mul(1u32 << attempt.min(16));
+    let base = base.min(MAX_BACKOFF);
+    // ±25% jitter from the clock's low bits; no need for a real RNG here.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = (nanos % 500) as f64 / 1000.0 - 0.25;
+    base.mul_f64(1.0 + jitter)
+}
+
+/// Resolves once shutdown is requested (or the host is gone).
+pub(crate) async fn stopping(rx: &mut watch::Receiver<bool>) {
+    // The guard `wait_for` returns must not live across an await.
+    let _ = rx.wait_for(|s| *s).await.map(|_| ());
+}

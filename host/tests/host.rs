@@ -1,0 +1,559 @@
+//! The host against real child processes (the `hookhost-test-hook` binary
+//! misbehaving on request): ordering, chaining, short-circuits, approvals,
+//! garbage on the wire, hangs, crashes, shutdown and isolation.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use hookhost::protocol::Stage;
+use hookhost::protocol::event::RuntimeEvent;
+use hookhost::protocol::params::{AfterLlmParams, LlmResponse, ToolCall};
+use hookhost::{Approval, Config, Host, ProcessConfig, StageOutcome, ToolOutcome};
+use hookhost_protocol::OnError;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hookhost-test-hook");
+
+fn hook(args: &[&str], intercept: &[Stage]) -> ProcessConfig {
+    let mut command = vec![BIN.to_string()];
+    command.extend(args.iter().map(|s| s.to_string()));
+    ProcessConfig::new(command, intercept.to_vec())
+}
+
+fn config(hooks: Vec<(&str, ProcessConfig)>) -> Config {
+    let mut c = Config::empty(std::env::temp_dir());
+    c.defaults.hello_timeout_ms = 3000;
+    c.defaults.shutdown_grace_ms = 500;
+    for (name, h) in hooks {
+        c.processes.insert(name.to_string(), h);
+    }
+    c
+}
+
+fn tool_call(tool: &str, arguments: Value) -> ToolCall {
+    ToolCall {
+        tool: tool.into(),
+        arguments: arguments.as_object().cloned().unwrap_or_default(),
+        ..ToolCall::default()
+    }
+}
+
+/// A fresh scratch folder for pid and event files.
+fn scratch() -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "hookhost-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read_pid(path: &PathBuf) -> i32 {
+    for _ in 0..200 {
+        if let Ok(s) = std::fs::read_to_string(path)
+            && let Ok(pid) = s.trim().parse()
+        {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("no pid in {}", path.display());
+}
+
+/// Alive and not a zombie (a zombie is dead, only not yet reaped by init).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        }
+        Err(_) => false,
+    }
+}
+
+fn kill9(pid: i32) {
+    // SAFETY: sending a signal to a test-owned process.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_answered_out_of_order_reach_their_callers() {
+    let host = Host::start(config(vec![(
+        "slow",
+        hook(&["--delay-from-args", "--echo-args"], &[Stage::BeforeTool]),
+    )]))
+    .await;
+    assert!(host.start_failures().is_empty());
+    let h1 = host.clone();
+    let slow = tokio::spawn(async move {
+        let out = h1
+            .before_tool(tool_call("t", json!({"delay_ms": 400, "tag": "slow"})))
+            .await;
+        (out, Instant::now())
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let fast = host
+        .before_tool(tool_call("t", json!({"delay_ms": 0, "tag": "fast"})))
+        .await;
+    let fast_done = Instant::now();
+    let (slow, slow_done) = slow.await.unwrap();
+    assert!(
+        fast_done < slow_done,
+        "the fast answer must not wait for the slow one"
+    );
+    let seen = |o: &ToolOutcome<ToolCall>| match o {
+        ToolOutcome::Continue(c) => c.arguments["seen"]["tag"].clone(),
+        other => panic!("unexpected {other:?}"),
+    };
+    assert_eq!(seen(&fast), json!("fast"));
+    assert_eq!(seen(&slow), json!("slow"));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modify_chains_across_two_hooks() {
+    let mut first = hook(
+        &[
+            "--answer",
+            r#"{"action":"modify","call":{"arguments":{"command":"ls -h","human":true}}}"#,
+        ],
+        &[Stage::BeforeTool],
+    );
+    first.priority = 1;
+    let mut second = hook(&["--echo-args"], &[Stage::BeforeTool]);
+    second.priority = 2;
+    // Names sort the other way round, so priority must win.
+    let host = Host::start(config(vec![("z_first", first), ("a_second", second)])).await;
+    let out = host
+        .before_tool(tool_call("shell", json!({"command": "ls", "cwd": "/tmp"})))
+        .await;
+    let ToolOutcome::Continue(call) = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(call.arguments["command"], "ls -h");
+    assert_eq!(
+        call.arguments["cwd"], "/tmp",
+        "a patch must not zero what it does not name"
+    );
+    assert_eq!(
+        call.arguments["seen"],
+        json!({"command": "ls -h", "cwd": "/tmp", "human": true}),
+        "the second hook must see the first hook's patch"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_short_circuit_stops_the_chain() {
+    let cases = [
+        (r#"{"action":"deny_tool","reason":"no rm"}"#, "deny"),
+        (
+            r#"{"action":"respond","result":{"for_llm":"cached"}}"#,
+            "respond",
+        ),
+        (r#"{"action":"abort_turn","reason":"stop here"}"#, "abort"),
+        (r#"{"action":"hard_abort","reason":"stop all"}"#, "hard"),
+    ];
+    for (answer, kind) in cases {
+        let mut decider = hook(&["--answer", answer], &[Stage::BeforeTool]);
+        decider.priority = 1;
+        let mut later = hook(&[], &[Stage::BeforeTool]);
+        later.priority = 2;
+        let host = Host::start(config(vec![("decider", decider), ("later", later)])).await;
+        let out = host
+            .before_tool(tool_call("shell", json!({"command": "rm -rf /"})))
+            .await;
+        match (kind, &out) {
+            ("deny", ToolOutcome::Deny { reason }) => assert_eq!(reason, "no rm"),
+            ("respond", ToolOutcome::Respond(r)) => assert_eq!(r.for_llm, "cached"),
+            (
+                "abort",
+                ToolOutcome::Abort {
+                    hard: false,
+                    reason,
+                },
+            ) => assert_eq!(reason, "stop here"),
+            ("hard", ToolOutcome::Abort { hard: true, reason }) => assert_eq!(reason, "stop all"),
+            _ => panic!("{kind}: unexpected {out:?}"),
+        }
+        let later = host.hooks().iter().find(|h| &*h.name == "later").unwrap();
+        assert_eq!(
+            later.counters.calls.load(Ordering::Relaxed),
+            0,
+            "{kind}: later hook was called"
+        );
+        host.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_need_everyone_and_the_first_refusal_gives_the_reason() {
+    let yes = || hook(&["--answer", r#"{"approved":true}"#], &[Stage::ApproveTool]);
+    let no = |why: &str| {
+        hook(
+            &[
+                "--answer",
+                &json!({"approved": false, "reason": why}).to_string(),
+            ],
+            &[Stage::ApproveTool],
+        )
+    };
+    let host = Host::start(config(vec![("a", yes()), ("b", yes())])).await;
+    assert_eq!(
+        host.approve_tool(tool_call("ls", json!({}))).await,
+        Approval::Approved
+    );
+    host.shutdown().await;
+
+    let host = Host::start(config(vec![
+        ("a", yes()),
+        ("b", no("b says no")),
+        ("c", no("c says no")),
+    ]))
+    .await;
+    assert_eq!(
+        host.approve_tool(tool_call("ls", json!({}))).await,
+        Approval::Refused {
+            reason: "b says no".into()
+        }
+    );
+    let c = host.hooks().iter().find(|h| &*h.name == "c").unwrap();
+    assert_eq!(c.counters.calls.load(Ordering::Relaxed), 0);
+    host.shutdown().await;
+
+    // `{}` is not a refusal but a protocol error; approve_tool fails closed
+    // by default, with a reason that says what went wrong.
+    let host = Host::start(config(vec![(
+        "empty",
+        hook(&["--answer", "{}"], &[Stage::ApproveTool]),
+    )]))
+    .await;
+    let Approval::Refused { reason } = host.approve_tool(tool_call("ls", json!({}))).await else {
+        panic!("an empty approval must not approve")
+    };
+    assert!(reason.contains("missing field `approved`"), "{reason}");
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_on_stdout_never_takes_the_connection_down() {
+    let mut c = config(vec![
+        (
+            "noisy",
+            hook(&["--noise", "--echo-args"], &[Stage::BeforeTool]),
+        ),
+        ("unknown_id", hook(&["--unknown-id"], &[Stage::BeforeTool])),
+        (
+            "huge",
+            hook(&["--huge-line", "3000000"], &[Stage::BeforeTool]),
+        ),
+    ]);
+    c.defaults.max_line_bytes = 1024 * 1024;
+    let host = Host::start(c).await;
+    for i in 0..3 {
+        let out = host.before_tool(tool_call("t", json!({"i": i}))).await;
+        let ToolOutcome::Continue(call) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(call.arguments["seen"]["i"], json!(i));
+    }
+    for h in host.hooks() {
+        assert_eq!(
+            h.counters.errors.load(Ordering::Relaxed),
+            0,
+            "hook {} failed a call",
+            h.name
+        );
+    }
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_never_answers_hello_is_reported_and_the_others_run() {
+    let mut c = config(vec![
+        ("silent", hook(&["--no-hello"], &[Stage::BeforeTool])),
+        ("ok", hook(&["--echo-args"], &[Stage::BeforeTool])),
+    ]);
+    c.defaults.hello_timeout_ms = 300;
+    let begun = Instant::now();
+    let host = Host::start(c).await;
+    assert!(
+        begun.elapsed() < Duration::from_secs(2),
+        "start must not hang on a silent hook"
+    );
+    let failures = host.start_failures();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].hook, "silent");
+    assert!(
+        failures[0]
+            .error
+            .contains("no answer to hook.hello within 300 ms"),
+        "{}",
+        failures[0].error
+    );
+    assert!(
+        failures[0].error.contains("test hook test starting"),
+        "stderr tail missing: {}",
+        failures[0].error
+    );
+    let out = host.before_tool(tool_call("t", json!({"x": 1}))).await;
+    let ToolOutcome::Continue(call) = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(call.arguments["seen"]["x"], 1);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fail_closed_guard_that_cannot_start_still_denies() {
+    let mut guard = hook(&["--no-hello"], &[Stage::BeforeTool]);
+    guard.on_error = Some(OnError::Deny);
+    let mut c = config(vec![("guard", guard)]);
+    c.defaults.hello_timeout_ms = 200;
+    let host = Host::start(c).await;
+    let out = host
+        .before_tool(tool_call("shell", json!({"command": "ls"})))
+        .await;
+    let ToolOutcome::Deny { reason } = out else {
+        panic!("{out:?}")
+    };
+    assert!(
+        reason.starts_with("hook `guard` failed (on_error = deny)"),
+        "{reason}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_its_timeout_returns_on_time_with_the_policy_applied() {
+    for policy in [OnError::Allow, OnError::Deny] {
+        let mut slow = hook(&["--sleep-ms", "3000"], &[Stage::BeforeTool]);
+        slow.timeout_ms = Some(200);
+        slow.on_error = Some(policy);
+        let host = Host::start(config(vec![("slow", slow)])).await;
+        let begun = Instant::now();
+        let out = host.before_tool(tool_call("t", json!({}))).await;
+        let took = begun.elapsed();
+        assert!(took < Duration::from_millis(300), "{policy}: took {took:?}");
+        match (policy, out) {
+            (OnError::Allow, ToolOutcome::Continue(c)) => assert_eq!(c.tool, "t"),
+            (OnError::Deny, ToolOutcome::Deny { reason }) => {
+                assert!(reason.contains("no answer within 200 ms"), "{reason}")
+            }
+            (p, other) => panic!("{p}: unexpected {other:?}"),
+        }
+        assert_eq!(host.hooks()[0].counters.timeouts.load(Ordering::Relaxed), 1);
+        host.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_killed_mid_call_resolves_pending_calls_and_restarts() {
+    let dir = scratch();
+    let pid_file = dir.join("pid");
+    let mut h = hook(
+        &[
+            "--delay-from-args",
+            "--pid-file",
+            pid_file.to_str().unwrap(),
+        ],
+        &[Stage::BeforeTool],
+    );
+    h.on_error = Some(OnError::Deny);
+    let host = Host::start(config(vec![("victim", h)])).await;
+    let first_pid = read_pid(&pid_file);
+    std::fs::remove_file(&pid_file).unwrap();
+    let h1 = host.clone();
+    let pending = tokio::spawn(async move {
+        h1.before_tool(tool_call("t", json!({"delay_ms": 3000})))
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let killed_at = Instant::now();
+    kill9(first_pid);
+    let out = pending.await.unwrap();
+    assert!(
+        killed_at.elapsed() < Duration::from_millis(500),
+        "pending call waited {:?}",
+        killed_at.elapsed()
+    );
+    let ToolOutcome::Deny { reason } = out else {
+        panic!("{out:?}")
+    };
+    assert!(reason.contains("exited"), "{reason}");
+    // The next call waits for the restart instead of failing.
+    let out = host
+        .before_tool(tool_call("t", json!({"delay_ms": 0})))
+        .await;
+    assert!(matches!(out, ToolOutcome::Continue(_)), "{out:?}");
+    let second_pid = read_pid(&pid_file);
+    assert_ne!(first_pid, second_pid);
+    assert_eq!(host.hooks()[0].counters.restarts.load(Ordering::Relaxed), 1);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_leaves_no_process_behind_grandchildren_included() {
+    let dir = scratch();
+    let (pid_file, gc_file) = (dir.join("pid"), dir.join("grandchild"));
+    let host = Host::start(config(vec![(
+        "parent",
+        hook(
+            &[
+                "--pid-file",
+                pid_file.to_str().unwrap(),
+                "--grandchild",
+                gc_file.to_str().unwrap(),
+            ],
+            &[Stage::BeforeTool],
+        ),
+    )]))
+    .await;
+    let (pid, gc) = (read_pid(&pid_file), read_pid(&gc_file));
+    assert!(alive(pid) && alive(gc));
+    host.shutdown().await;
+    for _ in 0..100 {
+        if !alive(pid) && !alive(gc) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!(
+        "still alive after shutdown: hook {} grandchild {}",
+        alive(pid),
+        alive(gc)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn picoclaw_style_hooks_work_unchanged() {
+    let full_call =
+        r#"{"action":"modify","call":{"tool":"ls","arguments":{"path":"/tmp","human":true}}}"#;
+    let host = Host::start(config(vec![(
+        "pico",
+        hook(
+            &["--no-declare", "--answer", full_call],
+            &[Stage::BeforeTool],
+        ),
+    )]))
+    .await;
+    let out = host
+        .before_tool(tool_call("ls", json!({"path": "/tmp"})))
+        .await;
+    let ToolOutcome::Continue(call) = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(call.arguments["human"], true);
+    host.shutdown().await;
+
+    let content =
+        r#"{"action":"modify","response":{"model":"m","response":{"content":"rewritten"}}}"#;
+    let host = Host::start(config(vec![(
+        "pico",
+        hook(&["--no-declare", "--answer", content], &[Stage::AfterLlm]),
+    )]))
+    .await;
+    let params = AfterLlmParams {
+        model: "m".into(),
+        response: LlmResponse {
+            content: "original".into(),
+            finish_reason: Some("stop".into()),
+            ..LlmResponse::default()
+        },
+        ..AfterLlmParams::default()
+    };
+    let StageOutcome::Continue(p) = host.after_llm(params).await else {
+        panic!("aborted")
+    };
+    assert_eq!(p.response.content, "rewritten");
+    assert_eq!(p.response.finish_reason.as_deref(), Some("stop"));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_narrows_what_a_hook_declares_and_never_widens_it() {
+    // Declares only before_tool; config asks for before_tool and approve_tool.
+    let h = hook(
+        &[
+            "--intercept",
+            "before_tool",
+            "--answer",
+            r#"{"approved":false}"#,
+        ],
+        &[Stage::BeforeTool, Stage::ApproveTool],
+    );
+    let host = Host::start(config(vec![("narrow", h)])).await;
+    assert!(host.hooks()[0].intercepts(Stage::BeforeTool));
+    assert!(!host.hooks()[0].intercepts(Stage::ApproveTool));
+    assert_eq!(
+        host.approve_tool(tool_call("ls", json!({}))).await,
+        Approval::Approved
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runtime_events_reach_observers_in_order() {
+    let dir = scratch();
+    let events = dir.join("events");
+    let mut h = hook(
+        &[
+            "--events-file",
+            events.to_str().unwrap(),
+            "--observe",
+            "agent.*",
+        ],
+        &[],
+    );
+    h.observe = vec!["*".into()];
+    let host = Host::start(config(vec![("watcher", h)])).await;
+    for i in 0..200 {
+        let kind = if i % 2 == 0 {
+            format!("agent.step.{i}")
+        } else {
+            format!("other.{i}")
+        };
+        host.emit(RuntimeEvent {
+            id: host.next_event_id(),
+            kind,
+            time: "2026-11-22T00:00:00Z".into(),
+            source: None,
+            scope: None,
+            severity: None,
+            payload: json!({"i": i}),
+            extra: Default::default(),
+        });
+    }
+    let want: Vec<String> = (0..200)
+        .step_by(2)
+        .map(|i| format!("agent.step.{i}"))
+        .collect();
+    let mut got = Vec::new();
+    for _ in 0..300 {
+        got = std::fs::read_to_string(&events)
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect();
+        if got.len() >= want.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(got, want, "the hook declared agent.* only, in emit order");
+    assert_eq!(
+        host.hooks()[0]
+            .counters
+            .dropped_events
+            .load(Ordering::Relaxed),
+        0
+    );
+    host.shutdown().await;
+}
