@@ -408,7 +408,7 @@ on_error = "deny"
         let cases = [
             (
                 "[hooks.processes.g]\ncommand=[\"x\"]\ncolour=1\n",
-                "hook `g`: unknown field `colour`",
+                "hook `g`: key `colour`: unknown field `colour`",
             ),
             (
                 "[hooks.processes.g]\nenabled=true\n",
@@ -428,7 +428,7 @@ on_error = "deny"
             ),
             (
                 "[hooks.defaults]\nhello_timeout=1\n",
-                "[hooks.defaults]: unknown field",
+                "[hooks.defaults]: key `hello_timeout`: unknown field",
             ),
         ];
         for (text, want) in cases {

@@ -557,3 +557,45 @@ async fn runtime_events_reach_observers_in_order() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_keeps_crashing_is_marked_failed_and_skipped_fast() {
+    let mut h = hook(&["--crash-on-call"], &[Stage::BeforeTool]);
+    h.on_error = Some(OnError::Deny);
+    let mut c = config(vec![("crashy", h)]);
+    c.defaults.max_restarts = 2;
+    let host = Host::start(c).await;
+    for _ in 0..2 {
+        let out = host.before_tool(tool_call("t", json!({}))).await;
+        let ToolOutcome::Deny { reason } = out else { panic!("{out:?}") };
+        assert!(reason.contains("exited (exit status: 3)"), "{reason}");
+    }
+    // Now marked failed: the policy answers at once, without waiting for
+    // the call's 5 s deadline.
+    let begun = Instant::now();
+    let out = host.before_tool(tool_call("t", json!({}))).await;
+    assert!(begun.elapsed() < Duration::from_millis(100), "{:?}", begun.elapsed());
+    let ToolOutcome::Deny { reason } = out else { panic!("{out:?}") };
+    assert!(reason.contains("crashed 2 times"), "{reason}");
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_host_stops_its_hooks() {
+    let dir = scratch();
+    let pid_file = dir.join("pid");
+    let host = Host::start(config(vec![(
+        "dropped",
+        hook(&["--pid-file", pid_file.to_str().unwrap()], &[Stage::BeforeTool]),
+    )]))
+    .await;
+    let pid = read_pid(&pid_file);
+    drop(host);
+    for _ in 0..200 {
+        if !alive(pid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("hook {pid} outlived its dropped host");
+}

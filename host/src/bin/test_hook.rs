@@ -17,6 +17,7 @@
 //! --pid-file F        write own pid to F
 //! --grandchild F      spawn `sleep 300` and write its pid to F
 //! --events-file F     append each runtime event's kind to F
+//! --crash-on-call     exit with status 3 when a stage call arrives
 
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
@@ -40,6 +41,7 @@ struct Opts {
     no_hello: bool,
     env_dump: bool,
     events_file: Option<String>,
+    crash_on_call: bool,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -78,6 +80,7 @@ fn parse() -> Result<Opts, String> {
                 std::fs::write(file, child.id().to_string()).map_err(|e| e.to_string())?;
             }
             "--events-file" => o.events_file = Some(val()?),
+            "--crash-on-call" => o.crash_on_call = true,
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -203,6 +206,10 @@ fn main() {
                     .to_string(),
             );
             continue;
+        }
+        if o.crash_on_call {
+            eprintln!("test hook {}: crashing on purpose", o.name);
+            std::process::exit(3);
         }
         let (o2, out2) = (o.clone(), out.clone());
         std::thread::spawn(move || reply(&o2, &out2, &id, &method, &params));

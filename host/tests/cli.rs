@@ -1,0 +1,144 @@
+//! The `hookhost` binary as a user runs it.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const HOOKHOST: &str = env!("CARGO_BIN_EXE_hookhost");
+const TEST_HOOK: &str = env!("CARGO_BIN_EXE_hookhost-test-hook");
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hookhost-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_config(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("hooks.toml");
+    std::fs::write(&path, body.replace("TEST_HOOK", TEST_HOOK)).unwrap();
+    path
+}
+
+fn call(config: &Path, stage: &str, input: &str) -> Output {
+    Command::new(HOOKHOST)
+        .args(["call", "-c"])
+        .arg(config)
+        .args([stage, "--input", input])
+        .output()
+        .unwrap()
+}
+
+fn stdout_json(out: &Output) -> Value {
+    assert!(out.status.success(), "exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert_eq!(text.lines().count(), 1, "stdout must be one JSON line: {text:?}");
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn call_prints_the_merged_verdict_in_protocol_shape() {
+    let dir = scratch("verdict");
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.processes.human]
+command = ["TEST_HOOK", "--answer", '{"action":"modify","call":{"arguments":{"human":true}}}']
+priority = 1
+intercept = ["before_tool"]
+
+[hooks.processes.guard]
+command = ["TEST_HOOK", "--answer", '{"approved":false,"reason":"not on the list"}']
+priority = 2
+intercept = ["approve_tool"]
+"#,
+    );
+    let out = call(&config, "before_tool", r#"{"tool":"ls","arguments":{"path":"/tmp"}}"#);
+    assert_eq!(
+        stdout_json(&out),
+        serde_json::json!({"action":"modify","call":{"tool":"ls","arguments":{"path":"/tmp","human":true}}})
+    );
+    let input = dir.join("call.json");
+    std::fs::write(&input, r#"{"tool":"curl"}"#).unwrap();
+    let out = call(&config, "approve_tool", &format!("@{}", input.display()));
+    assert_eq!(stdout_json(&out), serde_json::json!({"approved":false,"reason":"not on the list"}));
+    let out = call(&config, "after_llm", r#"{"model":"m","response":{"content":"hi"}}"#);
+    assert_eq!(stdout_json(&out), serde_json::json!({"action":"continue"}));
+}
+
+#[test]
+fn usage_and_config_errors_exit_2_with_one_line() {
+    let dir = scratch("errors");
+    let bad = write_config(&dir, "[hooks.processes.g]\ncommand = [\"x\"]\non_error = \"maybe\"\n");
+    let cases: Vec<(Output, &str)> = vec![
+        (call(&bad, "before_tool", r#"{"tool":"ls"}"#), "hook `g`: key `on_error`: unknown variant `maybe`"),
+        (call(&dir.join("missing.toml"), "before_tool", r#"{"tool":"ls"}"#), "missing.toml"),
+        (call(&bad, "before_tools", r#"{"tool":"ls"}"#), "unknown stage \"before_tools\""),
+        (call(&bad, "before_tool", "{not json"), "--input is not valid JSON"),
+        (call(&bad, "before_tool", r#"{"arguments":{}}"#), "missing field `tool`"),
+    ];
+    for (out, want) in cases {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+        assert!(err.contains(want), "{err:?} should contain {want:?}");
+    }
+}
+
+#[test]
+fn a_secret_in_the_hosts_environment_is_not_visible_to_the_hook() {
+    let dir = scratch("env");
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.processes.dump]
+command = ["TEST_HOOK", "--env-dump"]
+intercept = ["before_tool"]
+inherit_env = ["HOOKHOST_TEST_SHARED"]
+env = { GUARD_MODE = "strict" }
+"#,
+    );
+    let out = Command::new(HOOKHOST)
+        .args(["call", "-c"])
+        .arg(&config)
+        .args(["before_tool", "--input", r#"{"tool":"t"}"#])
+        .env("OPENAI_API_KEY", "sk-very-secret")
+        .env("HOOKHOST_TEST_SHARED", "shared-value")
+        .output()
+        .unwrap();
+    let verdict = stdout_json(&out);
+    let env: serde_json::Map<String, Value> =
+        serde_json::from_str(verdict["result"]["for_llm"].as_str().unwrap()).unwrap();
+    let mut keys: Vec<&str> = env.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["GUARD_MODE", "HOOKHOST_TEST_SHARED", "PATH"]);
+    assert_eq!(env["HOOKHOST_TEST_SHARED"], "shared-value");
+    assert!(!verdict.to_string().contains("sk-very-secret"));
+}
+
+#[test]
+fn dir_is_relative_to_the_config_files_folder() {
+    let dir = scratch("dir");
+    std::fs::create_dir_all(dir.join("hooks")).unwrap();
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.processes.where]
+command = ["TEST_HOOK", "--pid-file", "here.pid"]
+dir = "hooks"
+intercept = ["before_tool"]
+"#,
+    );
+    let out = Command::new(HOOKHOST)
+        .current_dir(std::env::temp_dir())
+        .args(["call", "-c"])
+        .arg(&config)
+        .args(["before_tool", "--input", r#"{"tool":"t"}"#])
+        .output()
+        .unwrap();
+    stdout_json(&out);
+    assert!(dir.join("hooks/here.pid").exists());
+}
