@@ -32,9 +32,18 @@ fn call(config: &Path, stage: &str, input: &str) -> Output {
 }
 
 fn stdout_json(out: &Output) -> Value {
-    assert!(out.status.success(), "exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout.clone()).unwrap();
-    assert_eq!(text.lines().count(), 1, "stdout must be one JSON line: {text:?}");
+    assert_eq!(
+        text.lines().count(),
+        1,
+        "stdout must be one JSON line: {text:?}"
+    );
     serde_json::from_str(&text).unwrap()
 }
 
@@ -55,7 +64,11 @@ priority = 2
 intercept = ["approve_tool"]
 "#,
     );
-    let out = call(&config, "before_tool", r#"{"tool":"ls","arguments":{"path":"/tmp"}}"#);
+    let out = call(
+        &config,
+        "before_tool",
+        r#"{"tool":"ls","arguments":{"path":"/tmp"}}"#,
+    );
     assert_eq!(
         stdout_json(&out),
         serde_json::json!({"action":"modify","call":{"tool":"ls","arguments":{"path":"/tmp","human":true}}})
@@ -63,27 +76,56 @@ intercept = ["approve_tool"]
     let input = dir.join("call.json");
     std::fs::write(&input, r#"{"tool":"curl"}"#).unwrap();
     let out = call(&config, "approve_tool", &format!("@{}", input.display()));
-    assert_eq!(stdout_json(&out), serde_json::json!({"approved":false,"reason":"not on the list"}));
-    let out = call(&config, "after_llm", r#"{"model":"m","response":{"content":"hi"}}"#);
+    assert_eq!(
+        stdout_json(&out),
+        serde_json::json!({"approved":false,"reason":"not on the list"})
+    );
+    let out = call(
+        &config,
+        "after_llm",
+        r#"{"model":"m","response":{"content":"hi"}}"#,
+    );
     assert_eq!(stdout_json(&out), serde_json::json!({"action":"continue"}));
 }
 
 #[test]
 fn usage_and_config_errors_exit_2_with_one_line() {
     let dir = scratch("errors");
-    let bad = write_config(&dir, "[hooks.processes.g]\ncommand = [\"x\"]\non_error = \"maybe\"\n");
+    let bad = write_config(
+        &dir,
+        "[hooks.processes.g]\ncommand = [\"x\"]\non_error = \"maybe\"\n",
+    );
     let cases: Vec<(Output, &str)> = vec![
-        (call(&bad, "before_tool", r#"{"tool":"ls"}"#), "hook `g`: key `on_error`: unknown variant `maybe`"),
-        (call(&dir.join("missing.toml"), "before_tool", r#"{"tool":"ls"}"#), "missing.toml"),
-        (call(&bad, "before_tools", r#"{"tool":"ls"}"#), "unknown stage \"before_tools\""),
-        (call(&bad, "before_tool", "{not json"), "--input is not valid JSON"),
-        (call(&bad, "before_tool", r#"{"arguments":{}}"#), "missing field `tool`"),
+        (
+            call(&bad, "before_tool", r#"{"tool":"ls"}"#),
+            "hook `g`: key `on_error`: unknown variant `maybe`",
+        ),
+        (
+            call(&dir.join("missing.toml"), "before_tool", r#"{"tool":"ls"}"#),
+            "missing.toml",
+        ),
+        (
+            call(&bad, "before_tools", r#"{"tool":"ls"}"#),
+            "unknown stage \"before_tools\"",
+        ),
+        (
+            call(&bad, "before_tool", "{not json"),
+            "--input is not valid JSON",
+        ),
+        (
+            call(&bad, "before_tool", r#"{"arguments":{}}"#),
+            "missing field `tool`",
+        ),
     ];
     for (out, want) in cases {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(out.stdout.is_empty());
-        assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "one line expected: {err}"
+        );
         assert!(err.contains(want), "{err:?} should contain {want:?}");
     }
 }

@@ -567,15 +567,23 @@ async fn a_hook_that_keeps_crashing_is_marked_failed_and_skipped_fast() {
     let host = Host::start(c).await;
     for _ in 0..2 {
         let out = host.before_tool(tool_call("t", json!({}))).await;
-        let ToolOutcome::Deny { reason } = out else { panic!("{out:?}") };
+        let ToolOutcome::Deny { reason } = out else {
+            panic!("{out:?}")
+        };
         assert!(reason.contains("exited (exit status: 3)"), "{reason}");
     }
     // Now marked failed: the policy answers at once, without waiting for
     // the call's 5 s deadline.
     let begun = Instant::now();
     let out = host.before_tool(tool_call("t", json!({}))).await;
-    assert!(begun.elapsed() < Duration::from_millis(100), "{:?}", begun.elapsed());
-    let ToolOutcome::Deny { reason } = out else { panic!("{out:?}") };
+    assert!(
+        begun.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        begun.elapsed()
+    );
+    let ToolOutcome::Deny { reason } = out else {
+        panic!("{out:?}")
+    };
     assert!(reason.contains("crashed 2 times"), "{reason}");
     host.shutdown().await;
 }
@@ -586,7 +594,10 @@ async fn dropping_the_host_stops_its_hooks() {
     let pid_file = dir.join("pid");
     let host = Host::start(config(vec![(
         "dropped",
-        hook(&["--pid-file", pid_file.to_str().unwrap()], &[Stage::BeforeTool]),
+        hook(
+            &["--pid-file", pid_file.to_str().unwrap()],
+            &[Stage::BeforeTool],
+        ),
     )]))
     .await;
     let pid = read_pid(&pid_file);

@@ -415,9 +415,10 @@ fn method_vectors() {
 
 // ------------------------------------------------------------- merge patch
 
-#[test]
-fn merge_patch_vectors() {
-    let file_path = path("merge_patch.json");
+/// Runs `check` on every case of a list file and reports every failure
+/// with the file and case name.
+fn run_file(rel: &str, kind: &str, check: impl Fn(&Value) -> Result<(), String>) {
+    let file_path = path(rel);
     let file = display(&file_path);
     let doc = load(&file_path);
     let mut report = Report::default();
@@ -425,43 +426,39 @@ fn merge_patch_vectors() {
     for case in as_cases(&doc, &file) {
         let name = case_name(case, &file, &mut seen);
         report.cases += 1;
-        let obj = case.as_object().expect("case is an object");
+        if let Err(msg) = check(case) {
+            report.fail(&file, name, msg);
+        }
+    }
+    report.finish(kind);
+}
+
+#[test]
+fn merge_patch_vectors() {
+    run_file("merge_patch.json", "merge patch", |case| {
+        let obj = case.as_object().ok_or("a case must be an object")?;
         let unknown = unknown_keys(obj, &["name", "target", "patch", "expected"]);
         if !unknown.is_empty() {
-            report.fail(&file, name, format!("unknown keys {unknown:?}"));
-            continue;
+            return Err(format!("unknown keys {unknown:?}"));
         }
         let (Some(target), Some(patch), Some(expected)) =
             (obj.get("target"), obj.get("patch"), obj.get("expected"))
         else {
-            report.fail(&file, name, "needs `target`, `patch` and `expected`");
-            continue;
+            return Err("needs `target`, `patch` and `expected`".into());
         };
         let got = merged(target, patch);
         if got != *expected {
-            report.fail(&file, name, format!("expected {expected}, got {got}"));
+            return Err(format!("expected {expected}, got {got}"));
         }
-    }
-    report.finish("merge patch");
+        Ok(())
+    });
 }
 
 // ------------------------------------------------------------------- chain
 
 #[test]
 fn chain_vectors() {
-    let file_path = path("chain.json");
-    let file = display(&file_path);
-    let doc = load(&file_path);
-    let mut report = Report::default();
-    let mut seen = BTreeSet::new();
-    for case in as_cases(&doc, &file) {
-        let name = case_name(case, &file, &mut seen);
-        report.cases += 1;
-        if let Err(msg) = run_chain_case(case) {
-            report.fail(&file, name, msg);
-        }
-    }
-    report.finish("chain");
+    run_file("chain.json", "chain", run_chain_case);
 }
 
 fn run_chain_case(case: &Value) -> Result<(), String> {
