@@ -26,6 +26,7 @@ fn shell(command: &str) -> ToolCall {
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks.toml");
     let config = match Config::load(&path) {
