@@ -178,10 +178,17 @@ impl Connection {
         }
     }
 
-    /// Asks the writer to flush and close the hook's stdin (EOF tells the
-    /// hook to exit).
-    pub fn close_stdin(&self) {
-        let _ = self.out.try_send(Outgoing::Close);
+    /// Asks the writer to flush what is queued and close the hook's stdin
+    /// (EOF tells the hook to exit). When the queue stays full for `within`
+    /// (a hook that stopped reading), the writer is stopped instead, which
+    /// closes stdin at once.
+    pub async fn close_stdin(&self, tasks: &ConnectionTasks, within: Duration) {
+        if tokio::time::timeout(within, self.out.send(Outgoing::Close))
+            .await
+            .map_or(true, |sent| sent.is_err())
+        {
+            tasks.writer.abort();
+        }
     }
 
     /// Resolves when the hook's stdout has ended.

@@ -228,8 +228,10 @@ async fn hello(entry: &HookEntry, conn: &Connection) -> Result<u32, String> {
 
 /// Graceful stop: close stdin, then the signal ladder.
 async fn stop(entry: &HookEntry, mut live: Live) {
-    live.conn.close_stdin();
     let grace = Duration::from_millis(entry.defaults.shutdown_grace_ms);
+    live.conn
+        .close_stdin(&live.tasks, grace.min(Duration::from_millis(100)))
+        .await;
     live.running.stop(grace).await;
     live.conn
         .close(CallError::Unavailable("the host is shutting down".into()));

@@ -610,3 +610,41 @@ async fn dropping_the_host_stops_its_hooks() {
     }
     panic!("hook {pid} outlived its dropped host");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emit_never_blocks_and_counts_what_a_stalled_observer_misses() {
+    let mut h = hook(&["--stall-stdin"], &[]);
+    h.observe = vec!["*".into()];
+    let mut c = config(vec![("stalled", h)]);
+    c.defaults.event_queue = 8;
+    c.defaults.observer_timeout_ms = 50;
+    let host = Host::start(c).await;
+    let payload = json!({"blob": "x".repeat(4096)});
+    let begun = Instant::now();
+    for i in 0..2000 {
+        host.emit(RuntimeEvent {
+            id: format!("e{i}"),
+            kind: "agent.tick".into(),
+            time: "2026-11-22T00:00:00Z".into(),
+            source: None,
+            scope: None,
+            severity: None,
+            payload: payload.clone(),
+            extra: Default::default(),
+        });
+    }
+    // 2000 events of 4 KiB into a hook that reads nothing: the pipe, the
+    // write queue and the event queue all fill, yet emit returns at once.
+    assert!(
+        begun.elapsed() < Duration::from_secs(2),
+        "emit blocked: {:?}",
+        begun.elapsed()
+    );
+    // About 1000 fit in the write queue, the event queue and the pipe.
+    let dropped = host.hooks()[0]
+        .counters
+        .dropped_events
+        .load(Ordering::Relaxed);
+    assert!(dropped > 500, "only {dropped} drops counted");
+    host.shutdown().await;
+}

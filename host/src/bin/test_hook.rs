@@ -18,6 +18,7 @@
 //! --grandchild F      spawn `sleep 300` and write its pid to F
 //! --events-file F     append each runtime event's kind to F
 //! --crash-on-call     exit with status 3 when a stage call arrives
+//! --stall-stdin       after hello, stop reading stdin (and stay alive)
 
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
@@ -42,6 +43,7 @@ struct Opts {
     env_dump: bool,
     events_file: Option<String>,
     crash_on_call: bool,
+    stall_stdin: bool,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -81,6 +83,7 @@ fn parse() -> Result<Opts, String> {
             }
             "--events-file" => o.events_file = Some(val()?),
             "--crash-on-call" => o.crash_on_call = true,
+            "--stall-stdin" => o.stall_stdin = true,
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -197,6 +200,9 @@ fn main() {
                 &out,
                 &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
             );
+            if o.stall_stdin {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
             continue;
         }
         if !method.starts_with("hook.") {
