@@ -26,9 +26,14 @@ def handle(method: str, params: dict) -> dict:
 
 
 for line in sys.stdin:
-    msg = json.loads(line)
+    try:
+        msg = json.loads(line)
+        assert isinstance(msg, dict)
+    except (ValueError, AssertionError):
+        print(f"guard: skipped a malformed line: {line[:80]!r}", file=sys.stderr)
+        continue
     if "id" not in msg:
-        print(f"guard saw event {msg['params'].get('kind')}", file=sys.stderr)
+        print(f"guard saw {msg.get('method')} {msg.get('params', {}).get('kind', '')}", file=sys.stderr)
         continue
     try:
         reply = {"jsonrpc": "2.0", "id": msg["id"], "result": handle(msg["method"], msg.get("params", {}))}

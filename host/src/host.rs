@@ -42,6 +42,19 @@ pub struct StartedHook {
     pub info: Started,
 }
 
+/// One hook's part in one stage, for `--trace` output and debugging.
+#[derive(Debug, Clone)]
+pub struct HookTrace {
+    /// The hook.
+    pub hook: String,
+    /// Its raw result, or how the call failed.
+    pub answer: Result<Value, String>,
+    /// From sending the request to having the answer (or giving up).
+    pub elapsed: std::time::Duration,
+    /// What the chain did with it.
+    pub outcome: StepOutcome,
+}
+
 /// The hook host. Cheap to clone; all clones share the same hooks.
 #[derive(Clone)]
 pub struct Host {
@@ -144,18 +157,22 @@ impl Host {
         Ok(self.run_stage_traced(stage, params).await?.0)
     }
 
-    /// Like [`Host::run_stage`], also returning each hook's part.
+    /// Like [`Host::run_stage`], also returning each hook's part: what it
+    /// answered, how long it took, and what the chain made of it.
     pub async fn run_stage_traced(
         &self,
         stage: Stage,
         params: Value,
-    ) -> Result<(Outcome, Vec<Step>), ParamsError> {
+    ) -> Result<(Outcome, Vec<HookTrace>), ParamsError> {
         let mut chain = Chain::new(stage, params)?;
+        let mut trace = Vec::new();
         for hook in &self.inner.hooks {
             if !hook.intercepts(stage) {
                 continue;
             }
+            let begun = std::time::Instant::now();
             let reply = hook.call(stage, chain.params()).await;
+            let elapsed = begun.elapsed();
             let policy = hook.policy(stage);
             let flow = chain.step(
                 &hook.name,
@@ -174,12 +191,19 @@ impl Host {
                     "hook failed: {error}"
                 );
             }
+            if let Some(step) = chain.steps().last() {
+                trace.push(HookTrace {
+                    hook: hook.name.to_string(),
+                    answer: reply.map_err(|e| e.to_string()),
+                    elapsed,
+                    outcome: step.outcome.clone(),
+                });
+            }
             if flow == Flow::Stop {
                 break;
             }
         }
-        let steps = chain.steps().to_vec();
-        Ok((chain.finish(), steps))
+        Ok((chain.finish(), trace))
     }
 
     async fn run_typed<P: Serialize + DeserializeOwned>(

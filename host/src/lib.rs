@@ -26,6 +26,7 @@
 //! `ARCHITECTURE.md` in the repository maps the modules.
 
 pub mod config;
+pub mod conformance;
 pub mod connection;
 pub mod error;
 pub mod hook;
@@ -39,5 +40,5 @@ pub use config::{Config, ConfigError, Defaults, ProcessConfig};
 pub use error::CallError;
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
-pub use host::{Host, StartFailure, StartedHook};
+pub use host::{HookTrace, Host, StartFailure, StartedHook};
 pub use outcome::{Approval, StageOutcome, ToolOutcome};

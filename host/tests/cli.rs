@@ -184,3 +184,114 @@ intercept = ["before_tool"]
     stdout_json(&out);
     assert!(dir.join("hooks/here.pid").exists());
 }
+
+#[test]
+fn check_prints_a_table_and_names_a_failed_hook() {
+    let dir = scratch("check");
+    let good = write_config(
+        &dir,
+        r#"
+[hooks.processes.guard]
+command = ["TEST_HOOK", "--intercept", "before_tool"]
+intercept = ["before_tool", "approve_tool"]
+observe = ["agent.*"]
+"#,
+    );
+    let out = Command::new(HOOKHOST)
+        .args(["check", "-c"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("hook") && lines[0].contains("intercepts"),
+        "{text}"
+    );
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(row[0], "guard");
+    assert_eq!(row[3], "v1");
+    assert_eq!(
+        row[4], "before_tool",
+        "config narrowed by the hook's declaration"
+    );
+    assert_eq!(row[5], "agent.*");
+
+    std::fs::write(
+        &good,
+        format!("[hooks.processes.mute]\ncommand = [\"{TEST_HOOK}\", \"--no-hello\"]\n[hooks.defaults]\nhello_timeout_ms = 200\n"),
+    )
+    .unwrap();
+    let out = Command::new(HOOKHOST)
+        .args(["check", "-c"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL hook `mute`: no answer to hook.hello within 200 ms"),
+        "{text}"
+    );
+    assert!(
+        text.contains("test hook test starting"),
+        "stderr tail missing: {text}"
+    );
+}
+
+#[test]
+fn replay_answers_each_stage_line_in_order_and_survives_bad_lines() {
+    let dir = scratch("replay");
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.processes.deny]
+command = ["TEST_HOOK", "--answer", '{"action":"deny_tool","reason":"no"}', "--intercept", "before_tool"]
+intercept = ["before_tool"]
+"#,
+    );
+    let session = dir.join("session.jsonl");
+    std::fs::write(
+        &session,
+        [
+            r#"{"stage":"before_tool","input":{"tool":"shell","arguments":{"command":"ls"}}}"#,
+            r#"{"stage":"before_tools","input":{}}"#,
+            r#"{"event":{"id":"e1","kind":"agent.turn.start","time":"2026-01-01T00:00:00Z","payload":{}}}"#,
+            "",
+            r#"{"stage":"after_llm","input":{"model":"m","response":{"content":"hi"}}}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let out = Command::new(HOOKHOST)
+        .args(["replay", "-c"])
+        .arg(&config)
+        .arg(&session)
+        .arg("--trace")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a bad line makes the exit status 1"
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        lines[0]["result"],
+        serde_json::json!({"action":"deny_tool","reason":"no"})
+    );
+    assert_eq!(lines[0]["trace"][0]["hook"], "deny");
+    assert_eq!(lines[0]["trace"][0]["answer"]["action"], "deny_tool");
+    assert!(lines[0]["trace"][0]["ms"].as_f64().unwrap() >= 0.0);
+    assert_eq!(lines[1]["line"], 2);
+    assert!(lines[1]["error"].as_str().unwrap().contains("before_tools"));
+    assert_eq!(lines[2]["result"], serde_json::json!({"action":"continue"}));
+    assert_eq!(lines[2]["trace"], serde_json::json!([]));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2:"));
+}

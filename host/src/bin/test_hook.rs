@@ -19,6 +19,7 @@
 //! --events-file F     append each runtime event's kind to F
 //! --crash-on-call     exit with status 3 when a stage call arrives
 //! --stall-stdin       after hello, stop reading stdin (and stay alive)
+//! --banner            print a greeting line on stdout at start
 
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
@@ -84,6 +85,7 @@ fn parse() -> Result<Opts, String> {
             "--events-file" => o.events_file = Some(val()?),
             "--crash-on-call" => o.crash_on_call = true,
             "--stall-stdin" => o.stall_stdin = true,
+            "--banner" => println!("my hook v1.0 starting"),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -205,7 +207,14 @@ fn main() {
             }
             continue;
         }
-        if !method.starts_with("hook.") {
+        const STAGES: [&str; 5] = [
+            "hook.before_llm",
+            "hook.after_llm",
+            "hook.before_tool",
+            "hook.after_tool",
+            "hook.approve_tool",
+        ];
+        if !STAGES.contains(&method.as_str()) {
             send(
                 &out,
                 &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}})

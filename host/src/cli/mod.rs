@@ -2,6 +2,9 @@
 //! failed, 2 a usage or config error (one line on stderr).
 
 mod call;
+mod check;
+mod conformance;
+mod replay;
 
 use std::process::ExitCode;
 
@@ -28,6 +31,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Call(call::CallArgs),
+    Check(check::CheckArgs),
+    Replay(replay::ReplayArgs),
+    Conformance(conformance::ConformanceArgs),
 }
 
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
@@ -47,6 +53,9 @@ pub fn main() -> ExitCode {
     let code = runtime.block_on(async {
         match cli.command {
             Command::Call(args) => call::run(args).await,
+            Command::Check(args) => check::run(args).await,
+            Command::Replay(args) => replay::run(args).await,
+            Command::Conformance(args) => conformance::run(args).await,
         }
     });
     // Hooks are stopped by then; do not wait on stray blocking tasks.
