@@ -158,7 +158,7 @@ async fn start(entry: &Arc<HookEntry>) -> Result<(Live, u32), String> {
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from("."));
     let (running, pipes) = process::spawn(&entry.config, &dir).map_err(|e| e.to_string())?;
-    tokio::spawn(process::drain_stderr(
+    let stderr_task = tokio::spawn(process::drain_stderr(
         entry.name.clone(),
         pipes.stderr,
         entry.stderr.clone(),
@@ -174,11 +174,19 @@ async fn start(entry: &Arc<HookEntry>) -> Result<(Live, u32), String> {
         conn,
         tasks,
     };
-    match hello(entry, &live.conn).await {
+    // A hook that dies during the handshake fails it at once, with its
+    // exit status, rather than after the whole hello timeout.
+    let shaken = tokio::select! {
+        r = hello(entry, &live.conn) => r,
+        status = live.running.wait() => Err(format!("exited during the handshake ({status})")),
+    };
+    match shaken {
         Ok(version) => Ok((live, version)),
         Err(why) => {
             live.conn.close(CallError::Unavailable(why.clone()));
             live.running.kill().await;
+            // Let the last stderr lines in, for the report.
+            let _ = tokio::time::timeout(Duration::from_millis(200), stderr_task).await;
             live.tasks.reader.abort();
             live.tasks.writer.abort();
             Err(why)

@@ -648,3 +648,39 @@ async fn emit_never_blocks_and_counts_what_a_stalled_observer_misses() {
     assert!(dropped > 500, "only {dropped} drops counted");
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_dies_at_start_is_reported_at_once_with_its_status() {
+    let mut c = config(vec![(
+        "broken",
+        ProcessConfig::new(
+            vec![
+                "sh".into(),
+                "-c".into(),
+                "echo 'ImportError: no module named x' >&2; exit 7".into(),
+            ],
+            vec![Stage::BeforeTool],
+        ),
+    )]);
+    c.defaults.hello_timeout_ms = 10_000;
+    let begun = Instant::now();
+    let host = Host::start(c).await;
+    assert!(
+        begun.elapsed() < Duration::from_secs(2),
+        "waited {:?}",
+        begun.elapsed()
+    );
+    let f = &host.start_failures()[0];
+    assert!(
+        f.error
+            .contains("exited during the handshake (exit status: 7)"),
+        "{}",
+        f.error
+    );
+    assert!(
+        f.error.contains("ImportError: no module named x"),
+        "{}",
+        f.error
+    );
+    host.shutdown().await;
+}
