@@ -1,0 +1,399 @@
+//! What a handler answers, one type per kind of stage.
+//!
+//! The protocol lets `respond` and `deny_tool` appear only at before_tool,
+//! and approve_tool answers `{approved, reason?}` instead of an action. The
+//! host rejects anything else as a hook failure, so these types make the
+//! illegal answers impossible to write: [`Verdict`] (before_llm, after_llm,
+//! after_tool) has no `Respond` or `Deny`, [`ToolVerdict`] (before_tool) has
+//! them, and [`Approval`] is a yes/no.
+
+use hookhost_protocol::action::{
+    Action, AfterLlmResult, AfterToolResult, ApproveToolResult, BeforeLlmResult, BeforeToolResult,
+};
+use hookhost_protocol::params::ToolResult;
+use serde_json::{Map, Value};
+
+/// A JSON Merge Patch (RFC 7386) over a stage's params: the payload of
+/// `modify`.
+///
+/// A patch is always a JSON object, which is why this is a type of its own
+/// and not a bare [`Value`]: a non-object patch would be a malformed result.
+/// Name only what changes; the host keeps every field the patch does not
+/// mention, and a `null` deletes one.
+///
+/// ```
+/// use hookhost_sdk::Patch;
+///
+/// let patch = Patch::new().set(&["arguments", "command"], "ls -h").delete(&["arguments", "cwd"]);
+/// assert_eq!(
+///     serde_json::Value::Object(patch.into_map()),
+///     serde_json::json!({"arguments": {"command": "ls -h", "cwd": null}})
+/// );
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Patch(Map<String, Value>);
+
+impl Patch {
+    /// An empty patch (`modify` with it changes nothing).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the member at `path` (a list of object keys, outermost first)
+    /// to `value`, creating the objects on the way. Keys are given one by
+    /// one rather than as a dotted string because params keys may contain
+    /// dots. An empty path leaves the patch unchanged.
+    pub fn set(mut self, path: &[&str], value: impl Into<Value>) -> Self {
+        let Some((last, parents)) = path.split_last() else {
+            return self;
+        };
+        let mut node = &mut self.0;
+        for key in parents {
+            let slot = node
+                .entry((*key).to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !slot.is_object() {
+                *slot = Value::Object(Map::new());
+            }
+            let Value::Object(next) = slot else {
+                return self;
+            };
+            node = next;
+        }
+        node.insert((*last).to_string(), value.into());
+        self
+    }
+
+    /// Deletes the member at `path` (sets it to `null`, which a merge patch
+    /// reads as "remove").
+    pub fn delete(self, path: &[&str]) -> Self {
+        self.set(path, Value::Null)
+    }
+
+    /// Whether the patch names nothing.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The patch as a JSON object.
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0
+    }
+}
+
+impl From<Map<String, Value>> for Patch {
+    fn from(map: Map<String, Value>) -> Self {
+        Patch(map)
+    }
+}
+
+impl TryFrom<Value> for Patch {
+    type Error = Value;
+
+    /// An object becomes a patch; anything else is handed back, since it
+    /// cannot be one.
+    fn try_from(value: Value) -> Result<Self, Value> {
+        match value {
+            Value::Object(map) => Ok(Patch(map)),
+            other => Err(other),
+        }
+    }
+}
+
+/// The answer at before_llm, after_llm and after_tool: let the params pass,
+/// rewrite them, or abort.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Verdict {
+    /// Go on unchanged (also what every default handler answers).
+    #[default]
+    Continue,
+    /// Apply this merge patch to the params and go on.
+    Modify(Patch),
+    /// End the current turn.
+    Abort {
+        /// Why; the host supplies a default naming the hook when absent.
+        reason: Option<String>,
+    },
+    /// Stop the whole agent loop.
+    HardAbort {
+        /// Why; the host supplies a default naming the hook when absent.
+        reason: Option<String>,
+    },
+}
+
+impl Verdict {
+    /// Rewrite the params with `patch` (see [`Patch`]).
+    pub fn modify(patch: impl Into<Patch>) -> Self {
+        Verdict::Modify(patch.into())
+    }
+
+    /// End the current turn, saying why.
+    pub fn abort(reason: impl Into<String>) -> Self {
+        Verdict::Abort {
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// Stop the whole agent loop, saying why.
+    pub fn hard_abort(reason: impl Into<String>) -> Self {
+        Verdict::HardAbort {
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// The action, reason and patch, in the order the wire results take them.
+    fn parts(self) -> (Option<Action>, Option<String>, Option<Map<String, Value>>) {
+        match self {
+            Verdict::Continue => (Some(Action::Continue), None, None),
+            Verdict::Modify(p) => (Some(Action::Modify), None, Some(p.into_map())),
+            Verdict::Abort { reason } => (Some(Action::AbortTurn), reason, None),
+            Verdict::HardAbort { reason } => (Some(Action::HardAbort), reason, None),
+        }
+    }
+
+    /// The wire result at before_llm (patch under `request`).
+    pub fn into_before_llm(self) -> BeforeLlmResult {
+        let (action, reason, request) = self.parts();
+        BeforeLlmResult {
+            action,
+            reason,
+            request,
+        }
+    }
+
+    /// The wire result at after_llm (patch under `response`).
+    pub fn into_after_llm(self) -> AfterLlmResult {
+        let (action, reason, response) = self.parts();
+        AfterLlmResult {
+            action,
+            reason,
+            response,
+        }
+    }
+
+    /// The wire result at after_tool (patch under `result`).
+    pub fn into_after_tool(self) -> AfterToolResult {
+        let (action, reason, result) = self.parts();
+        AfterToolResult {
+            action,
+            reason,
+            result,
+        }
+    }
+}
+
+/// The answer at before_tool: everything a [`Verdict`] can say, plus
+/// answering in the tool's place and refusing the call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum ToolVerdict {
+    /// Run the tool as called.
+    #[default]
+    Continue,
+    /// Apply this merge patch to the call and go on.
+    Modify(Patch),
+    /// Do not run the tool; the agent uses this result instead.
+    Respond(ToolResult),
+    /// Do not run the tool; the reason reaches the model.
+    Deny {
+        /// Why; the host supplies a default naming the hook when absent.
+        reason: Option<String>,
+    },
+    /// End the current turn.
+    Abort {
+        /// Why.
+        reason: Option<String>,
+    },
+    /// Stop the whole agent loop.
+    HardAbort {
+        /// Why.
+        reason: Option<String>,
+    },
+}
+
+impl ToolVerdict {
+    /// Rewrite the call with `patch`, e.g. `Patch::new().set(&["arguments", "command"], "ls -h")`.
+    pub fn modify(patch: impl Into<Patch>) -> Self {
+        ToolVerdict::Modify(patch.into())
+    }
+
+    /// Answer for the tool: it does not run, and `result` is what it "produced".
+    pub fn respond(result: ToolResult) -> Self {
+        ToolVerdict::Respond(result)
+    }
+
+    /// Refuse the call; `reason` is what the model is told.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        ToolVerdict::Deny {
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// End the current turn, saying why.
+    pub fn abort(reason: impl Into<String>) -> Self {
+        ToolVerdict::Abort {
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// Stop the whole agent loop, saying why.
+    pub fn hard_abort(reason: impl Into<String>) -> Self {
+        ToolVerdict::HardAbort {
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// The wire result (patch under `call`, tool result under `result`).
+    pub fn into_result(self) -> BeforeToolResult {
+        let mut out = BeforeToolResult::default();
+        match self {
+            ToolVerdict::Continue => out.action = Some(Action::Continue),
+            ToolVerdict::Modify(p) => {
+                out.action = Some(Action::Modify);
+                out.call = Some(p.into_map());
+            }
+            ToolVerdict::Respond(r) => {
+                out.action = Some(Action::Respond);
+                out.result = Some(r);
+            }
+            ToolVerdict::Deny { reason } => {
+                out.action = Some(Action::DenyTool);
+                out.reason = reason;
+            }
+            ToolVerdict::Abort { reason } => {
+                out.action = Some(Action::AbortTurn);
+                out.reason = reason;
+            }
+            ToolVerdict::HardAbort { reason } => {
+                out.action = Some(Action::HardAbort);
+                out.reason = reason;
+            }
+        }
+        out
+    }
+}
+
+impl From<Verdict> for ToolVerdict {
+    /// Every [`Verdict`] is also legal at before_tool, so shared logic can
+    /// answer one and convert.
+    fn from(v: Verdict) -> Self {
+        match v {
+            Verdict::Continue => ToolVerdict::Continue,
+            Verdict::Modify(p) => ToolVerdict::Modify(p),
+            Verdict::Abort { reason } => ToolVerdict::Abort { reason },
+            Verdict::HardAbort { reason } => ToolVerdict::HardAbort { reason },
+        }
+    }
+}
+
+/// The answer at approve_tool. Always carries a definite yes or no, because
+/// the protocol treats a missing `approved` as a failure, never as a no.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Approval {
+    /// The tool may run (the default answer).
+    #[default]
+    Approve,
+    /// The tool may not run.
+    Refuse {
+        /// Why; reaches the model. The host supplies a default when absent.
+        reason: Option<String>,
+    },
+}
+
+impl Approval {
+    /// Let the tool run.
+    pub fn approve() -> Self {
+        Approval::Approve
+    }
+
+    /// Refuse the tool, saying why.
+    pub fn refuse(reason: impl Into<String>) -> Self {
+        Approval::Refuse {
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// The wire result `{approved, reason?}`.
+    pub fn into_result(self) -> ApproveToolResult {
+        match self {
+            Approval::Approve => ApproveToolResult {
+                approved: true,
+                reason: None,
+            },
+            Approval::Refuse { reason } => ApproveToolResult {
+                approved: false,
+                reason,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn wire<T: serde::Serialize>(t: T) -> Value {
+        serde_json::to_value(t).unwrap()
+    }
+
+    #[test]
+    fn verdicts_put_the_patch_under_the_stage_key() {
+        let p = || Patch::new().set(&["options", "temperature"], 0);
+        assert_eq!(
+            wire(Verdict::modify(p()).into_before_llm()),
+            json!({"action": "modify", "request": {"options": {"temperature": 0}}})
+        );
+        assert_eq!(
+            wire(Verdict::modify(p()).into_after_llm()),
+            json!({"action": "modify", "response": {"options": {"temperature": 0}}})
+        );
+        assert_eq!(
+            wire(Verdict::modify(p()).into_after_tool()),
+            json!({"action": "modify", "result": {"options": {"temperature": 0}}})
+        );
+        assert_eq!(
+            wire(ToolVerdict::modify(p()).into_result()),
+            json!({"action": "modify", "call": {"options": {"temperature": 0}}})
+        );
+    }
+
+    #[test]
+    fn every_constructor_has_its_wire_shape() {
+        assert_eq!(
+            wire(Verdict::Continue.into_after_tool()),
+            json!({"action": "continue"})
+        );
+        assert_eq!(
+            wire(Verdict::abort("no").into_before_llm()),
+            json!({"action": "abort_turn", "reason": "no"})
+        );
+        assert_eq!(
+            wire(Verdict::hard_abort("stop").into_after_llm()),
+            json!({"action": "hard_abort", "reason": "stop"})
+        );
+        assert_eq!(
+            wire(ToolVerdict::deny("bad").into_result()),
+            json!({"action": "deny_tool", "reason": "bad"})
+        );
+        assert_eq!(
+            wire(ToolVerdict::respond(ToolResult::text("hi")).into_result()),
+            json!({"action": "respond", "result": {"for_llm": "hi"}})
+        );
+        assert_eq!(
+            wire(Approval::approve().into_result()),
+            json!({"approved": true})
+        );
+        assert_eq!(
+            wire(Approval::refuse("nope").into_result()),
+            json!({"approved": false, "reason": "nope"})
+        );
+    }
+
+    #[test]
+    fn patch_set_replaces_a_non_object_on_the_way() {
+        let p = Patch::from(json!({"a": 1}).as_object().cloned().unwrap()).set(&["a", "b"], true);
+        assert_eq!(Value::Object(p.into_map()), json!({"a": {"b": true}}));
+        assert!(Patch::try_from(json!([1])).is_err());
+        assert!(Patch::new().set(&[], 1).is_empty());
+    }
+}
