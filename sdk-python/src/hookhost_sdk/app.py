@@ -1,0 +1,163 @@
+"""The :class:`App`: register handlers with decorators, then ``app.run()``.
+
+The app only records what the hook does; serving (threads, the event loop,
+file descriptors) lives in :mod:`hookhost_sdk.server`. The hello answer is
+derived from the registrations, so the host is told exactly the stages and
+events this process handles and a config typo cannot route it a call it has
+no handler for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from . import params as p
+from .schema import STAGES, check_pattern, pattern_matches
+
+__all__ = ["App", "Handler"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PROTOCOL_VERSION = 1
+
+_VIEWS: dict[str, type[dict[str, Any]]] = {
+    "before_llm": p.LlmRequest,
+    "after_llm": p.LlmResponse,
+    "before_tool": p.ToolCall,
+    "after_tool": p.ToolOutput,
+    "approve_tool": p.ToolCall,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Handler:
+    """One registered function, with what the server needs to call it."""
+
+    fn: Callable[[Any], Any]
+    is_async: bool
+    stage: str  # a stage name, or "event"
+    view: type[dict[str, Any]]
+
+
+class App:
+    """A hook process: its handlers and its hello answer.
+
+    ``name`` is what the hook calls itself in the hello answer (default: the
+    script's file name). ``max_workers`` bounds the threads that run sync
+    handlers concurrently. ``shutdown_grace`` is how long, in seconds,
+    pending work may still finish after stdin closes or SIGTERM arrives.
+    """
+
+    def __init__(self, name: str | None = None, *, max_workers: int = 8, shutdown_grace: float = 0.5) -> None:
+        if max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self.name = name if name is not None else _script_name()
+        self.max_workers = max_workers
+        self.shutdown_grace = shutdown_grace
+        self.stage_handlers: dict[str, Handler] = {}
+        self.event_handlers: list[tuple[tuple[str, ...], Handler]] = []
+        #: The host's last ``hook.hello`` params, once it has sent them.
+        self.hello_params: p.Hello | None = None
+
+    # --- registration -------------------------------------------------------
+
+    def _stage(self, stage: str, fn: F) -> F:
+        if not callable(fn):
+            raise TypeError(f"@app.{stage} decorates a function")
+        if stage in self.stage_handlers:
+            raise ValueError(f"{stage} already has a handler ({self.stage_handlers[stage].fn.__name__})")
+        self.stage_handlers[stage] = Handler(fn, _is_async(fn), stage, _VIEWS[stage])
+        return fn
+
+    def before_llm(self, fn: F) -> F:
+        """Handle ``hook.before_llm``; the handler gets an :class:`~hookhost_sdk.LlmRequest`."""
+        return self._stage("before_llm", fn)
+
+    def after_llm(self, fn: F) -> F:
+        """Handle ``hook.after_llm``; the handler gets an :class:`~hookhost_sdk.LlmResponse`."""
+        return self._stage("after_llm", fn)
+
+    def before_tool(self, fn: F) -> F:
+        """Handle ``hook.before_tool``; the handler gets a :class:`~hookhost_sdk.ToolCall`."""
+        return self._stage("before_tool", fn)
+
+    def after_tool(self, fn: F) -> F:
+        """Handle ``hook.after_tool``; the handler gets a :class:`~hookhost_sdk.ToolOutput`."""
+        return self._stage("after_tool", fn)
+
+    def approve_tool(self, fn: F) -> F:
+        """Handle ``hook.approve_tool``; return ``approve()`` or ``refuse(reason)``."""
+        return self._stage("approve_tool", fn)
+
+    def on_event(self, *patterns: str) -> Callable[[F], F]:
+        """Observe runtime events whose kind matches any pattern.
+
+        Patterns are exact kinds, ``prefix.*`` or ``*``. Event handlers run
+        one at a time in arrival order; what they return is ignored.
+        """
+        if not patterns:
+            raise TypeError('on_event() needs at least one pattern, e.g. on_event("agent.*")')
+        for pattern in patterns:
+            check_pattern(pattern)
+
+        def register(fn: F) -> F:
+            if not callable(fn):
+                raise TypeError("@app.on_event(...) decorates a function")
+            self.event_handlers.append((patterns, Handler(fn, _is_async(fn), "event", p.RuntimeEvent)))
+            return fn
+
+        return register
+
+    # --- what the server asks -----------------------------------------------
+
+    def hello_result(self) -> dict[str, Any]:
+        """The ``hook.hello`` answer: exactly the registered stages and patterns."""
+        observe: list[str] = []
+        for patterns, _ in self.event_handlers:
+            observe.extend(x for x in patterns if x not in observe)
+        return {
+            "name": self.name,
+            "version": PROTOCOL_VERSION,
+            "intercept": [s for s in STAGES if s in self.stage_handlers],
+            "observe": observe,
+        }
+
+    def handlers_for_event(self, kind: str) -> list[Handler]:
+        """Event handlers matching ``kind``, in registration order."""
+        return [h for patterns, h in self.event_handlers if any(pattern_matches(x, kind) for x in patterns)]
+
+    # --- running --------------------------------------------------------------
+
+    async def serve(self, *, input_fd: int = 0, output_fd: int = 1, protect_stdio: bool = True) -> None:
+        """Serve the protocol until stdin closes or SIGTERM/SIGINT arrives.
+
+        With ``protect_stdio`` (the default) fd 1 is reserved for the wire
+        while serving: the real stdout is duplicated for protocol output and
+        fd 1 and ``sys.stdout`` point at stderr; fd 0 is moved aside likewise
+        so that a child process cannot swallow protocol input.
+        """
+        from .server import Server
+
+        await Server(self, input_fd, output_fd, protect_stdio).serve()
+
+    def run(self) -> None:
+        """Serve on stdin/stdout; return (exit status 0) when the host is done."""
+        try:
+            asyncio.run(self.serve())
+        except KeyboardInterrupt:
+            pass
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+def _script_name() -> str:
+    main = sys.argv[0] if sys.argv and sys.argv[0] else "hook"
+    return os.path.splitext(os.path.basename(main))[0] or "hook"

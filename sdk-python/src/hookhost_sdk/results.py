@@ -1,0 +1,215 @@
+"""What a handler returns, and how it becomes a protocol result.
+
+Handlers return small immutable :class:`Decision` values made by the helper
+functions below (or a plain dict in protocol shape, or ``None`` for
+continue). Which helpers a stage accepts is checked here, when the answer is
+turned into its wire form: an illegal answer (``respond`` from after_llm,
+``deny`` from before_llm, ``approve`` from an interceptor...) raises
+:class:`IllegalResult`, which the server sends back as an error reply. The
+host would reject such an answer anyway; failing in the SDK puts the reason
+in the hook's own words and in its own stderr.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .schema import PATCH_KEYS, ProtocolError, decode_result, decode_tool_result
+
+__all__ = [
+    "Decision",
+    "IllegalResult",
+    "continue_",
+    "modify",
+    "modify_arguments",
+    "modify_response",
+    "modify_result",
+    "respond",
+    "deny",
+    "abort",
+    "approve",
+    "refuse",
+    "to_wire",
+]
+
+
+class IllegalResult(ValueError):
+    """A handler's answer is not allowed at its stage, or is malformed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A handler's answer, not yet tied to a stage.
+
+    Build one with the helpers (:func:`continue_`, :func:`modify`,
+    :func:`respond`, :func:`deny`, :func:`abort`, :func:`approve`,
+    :func:`refuse`) rather than directly.
+    """
+
+    action: str
+    patch: Mapping[str, Any] | None = None
+    #: The stage key the patch was given under (``call=...``), checked later.
+    patch_key: str | None = None
+    #: Where the helper belongs, for helpers tied to one stage.
+    only_at: str | None = None
+    result: Mapping[str, Any] | None = None
+    reason: str | None = None
+    helper: str = ""
+
+
+_CONTINUE = Decision("continue", helper="continue_()")
+
+
+def continue_() -> Decision:
+    """Let the params pass unchanged. Returning ``None`` means the same."""
+    return _CONTINUE
+
+
+def modify(patch: Mapping[str, Any] | None = None, /, **keyed: Mapping[str, Any]) -> Decision:
+    """Rewrite the params with a JSON merge patch.
+
+    Either pass the patch over the params, ``modify({"arguments": {...}})``,
+    or name the stage's key as the protocol does, ``modify(call={...})``
+    (``request``, ``response``, ``call`` or ``result``). Members you leave out
+    are kept; ``None`` deletes one.
+    """
+    if patch is not None and not keyed:
+        return Decision("modify", patch=_object(patch, "modify()"), helper="modify()")
+    if patch is not None or len(keyed) != 1:
+        raise TypeError("modify() takes either one patch dict or one stage keyword (e.g. call={...})")
+    ((key, value),) = keyed.items()
+    if key not in PATCH_KEYS.values():
+        raise TypeError(f"modify() got an unknown keyword {key!r}; use request, response, call or result")
+    return Decision("modify", patch=_object(value, f"modify({key}=...)"), patch_key=key, helper=f"modify({key}=...)")
+
+
+def modify_arguments(changes: Mapping[str, Any] | None = None, /, **kw: Any) -> Decision:
+    """before_tool: merge ``changes`` into the call's ``arguments``."""
+    merged = {**(changes or {}), **kw}
+    return Decision("modify", patch={"arguments": merged}, only_at="before_tool", helper="modify_arguments()")
+
+
+def modify_result(**fields: Any) -> Decision:
+    """after_tool: change fields of the tool result (``for_llm``, ``for_user``, ...)."""
+    return Decision("modify", patch={"result": fields}, only_at="after_tool", helper="modify_result()")
+
+
+def modify_response(**fields: Any) -> Decision:
+    """after_llm: change fields of the model's answer (``content``, ...)."""
+    return Decision("modify", patch={"response": fields}, only_at="after_llm", helper="modify_response()")
+
+
+def respond(
+    for_llm: str | Mapping[str, Any],
+    *,
+    for_user: str | None = None,
+    silent: bool = False,
+    is_error: bool = False,
+) -> Decision:
+    """before_tool: answer in place of the tool; it does not run.
+
+    Pass the text the model sees, or a whole tool result dict (e.g. one you
+    cached from after_tool).
+    """
+    if isinstance(for_llm, Mapping):
+        if for_user is not None or silent or is_error:
+            raise TypeError("respond(): pass either a tool result dict or keyword fields, not both")
+        try:
+            result = decode_tool_result(dict(for_llm))
+        except ProtocolError as exc:
+            raise IllegalResult(f"respond(): bad tool result: {exc}") from None
+    else:
+        if not isinstance(for_llm, str):
+            raise TypeError("respond(): for_llm must be a string")
+        result = {"for_llm": for_llm}
+        if for_user is not None:
+            result["for_user"] = for_user
+        if silent:
+            result["silent"] = True
+        if is_error:
+            result["is_error"] = True
+    return Decision("respond", result=result, only_at="before_tool", helper="respond()")
+
+
+def deny(reason: str) -> Decision:
+    """before_tool: do not run the tool; ``reason`` reaches the model."""
+    return Decision("deny_tool", reason=_text(reason, "deny()"), only_at="before_tool", helper="deny()")
+
+
+def abort(reason: str | None = None, *, hard: bool = False) -> Decision:
+    """End the current turn, or with ``hard=True`` the whole agent loop."""
+    action = "hard_abort" if hard else "abort_turn"
+    text = None if reason is None else _text(reason, "abort()")
+    return Decision(action, reason=text, helper="abort()")
+
+
+def approve(reason: str | None = None) -> Decision:
+    """approve_tool: let the tool run."""
+    text = None if reason is None else _text(reason, "approve()")
+    return Decision("approve", reason=text, only_at="approve_tool", helper="approve()")
+
+
+def refuse(reason: str) -> Decision:
+    """approve_tool: do not let the tool run; ``reason`` reaches the model."""
+    return Decision("refuse", reason=_text(reason, "refuse()"), only_at="approve_tool", helper="refuse()")
+
+
+def to_wire(stage: str, answer: Any) -> dict[str, Any]:
+    """Turn a handler's answer into the result object sent to the host.
+
+    Raises :class:`IllegalResult` for anything the host would reject at
+    ``stage``.
+    """
+    if isinstance(answer, Decision):
+        return _decision_to_wire(stage, answer)
+    if answer is None:
+        if stage == "approve_tool":
+            raise IllegalResult("an approve_tool handler must return approve() or refuse(reason), not None")
+        return {"action": "continue"}
+    if isinstance(answer, dict):
+        try:
+            decode_result(stage, answer)
+        except ProtocolError as exc:
+            raise IllegalResult(f"handler returned a bad {stage} result: {exc}") from None
+        return answer
+    raise IllegalResult(
+        f"a {stage} handler must return a helper such as continue_(), a dict or None, not {type(answer).__name__}"
+    )
+
+
+def _decision_to_wire(stage: str, d: Decision) -> dict[str, Any]:
+    if d.only_at is not None and d.only_at != stage:
+        raise IllegalResult(f"{d.helper} is not allowed at {stage}; it belongs to {d.only_at}")
+    if stage == "approve_tool":
+        if d.action == "approve":
+            return {"approved": True} if d.reason is None else {"approved": True, "reason": d.reason}
+        if d.action == "refuse":
+            return {"approved": False, "reason": d.reason}
+        raise IllegalResult(f"{d.helper} is not allowed at approve_tool; return approve() or refuse(reason)")
+    if d.action == "continue":
+        return {"action": "continue"}
+    if d.action == "modify":
+        key = PATCH_KEYS[stage]
+        if d.patch_key is not None and d.patch_key != key:
+            raise IllegalResult(f"{d.helper} is not allowed at {stage}; its patch key is `{key}`")
+        return {"action": "modify", key: d.patch}
+    if d.action == "respond":
+        return {"action": "respond", "result": d.result}
+    out: dict[str, Any] = {"action": d.action}
+    if d.reason is not None:
+        out["reason"] = d.reason
+    return out
+
+
+def _object(value: Any, helper: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{helper}: a merge patch must be a dict, not {type(value).__name__}")
+    return dict(value)
+
+
+def _text(value: Any, helper: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{helper}: reason must be a string, not {type(value).__name__}")
+    return value

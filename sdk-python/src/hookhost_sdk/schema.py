@@ -1,0 +1,399 @@
+"""Shape checks for what crosses the wire, on the hook's side.
+
+The host already validates the params it sends, so why check them again?
+Because handlers get typed accessors (``call.tool`` is a ``str``) and a
+hook should fail one call loudly (-32602) rather than crash deep inside a
+handler on a value of the wrong type. Results are checked for the opposite
+reason: a handler that returns a plain dict the host would reject should get
+a clear error from the SDK, not a silent ``on_error`` on the host side.
+
+Error texts follow the reference implementation (serde's wording) so that
+messages read the same whichever side reports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "ProtocolError",
+    "STAGES",
+    "PATCH_KEYS",
+    "INTERCEPTOR_ACTIONS",
+    "check_params",
+    "decode_result",
+    "decode_hello_result",
+    "decode_tool_result",
+    "check_pattern",
+    "pattern_matches",
+]
+
+HOST_VERSION = 1
+
+#: The five stages, in the order the protocol lists them.
+STAGES: tuple[str, ...] = ("before_llm", "after_llm", "before_tool", "after_tool", "approve_tool")
+
+#: The member of an interceptor's result that carries its merge patch.
+PATCH_KEYS: dict[str, str] = {
+    "before_llm": "request",
+    "after_llm": "response",
+    "before_tool": "call",
+    "after_tool": "result",
+}
+
+#: Which actions each interceptor stage allows (section 6 of the spec).
+INTERCEPTOR_ACTIONS: dict[str, frozenset[str]] = {
+    "before_llm": frozenset({"continue", "modify", "abort_turn", "hard_abort"}),
+    "after_llm": frozenset({"continue", "modify", "abort_turn", "hard_abort"}),
+    "before_tool": frozenset({"continue", "modify", "respond", "deny_tool", "abort_turn", "hard_abort"}),
+    "after_tool": frozenset({"continue", "modify", "abort_turn", "hard_abort"}),
+}
+_ALL_ACTIONS = INTERCEPTOR_ACTIONS["before_tool"]
+
+
+class ProtocolError(ValueError):
+    """A value does not have the shape the protocol requires."""
+
+
+# --- serde-style messages ---------------------------------------------------
+
+
+def _unexpected(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{'true' if value else 'false'}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return "string " + _quote(value)
+    if isinstance(value, list):
+        return "sequence"
+    return "map"
+
+
+def _quote(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _invalid_type(value: Any, expected: str) -> ProtocolError:
+    return ProtocolError(f"invalid type: {_unexpected(value)}, expected {expected}")
+
+
+# --- tiny combinators -------------------------------------------------------
+
+Check = Callable[[Any], None]
+
+
+def _string(value: Any) -> None:
+    if not isinstance(value, str):
+        raise _invalid_type(value, "a string")
+
+
+def _boolean(value: Any) -> None:
+    if not isinstance(value, bool):
+        raise _invalid_type(value, "a boolean")
+
+
+def _mapping(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise _invalid_type(value, "a map")
+
+
+def _anything(value: Any) -> None:
+    return None
+
+
+def _unsigned(kind: str) -> Check:
+    def check(value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _invalid_type(value, kind)
+        if value < 0:
+            raise ProtocolError(f"invalid value: integer `{value}`, expected {kind}")
+
+    return check
+
+
+def _nullable(check: Check) -> Check:
+    def nullable(value: Any) -> None:
+        if value is not None:
+            check(value)
+
+    return nullable
+
+
+def _sequence(item: Check) -> Check:
+    def check(value: Any) -> None:
+        if not isinstance(value, list):
+            raise _invalid_type(value, "a sequence")
+        for element in value:
+            item(element)
+
+    return check
+
+
+def _one_of(*variants: str) -> Check:
+    def check(value: Any) -> None:
+        _string(value)
+        if value not in variants:
+            listed = ", ".join(f"`{v}`" for v in variants)
+            raise ProtocolError(f"unknown variant `{value}`, expected one of {listed}")
+
+    return check
+
+
+def _struct(name: str, fields: dict[str, tuple[Check, bool]]) -> Check:
+    """An object with known members (checked when present) and unknown ones (kept)."""
+
+    def check(value: Any) -> None:
+        if not isinstance(value, dict):
+            raise _invalid_type(value, f"struct {name}")
+        for key, (member, required) in fields.items():
+            if key in value:
+                member(value[key])
+            elif required:
+                raise ProtocolError(f"missing field `{key}`")
+
+    return check
+
+
+# --- the protocol's shapes --------------------------------------------------
+
+_opt_str = _nullable(_string)
+_u64 = _unsigned("u64")
+
+_META = _struct(
+    "Meta",
+    {
+        "agent_id": (_opt_str, False),
+        "session_key": (_opt_str, False),
+        "turn_id": (_opt_str, False),
+        "parent_turn_id": (_opt_str, False),
+        "iteration": (_nullable(_u64), False),
+        "source": (_opt_str, False),
+    },
+)
+
+_TOOL_RESULT = _struct(
+    "ToolResult",
+    {
+        "for_llm": (_string, True),
+        "for_user": (_opt_str, False),
+        "silent": (_nullable(_boolean), False),
+        "is_error": (_nullable(_boolean), False),
+    },
+)
+
+_MESSAGE = _struct("Message", {"role": (_string, True), "content": (_anything, False)})
+
+_COMMON = {
+    "meta": (_META, False),
+    "channel": (_opt_str, False),
+    "chat_id": (_opt_str, False),
+}
+
+_TOOL_CALL_FIELDS = {
+    **_COMMON,
+    "tool": (_string, True),
+    "arguments": (_mapping, False),
+    "tool_call_id": (_opt_str, False),
+}
+
+_PARAMS: dict[str, Check] = {
+    "hook.before_llm": _struct(
+        "BeforeLlmParams",
+        {
+            **_COMMON,
+            "model": (_string, True),
+            "messages": (_sequence(_MESSAGE), False),
+            "tools": (_sequence(_anything), False),
+            "options": (_mapping, False),
+        },
+    ),
+    "hook.after_llm": _struct(
+        "AfterLlmParams",
+        {
+            **_COMMON,
+            "model": (_string, True),
+            "response": (
+                _struct(
+                    "LlmResponse",
+                    {
+                        "content": (_string, False),
+                        "tool_calls": (_sequence(_anything), False),
+                        "finish_reason": (_opt_str, False),
+                        "usage": (_anything, False),
+                    },
+                ),
+                True,
+            ),
+        },
+    ),
+    "hook.before_tool": _struct("ToolCall", _TOOL_CALL_FIELDS),
+    "hook.approve_tool": _struct("ToolCall", _TOOL_CALL_FIELDS),
+    "hook.after_tool": _struct(
+        "AfterToolParams",
+        {**_TOOL_CALL_FIELDS, "result": (_TOOL_RESULT, True), "duration_ms": (_nullable(_u64), False)},
+    ),
+    "hook.hello": _struct(
+        "HelloParams",
+        {
+            "name": (_string, True),
+            "version": (_unsigned("u32"), True),
+            "modes": (_nullable(_sequence(_string)), False),
+            "host": (_nullable(_struct("HostInfo", {"name": (_string, True), "version": (_string, True)})), False),
+        },
+    ),
+    "hook.runtime_event": _struct(
+        "RuntimeEvent",
+        {
+            "id": (_string, True),
+            "kind": (_string, True),
+            "time": (_string, True),
+            "payload": (_anything, True),
+            "source": (_opt_str, False),
+            "scope": (_nullable(_META), False),
+            "severity": (_nullable(_one_of("debug", "info", "warn", "error")), False),
+        },
+    ),
+}
+
+
+def _check_id(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ProtocolError(f"data {_unexpected(value)} did not match any variant of untagged enum Id")
+
+
+_PARAMS["$/cancel_request"] = _struct("CancelParams", {"id": (_check_id, True)})
+
+
+def check_params(method: str, params: Any) -> None:
+    """Raise :class:`ProtocolError` unless ``params`` fit ``method``.
+
+    Methods this module does not know are accepted as they are: the SDK
+    answers them -32601 before their params matter.
+    """
+    check = _PARAMS.get(method)
+    if check is not None:
+        check(params)
+
+
+# --- results ----------------------------------------------------------------
+
+
+def decode_tool_result(value: Any) -> dict[str, Any]:
+    """Check a tool result and return its canonical form.
+
+    Canonical: ``for_llm`` always, ``for_user`` only when a string, ``silent``
+    and ``is_error`` only when true, unknown members kept.
+    """
+    _TOOL_RESULT(value)
+    out = dict(value)
+    for key in ("for_user", "silent", "is_error"):
+        if not out.get(key):
+            if key == "for_user" and isinstance(out.get(key), str):
+                continue  # an empty for_user string is still a value
+            out.pop(key, None)
+    return out
+
+
+def decode_result(stage: str, value: Any) -> dict[str, Any]:
+    """Decode a stage result the way the host will, returning the decision.
+
+    The decision is the canonical form the spec's vectors use:
+    ``{"action": "continue"}``, ``{"action": "modify", "patch": {...}}``,
+    ``{"action": "respond", "result": {...}}``, ``{"action": A, "reason": R}``
+    or, at approve_tool, ``{"approved": B, "reason": R}``. Anything the host
+    would reject raises :class:`ProtocolError` with the reason.
+    """
+    if not isinstance(value, dict):
+        raise ProtocolError(f"malformed {stage} result: a result must be a JSON object")
+    reason = value.get("reason")
+    _opt_str(reason)
+    if stage == "approve_tool":
+        if "approved" not in value:
+            raise ProtocolError("malformed approve_tool result: missing field `approved`")
+        _boolean(value["approved"])
+        return {"approved": value["approved"], "reason": reason}
+    if stage not in PATCH_KEYS:
+        raise ProtocolError(f"unknown stage {stage!r}")
+    action = value.get("action")
+    _opt_str(action)
+    if not action:
+        action = "continue"
+    if action not in _ALL_ACTIONS:
+        raise ProtocolError(f"unknown action {_quote(action)}")
+    if action not in INTERCEPTOR_ACTIONS[stage]:
+        raise ProtocolError(f"action `{action}` is not allowed at {stage}")
+    key = PATCH_KEYS[stage]
+    patch = value.get(key)
+    if stage == "before_tool":
+        # `result` is the respond payload here; its type is checked whatever the action.
+        _nullable(_mapping)(patch)
+        tool_result = value.get("result")
+        if tool_result is not None:
+            _TOOL_RESULT(tool_result)
+    else:
+        _nullable(_mapping)(patch)
+    if action == "continue":
+        return {"action": "continue"}
+    if action == "modify":
+        return {"action": "modify", "patch": patch if patch is not None else {}}
+    if action == "respond":
+        if value.get("result") is None:
+            raise ProtocolError("action `respond` needs a `result` object with `for_llm`")
+        return {"action": "respond", "result": decode_tool_result(value["result"])}
+    return {"action": action, "reason": reason}
+
+
+def decode_hello_result(value: Any, host_version: int = HOST_VERSION) -> dict[str, Any]:
+    """Decode and negotiate a hello result as the host does."""
+    if not isinstance(value, dict):
+        raise _invalid_type(value, "struct HelloResult")
+    if "ok" in value:
+        _nullable(_boolean)(value["ok"])
+    _opt_str(value.get("name"))
+    version = value.get("version")
+    if version is not None:
+        _unsigned("u32")(version)
+    intercept = value.get("intercept")
+    if intercept is not None:
+        _sequence(_one_of(*STAGES))(intercept)
+    observe = value.get("observe")
+    if observe is not None:
+        _sequence(_string)(observe)
+        for pattern in observe:
+            check_pattern(pattern)
+    if value.get("ok") is False:
+        raise ProtocolError("the hook refused the handshake (ok: false)")
+    negotiated = 1 if version is None else version
+    if not 1 <= negotiated <= host_version:
+        raise ProtocolError(f"the hook speaks protocol version {negotiated}, the host supports {host_version}")
+    return {"version": negotiated, "intercept": intercept, "observe": observe}
+
+
+# --- observe patterns -------------------------------------------------------
+
+
+def check_pattern(pattern: str) -> None:
+    """Raise :class:`ProtocolError` unless ``pattern`` is ``*``, ``prefix.*`` or an exact kind."""
+    if pattern == "":
+        raise ProtocolError("bad observe pattern: empty pattern")
+    if pattern == "*":
+        return
+    stem = pattern[:-2] if pattern.endswith(".*") else pattern
+    if stem == "" or "*" in stem:
+        raise ProtocolError(f"bad observe pattern: {_quote(pattern)}")
+
+
+def pattern_matches(pattern: str, kind: str) -> bool:
+    """Whether an event of ``kind`` is matched by ``pattern`` (spec section 4.3)."""
+    if pattern == "*":
+        return True
+    if pattern.endswith(".*"):
+        return kind.startswith(pattern[:-1])
+    return kind == pattern

@@ -1,0 +1,433 @@
+"""Serving one connection: threads, the event loop, and who answers what.
+
+Layout, chosen for throughput without giving up concurrency:
+
+- A **reader thread** does blocking ``os.read`` calls on the input fd and
+  handles every complete line in the chunk it got. Cheap requests (hello,
+  unknown methods, bad params, cancels) are answered right there. So a
+  burst of lines costs one wake-up, not one thread hop per line.
+- **Sync handlers** go to a bounded pool of daemon worker threads through a
+  C-implemented queue. A worker writes its own answer: no hop back.
+- **Async handlers** run as tasks on the asyncio loop of the thread that
+  called :meth:`App.serve`; the reader hands them over once per chunk.
+- **Event handlers** run on one thread, one event at a time, in arrival
+  order (async ones are awaited on the loop), so an audit log keeps order.
+- Every answer is one ``os.write`` of one whole line under a lock, so lines
+  never interleave and nothing sits in a buffer.
+
+Ownership rule for answers: a request id sits in ``inflight`` until someone
+pops it; only the popper may answer. A handler that finishes pops and sends
+its result; a ``$/cancel_request`` pops and sends -32800. So every request is
+answered exactly once, whichever comes first.
+
+Workers are daemon threads and are never joined: a sync handler stuck in a
+system call cannot keep the process alive after stdin closes or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .results import to_wire
+from .schema import ProtocolError, check_params
+from .wire import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    Id,
+    classify,
+    encode_error,
+    encode_result,
+)
+
+if TYPE_CHECKING:
+    from .app import App, Handler
+
+log = logging.getLogger("hookhost_sdk")
+
+_READ_SIZE = 1 << 16
+_SPAWN_AFTER = 0.02  # seconds a queued sync job may wait before the pool grows
+
+
+class _Job:
+    __slots__ = ("id", "handler", "params", "cancelled", "task", "queued_at")
+
+    def __init__(self, msg_id: Id, handler: Handler, params: dict[str, Any]) -> None:
+        self.id = msg_id
+        self.handler = handler
+        self.params = params
+        self.cancelled = False
+        self.task: asyncio.Task[None] | None = None
+        self.queued_at = 0.0
+
+
+class Server:
+    """Serves one app over one pair of file descriptors until told to stop."""
+
+    def __init__(self, app: App, input_fd: int, output_fd: int, protect_stdio: bool) -> None:
+        self.app = app
+        self.input_fd = input_fd
+        self.output_fd = output_fd
+        self.protect_stdio = protect_stdio
+        self.methods: dict[str, Handler] = {f"hook.{s}": h for s, h in app.stage_handlers.items()}
+        self.inflight: dict[Id, _Job] = {}
+        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self.events: queue.SimpleQueue[tuple[list[Handler], dict[str, Any]] | None] = queue.SimpleQueue()
+        self.events_pending = 0
+        self.events_lock = threading.Lock()
+        self.write_lock = threading.Lock()
+        self.backlog = threading.Event()
+        self.last_dequeue = 0.0
+        self.workers = 0
+        self.workers_lock = threading.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stop: asyncio.Event | None = None
+
+    # --- lifecycle ------------------------------------------------------------
+
+    async def serve(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.stop = asyncio.Event()
+        restore = self._take_stdio() if self.protect_stdio else None
+        signals = self._install_signals()
+        try:
+            threading.Thread(target=self._read_loop, name="hookhost-reader", daemon=True).start()
+            if any(not h.is_async for h in self.methods.values()):
+                threading.Thread(target=self._watch_pool, name="hookhost-pool", daemon=True).start()
+            if self.app.event_handlers:
+                threading.Thread(target=self._event_loop, name="hookhost-events", daemon=True).start()
+            await self.stop.wait()
+            await self._drain()
+        finally:
+            for sig in signals:
+                self.loop.remove_signal_handler(sig)
+            for _ in range(self.workers):
+                self.jobs.put(None)
+            self.events.put(None)
+            if restore is not None:
+                restore()
+
+    def _take_stdio(self) -> Callable[[], None]:
+        """Reserve fds 0 and 1 for the wire; return a function that undoes it."""
+        sys.stdout.flush()
+        wire_out = os.dup(self.output_fd)
+        wire_in = os.dup(self.input_fd)
+        saved_stdout = sys.stdout
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, self.input_fd)
+        os.close(devnull)
+        os.dup2(2, self.output_fd)
+        sys.stdout = sys.stderr
+        in_fd, out_fd = self.input_fd, self.output_fd
+        self.input_fd, self.output_fd = wire_in, wire_out
+
+        def restore() -> None:
+            sys.stdout.flush()
+            sys.stdout = saved_stdout
+            os.dup2(wire_out, out_fd)
+            os.dup2(wire_in, in_fd)
+            # A stuck worker may still write later, and the reader may still be
+            # blocked on wire_in: keep both fd numbers alive (no reuse), with
+            # late output going nowhere.
+            sink = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(sink, wire_out)
+            os.close(sink)
+
+        return restore
+
+    def _install_signals(self) -> list[int]:
+        installed: list[int] = []
+        assert self.loop is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                self.loop.add_signal_handler(sig, self._request_stop)
+            except (RuntimeError, ValueError, NotImplementedError):
+                continue  # not the main thread, or no signals here
+            installed.append(sig)
+        return installed
+
+    def _request_stop(self) -> None:
+        if self.stop is not None:
+            self.stop.set()
+
+    def _stop_threadsafe(self) -> None:
+        try:
+            assert self.loop is not None
+            self.loop.call_soon_threadsafe(self._request_stop)
+        except RuntimeError:
+            pass  # the loop is already closed
+
+    async def _drain(self) -> None:
+        """Let pending work finish within the grace period, then cancel the rest."""
+        assert self.loop is not None
+        deadline = self.loop.time() + self.app.shutdown_grace
+        while (self.inflight or self.events_pending) and self.loop.time() < deadline:
+            await asyncio.sleep(0.005)
+        tasks = [job.task for job in list(self.inflight.values()) if job.task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=0.1)
+
+    # --- output -----------------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        """Write one whole line. The lock keeps lines from interleaving."""
+        try:
+            with self.write_lock:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self.output_fd, view) :]
+        except OSError:  # the host has gone (EPIPE) or the fd is closed
+            self._stop_threadsafe()
+
+    def _answer(self, job: _Job, data: bytes) -> None:
+        if self.inflight.pop(job.id, None) is job:
+            self._write(data)
+
+    # --- input --------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        pending: list[bytes] = []
+        try:
+            while True:
+                chunk = os.read(self.input_fd, _READ_SIZE)
+                if not chunk:
+                    break
+                if b"\n" not in chunk:
+                    pending.append(chunk)
+                    continue
+                if pending:
+                    pending.append(chunk)
+                    chunk = b"".join(pending)
+                    pending.clear()
+                lines = chunk.split(b"\n")
+                rest = lines.pop()
+                if rest:
+                    pending.append(rest)
+                batch: list[_Job] = []
+                for line in lines:
+                    self._on_line(line, batch)
+                if batch:
+                    self._start_async_threadsafe(batch)
+            if pending:
+                batch = []
+                self._on_line(b"".join(pending), batch)
+                if batch:
+                    self._start_async_threadsafe(batch)
+        except OSError:
+            pass
+        except Exception:  # never expected; do not die silently
+            log.exception("hookhost_sdk: reader failed")
+        finally:
+            self._stop_threadsafe()
+
+    def _on_line(self, line: bytes, batch: list[_Job]) -> None:
+        if not line.strip():
+            return
+        msg = classify(line)
+        kind = msg.kind
+        if kind == "request":
+            assert msg.id is not None and msg.method is not None and msg.params is not None
+            self._on_request(msg.id, msg.method, msg.params, batch)
+        elif kind == "notification":
+            assert msg.method is not None and msg.params is not None
+            self._on_notification(msg.method, msg.params)
+        elif kind == "parse_error":
+            log.warning("hookhost_sdk: ignoring a line that is not JSON: %.200r", line)
+            self._write(encode_error(None, PARSE_ERROR, "parse error: the line is not JSON"))
+        elif kind == "invalid":
+            log.warning("hookhost_sdk: invalid message (%s): %.200r", msg.problem, line)
+            self._write(encode_error(msg.id, INVALID_REQUEST, f"invalid request: {msg.problem}"))
+        # A response: the host sends none in protocol version 1; ignore it.
+
+    def _on_request(self, msg_id: Id, method: str, params: dict[str, Any], batch: list[_Job]) -> None:
+        handler = self.methods.get(method)
+        if handler is None:
+            if method == "hook.hello":
+                self._hello(msg_id, params)
+            else:
+                self._write(encode_error(msg_id, METHOD_NOT_FOUND, f"method not found: {method}"))
+            return
+        try:
+            check_params(method, params)
+        except ProtocolError as exc:
+            self._write(encode_error(msg_id, INVALID_PARAMS, f"invalid params for {method}: {exc}"))
+            return
+        if msg_id in self.inflight:
+            self._write(encode_error(msg_id, INVALID_REQUEST, "a request with this id is already in flight"))
+            return
+        job = _Job(msg_id, handler, handler.view(params))
+        self.inflight[msg_id] = job
+        if handler.is_async:
+            batch.append(job)
+        else:
+            self._submit(job)
+
+    def _hello(self, msg_id: Id, params: dict[str, Any]) -> None:
+        from .params import Hello
+
+        try:
+            check_params("hook.hello", params)
+        except ProtocolError as exc:
+            self._write(encode_error(msg_id, INVALID_PARAMS, f"invalid params for hook.hello: {exc}"))
+            return
+        self.app.hello_params = Hello(params)
+        self._write(encode_result(msg_id, self.app.hello_result()))
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "$/cancel_request":
+            target = params.get("id")
+            if isinstance(target, (int, str)) and not isinstance(target, bool):
+                self._cancel(target)
+        elif method == "hook.runtime_event":
+            try:
+                check_params(method, params)
+            except ProtocolError as exc:
+                log.warning("hookhost_sdk: ignoring a malformed runtime event: %s", exc)
+                return
+            handlers = self.app.handlers_for_event(params["kind"])
+            if handlers:
+                with self.events_lock:
+                    self.events_pending += 1
+                self.events.put((handlers, params))
+        # Any other notification is unknown and ignored, as the spec requires.
+
+    def _cancel(self, target: Id) -> None:
+        job = self.inflight.pop(target, None)
+        if job is None:
+            return  # unknown or already answered: ignore
+        job.cancelled = True
+        self._write(encode_error(target, REQUEST_CANCELLED, "request cancelled"))
+        if job.handler.is_async:
+            try:
+                assert self.loop is not None
+                self.loop.call_soon_threadsafe(self._cancel_task, job)
+            except RuntimeError:
+                pass
+
+    # --- sync handlers -----------------------------------------------------------
+
+    # The pool grows only when a job has waited in the queue longer than
+    # _SPAWN_AFTER: fast handlers then run on one or two threads, which is
+    # much quicker under the GIL than many threads fighting over it, while a
+    # handler that blocks (a human approval, a network call) still gets
+    # company within milliseconds, up to max_workers.
+
+    def _submit(self, job: _Job) -> None:
+        job.queued_at = time.monotonic()
+        self.jobs.put(job)
+        if self.workers == 0:
+            self._spawn()
+        elif not self.backlog.is_set():
+            self.backlog.set()
+
+    def _spawn(self) -> None:
+        with self.workers_lock:
+            if self.workers < self.app.max_workers:
+                self.workers += 1
+                threading.Thread(target=self._work, name=f"hookhost-worker-{self.workers}", daemon=True).start()
+
+    def _work(self) -> None:
+        jobs = self.jobs
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            now = time.monotonic()
+            self.last_dequeue = now
+            if now - job.queued_at > _SPAWN_AFTER:
+                self._spawn()
+            if not job.cancelled:
+                self._answer(job, self._call_sync(job))
+
+    def _watch_pool(self) -> None:
+        """Grow the pool when queued jobs wait because every worker is stuck."""
+        while True:
+            self.backlog.wait()
+            time.sleep(_SPAWN_AFTER)
+            if self.jobs.qsize() == 0:
+                self.backlog.clear()
+                if self.jobs.qsize() == 0:
+                    continue
+                self.backlog.set()
+            if time.monotonic() - self.last_dequeue > _SPAWN_AFTER:
+                self._spawn()
+
+    def _call_sync(self, job: _Job) -> bytes:
+        try:
+            value = job.handler.fn(job.params)
+            return encode_result(job.id, to_wire(job.handler.stage, value))
+        except Exception as exc:
+            return _failure(job, exc)
+
+    # --- async handlers ----------------------------------------------------------
+
+    def _start_async_threadsafe(self, batch: list[_Job]) -> None:
+        try:
+            assert self.loop is not None
+            self.loop.call_soon_threadsafe(self._start_async, batch)
+        except RuntimeError:
+            pass
+
+    def _start_async(self, batch: list[_Job]) -> None:
+        assert self.loop is not None
+        for job in batch:
+            if not job.cancelled:
+                job.task = self.loop.create_task(self._call_async(job))
+
+    def _cancel_task(self, job: _Job) -> None:
+        if job.task is not None:
+            job.task.cancel()
+
+    async def _call_async(self, job: _Job) -> None:
+        try:
+            value = await job.handler.fn(job.params)
+            data = encode_result(job.id, to_wire(job.handler.stage, value))
+        except asyncio.CancelledError:
+            # Cancelled by shutdown (a $/cancel_request has already answered).
+            self._answer(job, encode_error(job.id, REQUEST_CANCELLED, "request cancelled"))
+            raise
+        except Exception as exc:
+            data = _failure(job, exc)
+        self._answer(job, data)
+
+    # --- events ------------------------------------------------------------------
+
+    def _event_loop(self) -> None:
+        while True:
+            item = self.events.get()
+            if item is None:
+                return
+            handlers, params = item
+            for handler in handlers:
+                try:
+                    event = handler.view(params)
+                    if handler.is_async:
+                        assert self.loop is not None
+                        asyncio.run_coroutine_threadsafe(handler.fn(event), self.loop).result()
+                    else:
+                        handler.fn(event)
+                except Exception:
+                    log.exception("hookhost_sdk: event handler %s failed", getattr(handler.fn, "__name__", "?"))
+            with self.events_lock:
+                self.events_pending -= 1
+
+
+def _failure(job: _Job, exc: Exception) -> bytes:
+    """The error reply for a handler that raised; the traceback goes to stderr."""
+    name = getattr(job.handler.fn, "__name__", "handler")
+    log.error("hookhost_sdk: %s failed on request %r", name, job.id, exc_info=exc)
+    return encode_error(job.id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,191 @@
+"""Helpers, their wire form per stage, and the legality errors."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookhost_sdk import (
+    App,
+    IllegalResult,
+    LlmResponse,
+    ToolCall,
+    ToolOutput,
+    abort,
+    approve,
+    continue_,
+    deny,
+    modify,
+    modify_arguments,
+    modify_response,
+    modify_result,
+    refuse,
+    respond,
+)
+from hookhost_sdk.results import to_wire
+from hookhost_sdk.schema import STAGES, decode_result
+
+INTERCEPTORS = ["before_llm", "after_llm", "before_tool", "after_tool"]
+
+
+@pytest.mark.parametrize(
+    ("stage", "answer", "wire"),
+    [
+        ("before_tool", continue_(), {"action": "continue"}),
+        ("before_tool", None, {"action": "continue"}),
+        ("after_llm", None, {"action": "continue"}),
+        ("before_tool", modify(call={"arguments": {"command": "ls -h"}}), {"action": "modify", "call": {"arguments": {"command": "ls -h"}}}),
+        ("before_tool", modify({"arguments": {"cwd": None}}), {"action": "modify", "call": {"arguments": {"cwd": None}}}),
+        ("before_tool", modify_arguments(command="ls -h"), {"action": "modify", "call": {"arguments": {"command": "ls -h"}}}),
+        ("before_tool", modify_arguments({"a-b": 1}, c=2), {"action": "modify", "call": {"arguments": {"a-b": 1, "c": 2}}}),
+        ("before_llm", modify(request={"options": {"temperature": 0}}), {"action": "modify", "request": {"options": {"temperature": 0}}}),
+        ("before_llm", modify({"options": {"temperature": 0}}), {"action": "modify", "request": {"options": {"temperature": 0}}}),
+        ("after_llm", modify_response(content="Hello"), {"action": "modify", "response": {"response": {"content": "Hello"}}}),
+        ("after_tool", modify_result(for_llm="[x]"), {"action": "modify", "result": {"result": {"for_llm": "[x]"}}}),
+        ("after_tool", modify(result={"result": {"for_llm": "[x]"}}), {"action": "modify", "result": {"result": {"for_llm": "[x]"}}}),
+        ("before_tool", respond("cached"), {"action": "respond", "result": {"for_llm": "cached"}}),
+        (
+            "before_tool",
+            respond("boom", for_user="it broke", silent=True, is_error=True),
+            {"action": "respond", "result": {"for_llm": "boom", "for_user": "it broke", "silent": True, "is_error": True}},
+        ),
+        (
+            "before_tool",
+            respond({"for_llm": "A", "for_user": "a.txt", "silent": False, "extra": 1}),
+            {"action": "respond", "result": {"for_llm": "A", "for_user": "a.txt", "extra": 1}},
+        ),
+        ("before_tool", deny("no"), {"action": "deny_tool", "reason": "no"}),
+        ("before_llm", abort("stop"), {"action": "abort_turn", "reason": "stop"}),
+        ("after_tool", abort(hard=True), {"action": "hard_abort"}),
+        ("before_tool", abort("halt", hard=True), {"action": "hard_abort", "reason": "halt"}),
+        ("approve_tool", approve(), {"approved": True}),
+        ("approve_tool", approve("read-only"), {"approved": True, "reason": "read-only"}),
+        ("approve_tool", refuse("not listed"), {"approved": False, "reason": "not listed"}),
+        ("before_tool", {"action": "deny_tool", "reason": "plain dict"}, {"action": "deny_tool", "reason": "plain dict"}),
+        ("approve_tool", {"approved": True}, {"approved": True}),
+    ],
+)
+def test_helper_wire_form(stage: str, answer: Any, wire: dict[str, Any]) -> None:
+    assert to_wire(stage, answer) == wire
+    decode_result(stage, wire)  # and the host will accept it
+
+
+@pytest.mark.parametrize(
+    ("stage", "answer", "message"),
+    [
+        ("after_llm", respond("x"), "respond() is not allowed at after_llm"),
+        ("before_llm", deny("x"), "deny() is not allowed at before_llm"),
+        ("after_tool", deny("x"), "deny() is not allowed at after_tool"),
+        ("approve_tool", deny("x"), "deny() is not allowed at approve_tool"),
+        ("approve_tool", continue_(), "continue_() is not allowed at approve_tool"),
+        ("approve_tool", abort("x"), "abort() is not allowed at approve_tool"),
+        ("approve_tool", modify({"a": 1}), "modify() is not allowed at approve_tool"),
+        ("approve_tool", None, "must return approve() or refuse(reason)"),
+        ("before_tool", approve(), "approve() is not allowed at before_tool"),
+        ("after_llm", refuse("x"), "refuse() is not allowed at after_llm"),
+        ("after_tool", modify(call={"a": 1}), "modify(call=...) is not allowed at after_tool; its patch key is `result`"),
+        ("before_tool", modify_result(for_llm="x"), "modify_result() is not allowed at before_tool"),
+        ("after_tool", modify_arguments(a=1), "modify_arguments() is not allowed at after_tool"),
+        ("before_llm", modify_response(content="x"), "modify_response() is not allowed at before_llm"),
+        ("after_llm", {"action": "respond", "result": {"for_llm": "x"}}, "action `respond` is not allowed at after_llm"),
+        ("before_tool", {"action": "explode"}, 'unknown action "explode"'),
+        ("approve_tool", {"action": "continue"}, "missing field `approved`"),
+        ("before_tool", "continue", "must return a helper"),
+        ("before_tool", True, "must return a helper"),
+    ],
+)
+def test_illegal_answers_raise_a_clear_error(stage: str, answer: Any, message: str) -> None:
+    with pytest.raises(IllegalResult) as err:
+        to_wire(stage, answer)
+    assert message in str(err.value)
+
+
+def test_helpers_reject_bad_arguments() -> None:
+    with pytest.raises(TypeError):
+        modify()
+    with pytest.raises(TypeError):
+        modify({"a": 1}, call={"b": 2})
+    with pytest.raises(TypeError):
+        modify(call={}, result={})
+    with pytest.raises(TypeError):
+        modify(patch={"a": 1})  # not a stage key
+    with pytest.raises(TypeError):
+        modify("ls -h")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        deny(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        respond({"for_llm": "x"}, for_user="y")
+    with pytest.raises(IllegalResult, match="missing field `for_llm`"):
+        respond({"for_user": "x"})
+
+
+@pytest.mark.parametrize("stage", INTERCEPTORS)
+def test_abort_and_continue_are_legal_at_every_interceptor(stage: str) -> None:
+    for answer in (continue_(), abort("x"), abort(hard=True), modify({})):
+        decode_result(stage, to_wire(stage, answer))
+
+
+def test_decorators_register_stages_and_hello_lists_exactly_them() -> None:
+    app = App("x")
+    assert app.hello_result() == {"name": "x", "version": 1, "intercept": [], "observe": []}
+
+    @app.after_tool
+    def one(output: ToolOutput) -> None: ...
+
+    @app.before_llm
+    async def two(request: Any) -> None: ...
+
+    @app.on_event("agent.*")
+    def three(event: Any) -> None: ...
+
+    @app.on_event("llm.*", "agent.*")
+    async def four(event: Any) -> None: ...
+
+    hello = app.hello_result()
+    assert hello["intercept"] == ["before_llm", "after_tool"]  # the spec's stage order
+    assert hello["observe"] == ["agent.*", "llm.*"]
+    assert app.stage_handlers["before_llm"].is_async and not app.stage_handlers["after_tool"].is_async
+    assert [h.fn for h in app.handlers_for_event("agent.turn.start")] == [three, four]
+    assert [h.fn for h in app.handlers_for_event("llm.call")] == [four]
+    assert app.handlers_for_event("agentx.y") == []
+    with pytest.raises(ValueError, match="already has a handler"):
+        app.after_tool(one)
+
+
+@pytest.mark.parametrize("pattern", ["", ".*", "agent*", "a.*.b", "*.x"])
+def test_bad_event_patterns_fail_at_registration(pattern: str) -> None:
+    with pytest.raises(ValueError, match="bad observe pattern"):
+        App("x").on_event(pattern)
+
+
+def test_all_stage_decorators_exist() -> None:
+    app = App("x")
+    for stage in STAGES:
+        getattr(app, stage)(lambda params: None)
+    assert app.hello_result()["intercept"] == list(STAGES)
+
+
+def test_typed_params_are_the_dicts_with_names_and_defaults() -> None:
+    call = ToolCall({"tool": "shell", "meta": {"turn_id": "t"}, "x_extra": 1})
+    assert call.tool == "shell" and call.arguments == {} and call.meta == {"turn_id": "t"}
+    assert call.tool_call_id is None and call["x_extra"] == 1
+    out = ToolOutput({"tool": "shell", "result": {"for_llm": "x", "is_error": True}, "duration_ms": 3})
+    assert out.for_llm == "x" and out.is_error and out.for_user is None and out.duration_ms == 3
+    resp = LlmResponse({"model": "m", "response": {}})
+    assert resp.content == "" and resp.tool_calls == []
+
+
+def test_the_installed_distribution_is_complete() -> None:
+    """`pip install ./sdk-python` (done by scripts/test) must ship every module and py.typed."""
+    try:
+        files = metadata.files("hookhost-sdk")
+    except metadata.PackageNotFoundError:
+        pytest.skip("hookhost-sdk is not installed in this environment (scripts/test installs it)")
+    shipped = {str(f).replace("\\", "/") for f in files or []}
+    source = Path(__file__).resolve().parents[1] / "src" / "hookhost_sdk"
+    for path in sorted(source.iterdir()):
+        if path.suffix in (".py", ".typed"):
+            assert f"hookhost_sdk/{path.name}" in shipped, f"{path.name} is missing from the wheel"
