@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""after_tool: mask secrets in what the tool returned before the model sees it.
+
+Only the fields that changed are patched (`for_llm`, `for_user`), so other
+hooks' rewrites of the result survive; clean output continues untouched.
+"""
+
+import re
+
+from hookhost_sdk import App, Decision, ToolOutput, modify_result
+
+MASK = "[REDACTED]"
+PATTERNS = [  # applied in this order
+    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL), MASK),
+    (re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\g<1>" + MASK),
+    (re.compile(r"sk-[A-Za-z0-9_-]{16,}"), MASK),
+    (re.compile(r"AKIA[0-9A-Z]{16}"), MASK),
+    (re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}"), MASK),
+    (re.compile(r"xox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
+]
+
+
+def redact(text: str) -> str:
+    for pattern, replacement in PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+app = App("redact")
+
+
+@app.after_tool
+def mask_secrets(output: ToolOutput) -> Decision | None:
+    changed = {}
+    for field in ("for_llm", "for_user"):
+        text = output.result.get(field)
+        if isinstance(text, str) and (masked := redact(text)) != text:
+            changed[field] = masked
+    return modify_result(**changed) if changed else None
+
+
+if __name__ == "__main__":
+    app.run()
