@@ -295,3 +295,63 @@ intercept = ["before_tool"]
     assert_eq!(lines[2]["trace"], serde_json::json!([]));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2:"));
 }
+
+#[test]
+fn demo_shows_every_kind_of_verdict_through_the_example_hooks() {
+    let out = Command::new(HOOKHOST)
+        .arg("demo")
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !text.contains('\x1b'),
+        "no colour when stdout is not a terminal"
+    );
+    let summary: Vec<&str> = text.lines().skip_while(|l| *l != "Summary").collect();
+    let row = |n: &str| {
+        summary
+            .iter()
+            .find(|l| l.starts_with(&format!("{n} ")))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    assert!(
+        row("2").contains("rm -rf /tmp/test denied guard"),
+        "{}",
+        row("2")
+    );
+    assert!(
+        row("3").contains("sudo apt update denied guard"),
+        "{}",
+        row("3")
+    );
+    assert!(row("4").contains("ls rewritten ls_human"), "{}", row("4"));
+    assert!(row("5").contains("cat README.md allowed"), "{}", row("5"));
+    assert!(
+        row("6").contains("cat README.md answered from cache cache"),
+        "{}",
+        row("6")
+    );
+    assert!(
+        row("7").contains("env output redacted redact"),
+        "{}",
+        row("7")
+    );
+    assert!(text.contains("ls → ls -h"), "{text}");
+    let sees = text
+        .lines()
+        .find(|l| l.contains("the model sees:"))
+        .unwrap_or_default();
+    assert!(sees.contains("OPENAI_API_KEY=[REDACTED]"), "{sees}");
+    assert!(
+        !sees.contains("sk-proj"),
+        "the key must not reach the model: {sees}"
+    );
+}

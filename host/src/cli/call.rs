@@ -48,10 +48,13 @@ pub async fn run(args: CallArgs) -> ExitCode {
     if let Err(e) = hookhost_protocol::chain::validate_params(stage, &params) {
         return usage_error(format!("--input: {e}"));
     }
-    let config = match Config::load(&args.config) {
+    let mut config = match Config::load(&args.config) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
+    // One stage needs only the hooks configured for it; observers and the
+    // other stages' hooks would only add start-up time.
+    config.processes.retain(|_, p| p.intercept.contains(&stage));
     let host = tokio::select! {
         h = Host::start(config) => h,
         _ = terminated() => return ExitCode::from(130),

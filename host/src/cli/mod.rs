@@ -4,6 +4,7 @@
 mod call;
 mod check;
 mod conformance;
+mod demo;
 mod replay;
 
 use std::process::ExitCode;
@@ -30,6 +31,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    Demo(demo::DemoArgs),
     Call(call::CallArgs),
     Check(check::CheckArgs),
     Replay(replay::ReplayArgs),
@@ -52,6 +54,7 @@ pub fn main() -> ExitCode {
     };
     let code = runtime.block_on(async {
         match cli.command {
+            Command::Demo(args) => demo::run(args).await,
             Command::Call(args) => call::run(args).await,
             Command::Check(args) => check::run(args).await,
             Command::Replay(args) => replay::run(args).await,
