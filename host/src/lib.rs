@@ -25,15 +25,19 @@
 //! crashed hooks are restarted, and shutdown leaves no process behind.
 //! `ARCHITECTURE.md` in the repository maps the modules.
 
+pub mod audit;
+pub mod builtin;
 pub mod config;
 pub mod conformance;
 pub mod connection;
 pub mod error;
+pub mod filter;
 pub mod hook;
 pub mod host;
 pub mod line_reader;
 pub mod outcome;
 pub mod process;
+pub mod redact;
 pub mod supervisor;
 
 pub use config::{Config, ConfigError, Defaults, ProcessConfig};

@@ -1,0 +1,1 @@
+//! Audit log: one JSON line per hook execution (being written).

@@ -1,0 +1,1 @@
+//! In-process builtin hooks (being written).

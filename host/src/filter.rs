@@ -1,0 +1,1 @@
+//! Per-hook filters evaluated before a call (being written).
