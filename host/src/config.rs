@@ -22,6 +22,10 @@ pub struct Config {
     pub defaults: Defaults,
     /// Process hooks by name.
     pub processes: BTreeMap<String, ProcessConfig>,
+    /// Builtin (in-process) hooks by registry name.
+    pub builtins: BTreeMap<String, BuiltinConfig>,
+    /// Where to write the audit log, if anywhere.
+    pub audit: Option<AuditConfig>,
     /// The folder relative paths are resolved against (the config file's
     /// folder, or the working directory for a config built in code).
     pub base_dir: PathBuf,
@@ -50,6 +54,15 @@ pub struct Defaults {
     pub max_restarts: u32,
     /// The window for `max_restarts`.
     pub restart_window_ms: u64,
+    /// Deadline for a whole stage's chain; hooks still to run when it is
+    /// spent are skipped with their policies.
+    pub chain_budget_ms: u64,
+    /// Hook failures within `breaker_window_ms` that open a hook's breaker.
+    pub breaker_failures: u32,
+    /// The window for `breaker_failures`.
+    pub breaker_window_ms: u64,
+    /// How long an open breaker skips its hook before one trial call.
+    pub breaker_cooldown_ms: u64,
 }
 
 impl Default for Defaults {
@@ -64,6 +77,10 @@ impl Default for Defaults {
             shutdown_grace_ms: 2000,
             max_restarts: 5,
             restart_window_ms: 60_000,
+            chain_budget_ms: 10_000,
+            breaker_failures: 5,
+            breaker_window_ms: 60_000,
+            breaker_cooldown_ms: 30_000,
         }
     }
 }
@@ -124,6 +141,109 @@ pub struct ProcessConfig {
     /// What a failure of this hook decides; per stage default when absent.
     #[serde(default)]
     pub on_error: Option<OnError>,
+    /// Regex on the tool name (anchored); the hook is not called for other
+    /// tools at the tool stages.
+    #[serde(default)]
+    pub matcher: Option<String>,
+    /// A CEL condition over `stage`, `tool`, `arguments`, `meta`, `model`;
+    /// the hook is called only when it is true.
+    #[serde(default, rename = "if")]
+    pub condition: Option<String>,
+    /// Overrides `breaker_failures` for this hook.
+    #[serde(default)]
+    pub breaker_failures: Option<u32>,
+    /// Overrides `breaker_window_ms` for this hook.
+    #[serde(default)]
+    pub breaker_window_ms: Option<u64>,
+    /// Overrides `breaker_cooldown_ms` for this hook.
+    #[serde(default)]
+    pub breaker_cooldown_ms: Option<u64>,
+}
+
+/// Per-hook overrides of the breaker defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BreakerConfig {
+    /// Overrides `breaker_failures`.
+    pub breaker_failures: Option<u32>,
+    /// Overrides `breaker_window_ms`.
+    pub breaker_window_ms: Option<u64>,
+    /// Overrides `breaker_cooldown_ms`.
+    pub breaker_cooldown_ms: Option<u64>,
+}
+
+/// `[hooks.builtins.NAME]`: an in-process hook from the registry.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuiltinConfig {
+    /// Off switch.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Lower runs first; ties break by name, across process hooks too.
+    #[serde(default)]
+    pub priority: i64,
+    /// The builtin's own settings.
+    #[serde(default = "empty_object")]
+    pub config: Value,
+    /// Narrows the stages the builtin answers.
+    #[serde(default)]
+    pub intercept: Option<Vec<Stage>>,
+    /// Overrides the stage default deadline.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// What a failure decides.
+    #[serde(default)]
+    pub on_error: Option<OnError>,
+    /// Regex on the tool name, as for process hooks.
+    #[serde(default)]
+    pub matcher: Option<String>,
+    /// A CEL condition, as for process hooks.
+    #[serde(default, rename = "if")]
+    pub condition: Option<String>,
+    /// Overrides `breaker_failures`.
+    #[serde(default)]
+    pub breaker_failures: Option<u32>,
+    /// Overrides `breaker_window_ms`.
+    #[serde(default)]
+    pub breaker_window_ms: Option<u64>,
+    /// Overrides `breaker_cooldown_ms`.
+    #[serde(default)]
+    pub breaker_cooldown_ms: Option<u64>,
+}
+
+impl BuiltinConfig {
+    /// Its breaker overrides.
+    pub fn breaker(&self) -> BreakerConfig {
+        BreakerConfig {
+            breaker_failures: self.breaker_failures,
+            breaker_window_ms: self.breaker_window_ms,
+            breaker_cooldown_ms: self.breaker_cooldown_ms,
+        }
+    }
+}
+
+/// What makes two configured process hooks the same process.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SpawnKey {
+    /// argv.
+    pub command: Vec<String>,
+    /// Working directory as configured (resolved by the host).
+    pub dir: Option<PathBuf>,
+    /// Variables set.
+    pub env: BTreeMap<String, String>,
+    /// Variables passed through.
+    pub inherit_env: Vec<String>,
+}
+
+/// `[hooks.audit]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditConfig {
+    /// The JSONL file, relative to the config file's folder.
+    pub path: PathBuf,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
 }
 
 fn yes() -> bool {
@@ -146,6 +266,31 @@ impl ProcessConfig {
             intercept,
             timeout_ms: None,
             on_error: None,
+            matcher: None,
+            condition: None,
+            breaker_failures: None,
+            breaker_window_ms: None,
+            breaker_cooldown_ms: None,
+        }
+    }
+
+    /// Its breaker overrides.
+    pub fn breaker(&self) -> BreakerConfig {
+        BreakerConfig {
+            breaker_failures: self.breaker_failures,
+            breaker_window_ms: self.breaker_window_ms,
+            breaker_cooldown_ms: self.breaker_cooldown_ms,
+        }
+    }
+
+    /// The key two hooks must share to run as one process: the same argv,
+    /// folder and environment.
+    pub fn spawn_key(&self) -> SpawnKey {
+        SpawnKey {
+            command: self.command.clone(),
+            dir: self.dir.clone(),
+            env: self.env.clone(),
+            inherit_env: self.inherit_env.clone(),
         }
     }
 
@@ -218,10 +363,10 @@ struct HooksSection {
     defaults: Option<Value>,
     #[serde(default)]
     processes: BTreeMap<String, Value>,
-    /// PicoClaw's in-process Go hooks; they cannot exist here, so each one
-    /// is reported and skipped.
     #[serde(default)]
     builtins: BTreeMap<String, Value>,
+    #[serde(default)]
+    audit: Option<Value>,
 }
 
 impl Config {
@@ -231,6 +376,8 @@ impl Config {
             enabled: true,
             defaults: Defaults::default(),
             processes: BTreeMap::new(),
+            builtins: BTreeMap::new(),
+            audit: None,
             base_dir: base_dir.into(),
         }
     }
@@ -283,21 +430,41 @@ impl Config {
         if let Some(d) = section.defaults {
             config.defaults = decode(d).map_err(|m| invalid("[hooks.defaults]".into(), m))?;
         }
-        for name in section.builtins.keys() {
-            tracing::warn!(
-                hook = %name,
-                "builtin hook `{name}` in {} skipped: PicoClaw's in-process builtins do not exist in hookhost",
-                path.display()
-            );
+        for (name, raw) in section.builtins {
+            let at = format!("builtin `{name}`");
+            let b: BuiltinConfig = decode(raw).map_err(|m| invalid(at.clone(), m))?;
+            crate::filter::Filter::new(b.matcher.as_deref(), b.condition.as_deref())
+                .map_err(|m| invalid(at.clone(), m))?;
+            if b.timeout_ms == Some(0) {
+                return Err(invalid(at, "key `timeout_ms`: must be at least 1".into()));
+            }
+            config.builtins.insert(name, b);
+        }
+        if let Some(raw) = section.audit {
+            let a: AuditConfig = decode(raw).map_err(|m| invalid("[hooks.audit]".into(), m))?;
+            config.audit = Some(a);
         }
         for (name, raw) in section.processes {
             let at = format!("hook `{name}`");
             let hook: ProcessConfig = decode(raw).map_err(|m| invalid(at.clone(), m))?;
             validate_process(&hook).map_err(|m| invalid(at.clone(), m))?;
+            crate::filter::Filter::new(hook.matcher.as_deref(), hook.condition.as_deref())
+                .map_err(|m| invalid(at.clone(), m))?;
             config.processes.insert(name, hook);
         }
         validate_defaults(&config.defaults).map_err(|m| invalid("[hooks.defaults]".into(), m))?;
         Ok(config)
+    }
+
+    /// Where the audit log goes, resolved against the config's folder.
+    pub fn audit_path(&self) -> Option<PathBuf> {
+        self.audit.as_ref().map(|a| {
+            if a.path.is_absolute() {
+                a.path.clone()
+            } else {
+                self.base_dir.join(&a.path)
+            }
+        })
     }
 
     /// The folder a hook runs in.
@@ -353,6 +520,9 @@ fn validate_defaults(d: &Defaults) -> Result<(), String> {
         ("hello_timeout_ms", d.hello_timeout_ms),
         ("max_line_bytes", d.max_line_bytes as u64),
         ("event_queue", d.event_queue as u64),
+        ("chain_budget_ms", d.chain_budget_ms),
+        ("breaker_failures", d.breaker_failures as u64),
+        ("breaker_window_ms", d.breaker_window_ms),
     ];
     for (key, v) in nonzero {
         if v == 0 {
@@ -434,6 +604,54 @@ on_error = "deny"
         for (text, want) in cases {
             let err = parse_toml(text).expect_err(text).to_string();
             assert!(err.starts_with("hooks.toml: "), "{err}");
+            assert!(err.contains(want), "{err:?} should contain {want:?}");
+        }
+    }
+
+    #[test]
+    fn filters_builtins_and_audit_are_checked_at_load() {
+        let c = parse_toml(
+            r#"
+[hooks.audit]
+path = "audit.jsonl"
+[hooks.builtins.deny_tools]
+priority = 5
+config = { tools = ["curl"] }
+[hooks.processes.g]
+command = ["x"]
+matcher = "Bash|shell"
+if = 'size(arguments.command) > 80'
+breaker_failures = 3
+"#,
+        )
+        .expect("valid config");
+        assert_eq!(c.audit_path(), Some(PathBuf::from("/cfg/audit.jsonl")));
+        assert_eq!(c.builtins["deny_tools"].priority, 5);
+        assert_eq!(c.processes["g"].breaker().breaker_failures, Some(3));
+        let cases = [
+            (
+                "[hooks.processes.g]\ncommand=[\"x\"]\nif='tool =='\n",
+                "hook `g`: `if`: syntax error",
+            ),
+            (
+                "[hooks.processes.g]\ncommand=[\"x\"]\nif='toool == \"x\"'\n",
+                "hook `g`: `if`: unknown variable `toool`",
+            ),
+            (
+                "[hooks.processes.g]\ncommand=[\"x\"]\nmatcher='('\n",
+                "hook `g`: `matcher`",
+            ),
+            (
+                "[hooks.builtins.b]\ncolour=1\n",
+                "builtin `b`: key `colour`: unknown field",
+            ),
+            (
+                "[hooks.audit]\nfile='x'\n",
+                "[hooks.audit]: key `file`: unknown field",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse_toml(text).expect_err(text).to_string();
             assert!(err.contains(want), "{err:?} should contain {want:?}");
         }
     }

@@ -204,6 +204,20 @@ impl Session {
             .ok_or_else(|| "no answer".to_string())
     }
 
+    /// Stray messages, less the ones the protocol allows, possibly late:
+    /// error replies with a null id (the answer to a malformed line) and the
+    /// cancelled request's own answer (a result or -32800).
+    fn unsolicited(&self) -> Vec<String> {
+        self.stray
+            .iter()
+            .filter(|line| {
+                let compact = line.replace(' ', "");
+                !compact.contains(r#""id":null"#) && !compact.contains(r#""id":"to-cancel""#)
+            })
+            .cloned()
+            .collect()
+    }
+
     /// Lets late output arrive, so that strays are seen.
     async fn settle(&mut self, within: Duration) {
         let until = Instant::now() + within;
@@ -480,13 +494,10 @@ async fn run_checks(s: &mut Session, report: &mut Report) {
             .map(drop)
             .map_err(|e| format!("after malformed lines: {e}"));
     }
-    // Error replies with a null id are the allowed answer to garbage.
-    s.stray
-        .retain(|line| !line.replace(' ', "").contains(r#""id":null"#));
     report.record("malformed lines do not kill it", r);
 
     // notifications get no response
-    let before = s.stray.len();
+    let before = s.unsolicited().len();
     let event = json!({"id": "evt-1", "kind": "agent.turn.start", "time": "2026-01-01T00:00:00Z", "payload": {}});
     let mut r = s
         .send(
@@ -503,8 +514,9 @@ async fn run_checks(s: &mut Session, report: &mut Report) {
         let (id, m, p) = probe_call(json!(2003));
         r = s.call(id, m, &p).await.map(drop);
         s.settle(Duration::from_millis(100)).await;
-        if r.is_ok() && s.stray.len() > before {
-            r = Err(format!("answered a notification: {}", s.stray[before]));
+        let unsolicited = s.unsolicited();
+        if r.is_ok() && unsolicited.len() > before {
+            r = Err(format!("answered a notification: {}", unsolicited[before]));
         }
     }
     report.record("notifications get no response", r);
@@ -552,9 +564,6 @@ async fn run_checks(s: &mut Session, report: &mut Report) {
             .await
             .map(drop)
             .map_err(|e| format!("after $/cancel_request: {e}"));
-        // The cancelled request may be answered (result or -32800) or not.
-        s.stray
-            .retain(|line| !line.replace(' ', "").contains(r#""id":"to-cancel""#));
     }
     report.record("$/cancel_request tolerated", r);
 
@@ -588,15 +597,16 @@ async fn finish(s: &mut Session, report: &mut Report) {
             ),
         );
     }
-    if s.stray.is_empty() {
+    let stray = s.unsolicited();
+    if stray.is_empty() {
         report.pass("no unsolicited messages");
     } else {
         report.fail(
             "no unsolicited messages",
             format!(
                 "{} message(s) answering nothing, first: {}",
-                s.stray.len(),
-                s.stray[0]
+                stray.len(),
+                stray[0]
             ),
         );
     }

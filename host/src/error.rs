@@ -24,6 +24,9 @@ pub enum CallError {
     /// The hook answered with a JSON-RPC error.
     #[error("the hook answered an error: {0}")]
     Rpc(ErrorObject),
+    /// A builtin hook returned an error.
+    #[error("the builtin failed: {0}")]
+    Builtin(String),
     /// The hook's answer for this call broke the protocol.
     #[error("protocol violation: {0}")]
     Protocol(String),

@@ -1,13 +1,15 @@
-//! One configured process hook as the rest of the host sees it: its
-//! settings, its current state (published by its supervisor), what it
-//! turned out to intercept and observe, and its counters.
+//! One hook process as the rest of the host sees it: how it is spawned, its
+//! current state (published by its supervisor), what it declared in hello,
+//! and its counters. Its place in the chain (priority, filters, policy,
+//! breaker) is a [`crate::member::Member`]; two configured hooks with the
+//! same command, folder and environment share one `HookEntry`.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use hookhost_protocol::event::{EventPattern, intersect_patterns};
-use hookhost_protocol::{HelloResult, OnError, Stage};
+use hookhost_protocol::{HelloResult, Stage};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, timeout_at};
@@ -41,30 +43,36 @@ pub struct Effective {
     pub observe: Vec<EventPattern>,
 }
 
-/// Counters a hook accumulates over the host's life.
+/// Counters a process accumulates over the host's life.
 #[derive(Debug, Default)]
 pub struct Counters {
-    /// Calls made.
-    pub calls: AtomicU64,
-    /// Calls that failed (any [`CallError`]).
-    pub errors: AtomicU64,
-    /// Calls that timed out.
-    pub timeouts: AtomicU64,
+    /// Requests sent and not yet answered or given up on; reload waits for
+    /// zero before stopping a process it no longer needs.
+    pub in_flight: AtomicU64,
     /// Restarts after a crash or failed start.
     pub restarts: AtomicU64,
     /// Runtime events dropped for this hook.
     pub dropped_events: AtomicU64,
 }
 
-/// The shared handle of one process hook.
+/// What the hook declared in its last hello; `None` = no declaration.
+#[derive(Debug, Clone, Default)]
+struct Declared {
+    intercept: Option<Vec<Stage>>,
+    observe: Option<Vec<EventPattern>>,
+}
+
+/// The shared handle of one hook process.
 pub struct HookEntry {
-    /// The name in the config.
+    /// The name of the first configured hook that uses this process.
     pub name: Arc<str>,
-    /// Its settings.
+    /// How it is spawned; `intercept` and `observe` are the union over the
+    /// configured hooks sharing it.
     pub config: ProcessConfig,
     /// Stage defaults and limits.
     pub defaults: Defaults,
     pub(crate) state: watch::Sender<HookState>,
+    declared: RwLock<Declared>,
     effective: RwLock<Effective>,
     /// The last lines of its stderr.
     pub stderr: StderrTail,
@@ -72,6 +80,7 @@ pub struct HookEntry {
     pub counters: Counters,
     pub(crate) events: mpsc::Sender<Arc<[u8]>>,
     pid: AtomicU32,
+    observe_override: RwLock<Option<Vec<EventPattern>>>,
 }
 
 impl HookEntry {
@@ -91,11 +100,13 @@ impl HookEntry {
             config,
             defaults,
             state: watch::channel(HookState::Starting).0,
+            declared: RwLock::new(Declared::default()),
             effective: RwLock::new(effective),
             stderr: StderrTail::default(),
             counters: Counters::default(),
             events,
             pid: AtomicU32::new(0),
+            observe_override: RwLock::new(None),
         });
         (entry, rx)
     }
@@ -108,30 +119,69 @@ impl HookEntry {
             .clone()
     }
 
-    /// Narrows config by a hello declaration; config may narrow, never widen.
+    /// Records a hello declaration and narrows config by it; config may
+    /// narrow, never widen.
     pub(crate) fn apply_hello(&self, hello: &HelloResult) {
-        let intercept = match &hello.intercept {
-            None => self.config.intercept.clone(),
-            Some(declared) => self
-                .config
-                .intercept
-                .iter()
-                .copied()
-                .filter(|s| declared.contains(s))
-                .collect(),
-        };
         let declared_observe: Option<Vec<EventPattern>> = hello.observe.as_ref().map(|list| {
             list.iter()
                 .filter_map(|p| EventPattern::parse(p).ok())
                 .collect()
         });
-        let observe =
-            intersect_patterns(declared_observe.as_deref(), &self.config.observe_patterns());
-        let mut e = self.effective.write().unwrap_or_else(|p| p.into_inner());
-        *e = Effective { intercept, observe };
+        *self.declared.write().unwrap_or_else(|p| p.into_inner()) = Declared {
+            intercept: hello.intercept.clone(),
+            observe: declared_observe,
+        };
+        self.recompute();
     }
 
-    /// Whether it is called at `stage`.
+    fn recompute(&self) {
+        let declared = self
+            .declared
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let intercept = self
+            .config
+            .intercept
+            .iter()
+            .copied()
+            .filter(|s| declared.intercept.as_ref().is_none_or(|d| d.contains(s)))
+            .collect();
+        let configured = self.observe_config();
+        let observe = intersect_patterns(declared.observe.as_deref(), &configured);
+        *self.effective.write().unwrap_or_else(|p| p.into_inner()) =
+            Effective { intercept, observe };
+    }
+
+    fn observe_config(&self) -> Vec<EventPattern> {
+        self.observe_override
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_else(|| self.config.observe_patterns())
+    }
+
+    /// Replaces the configured observe list (after a reload changed the
+    /// hooks that share this process).
+    pub(crate) fn set_observe(&self, patterns: Vec<EventPattern>) {
+        *self
+            .observe_override
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(patterns);
+        self.recompute();
+    }
+
+    /// Whether the process declared `stage` (true when it declared nothing).
+    pub fn declares(&self, stage: Stage) -> bool {
+        self.declared
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .intercept
+            .as_ref()
+            .is_none_or(|d| d.contains(&stage))
+    }
+
+    /// Whether it is called at `stage` (config narrowed by hello).
     pub fn intercepts(&self, stage: Stage) -> bool {
         self.effective
             .read()
@@ -148,11 +198,6 @@ impl HookEntry {
             .observe
             .iter()
             .any(|p| p.matches(kind))
-    }
-
-    /// The policy for a failure at `stage`.
-    pub fn policy(&self, stage: Stage) -> OnError {
-        self.config.policy(stage)
     }
 
     /// The process id of the latest start (0 before the first).
@@ -194,22 +239,20 @@ impl HookEntry {
         }
     }
 
-    /// Calls the hook at `stage` with `params`, within its deadline.
-    pub async fn call(&self, stage: Stage, params: &Value) -> Result<Value, CallError> {
-        let budget = self.config.timeout(stage, &self.defaults);
-        let deadline = Instant::now() + budget;
-        self.counters.calls.fetch_add(1, Ordering::Relaxed);
-        let result = match self.ready(deadline, budget).await {
-            Ok(conn) => conn.request(stage.method(), params, deadline, budget).await,
+    /// Sends one request once the process is ready, waiting at most until
+    /// `deadline` (`budget` is that wait's length, for the timeout message).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: &Value,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<Value, CallError> {
+        let _in_flight = InFlight::enter(&self.counters.in_flight);
+        match self.ready(deadline, budget).await {
+            Ok(conn) => conn.request(method, params, deadline, budget).await,
             Err(e) => Err(e),
-        };
-        if let Err(e) = &result {
-            self.counters.errors.fetch_add(1, Ordering::Relaxed);
-            if matches!(e, CallError::Timeout(_)) {
-                self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
-            }
         }
-        result
     }
 
     /// Queues an encoded runtime event without waiting; a full queue drops
@@ -227,6 +270,23 @@ impl HookEntry {
         if n == 1 || n.is_multiple_of(100) {
             tracing::warn!(hook = %self.name, dropped_total = n, "dropped a runtime event: {why}");
         }
+    }
+}
+
+/// Counts a request as in flight until dropped, even when its caller's
+/// future is dropped mid-way.
+struct InFlight<'a>(&'a AtomicU64);
+
+impl<'a> InFlight<'a> {
+    fn enter(counter: &'a AtomicU64) -> Self {
+        counter.fetch_add(1, Ordering::Relaxed);
+        InFlight(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -1,27 +1,37 @@
 //! [`Host`]: what an agent embeds. It starts the configured hooks, runs
-//! each stage through the chain, fans runtime events out to observers, and
-//! shuts everything down.
+//! each stage through the chain, fans runtime events out to observers,
+//! reloads a changed config, and shuts everything down.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
 
-use hookhost_protocol::chain::{ParamsError, Step, StepOutcome};
-use hookhost_protocol::event::RuntimeEvent;
+use hookhost_protocol::chain::{ParamsError, StepOutcome};
+use hookhost_protocol::event::{EventPattern, RuntimeEvent};
 use hookhost_protocol::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
 use hookhost_protocol::stage::method;
-use hookhost_protocol::{Chain, Flow, Outcome, Stage};
+use hookhost_protocol::{Chain, Decision, Flow, Outcome, Stage};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tracing::Instrument;
 
-use crate::config::Config;
-use crate::hook::{HookEntry, HookState, forward_events};
+use crate::audit::{AuditLog, AuditRecord};
+use crate::breaker::Admission;
+use crate::builtin::BuiltinRegistry;
+use crate::config::{Config, Defaults, ProcessConfig, SpawnKey};
+use crate::error::CallError;
+use crate::hook::{HookEntry, forward_events};
+use crate::member::{Member, MemberKind};
 use crate::outcome::{Approval, StageOutcome, ToolOutcome};
+use crate::stats::{HookStats, MemberStats};
 use crate::supervisor::{Started, supervise};
 
-/// A hook that did not come up at start. It stays configured: its
+/// A hook that did not come up. It stays configured: a process's
 /// supervisor keeps retrying with backoff, and meanwhile its `on_error`
 /// policy answers for it, so a fail-closed guard that cannot start keeps
 /// failing closed.
@@ -33,10 +43,10 @@ pub struct StartFailure {
     pub error: String,
 }
 
-/// A hook that came up at start.
+/// A hook process that came up.
 #[derive(Debug, Clone)]
 pub struct StartedHook {
-    /// The hook's name.
+    /// The hook's name (the first of those sharing the process).
     pub hook: String,
     /// Process id, protocol version and handshake time.
     pub info: Started,
@@ -47,12 +57,31 @@ pub struct StartedHook {
 pub struct HookTrace {
     /// The hook.
     pub hook: String,
-    /// Its raw result, or how the call failed.
+    /// Its raw result, or how the call failed (or why it was skipped).
     pub answer: Result<Value, String>,
     /// From sending the request to having the answer (or giving up).
-    pub elapsed: std::time::Duration,
+    pub elapsed: Duration,
     /// What the chain did with it.
     pub outcome: StepOutcome,
+}
+
+/// What [`Host::reload`] did, by hook name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// Hooks whose settings and process stayed as they were.
+    pub unchanged: Vec<String>,
+    /// Hooks that are new or whose settings changed (a new process when
+    /// their command, folder or environment changed).
+    pub changed: Vec<String>,
+    /// Hooks no longer configured.
+    pub removed: Vec<String>,
+}
+
+/// A running process and what stops it.
+struct ProcessSlot {
+    entry: Arc<HookEntry>,
+    shutdown: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 /// The hook host. Cheap to clone; all clones share the same hooks.
@@ -62,93 +91,491 @@ pub struct Host {
 }
 
 struct Inner {
-    /// In chain order: priority, then name.
-    hooks: Vec<Arc<HookEntry>>,
-    shutdown: watch::Sender<bool>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
-    started: Vec<StartedHook>,
-    failures: Vec<StartFailure>,
+    /// Members in chain order: priority, then name, across kinds. Swapped
+    /// whole on reload; a stage run keeps the snapshot it started with.
+    chain: RwLock<Arc<Vec<Arc<Member>>>>,
+    processes: Mutex<BTreeMap<SpawnKey, ProcessSlot>>,
+    defaults: RwLock<Defaults>,
+    registry: BuiltinRegistry,
+    audit: Option<AuditLog>,
+    started: Mutex<Vec<StartedHook>>,
+    failures: Mutex<Vec<StartFailure>>,
     event_seq: AtomicU64,
+    request_seq: AtomicU64,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         // Supervisors stop their hooks gracefully if the runtime lives on;
         // if it is going away too, each process's guard SIGKILLs its group.
-        self.shutdown.send_replace(true);
+        let processes = self.processes.get_mut().unwrap_or_else(|p| p.into_inner());
+        for slot in processes.values() {
+            slot.shutdown.send_replace(true);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A process to start for one or more configured hooks.
+struct ProcessPlan {
+    key: SpawnKey,
+    /// The first hook's name and config, with `intercept` and `observe`
+    /// the union over every hook sharing the process.
+    name: String,
+    config: ProcessConfig,
+    sharers: Vec<String>,
+}
+
+/// Groups the enabled process hooks by what makes them one process.
+fn plan_processes(config: &Config) -> BTreeMap<SpawnKey, ProcessPlan> {
+    let mut plans: BTreeMap<SpawnKey, ProcessPlan> = BTreeMap::new();
+    for (name, p) in &config.processes {
+        if !p.enabled {
+            continue;
+        }
+        let mut p = p.clone();
+        p.dir = Some(config.hook_dir(&p));
+        let key = p.spawn_key();
+        match plans.get_mut(&key) {
+            Some(plan) => {
+                for s in &p.intercept {
+                    if !plan.config.intercept.contains(s) {
+                        plan.config.intercept.push(*s);
+                    }
+                }
+                for o in &p.observe {
+                    if !plan.config.observe.contains(o) {
+                        plan.config.observe.push(o.clone());
+                    }
+                }
+                plan.sharers.push(name.clone());
+            }
+            None => {
+                plans.insert(
+                    key.clone(),
+                    ProcessPlan {
+                        key,
+                        name: name.clone(),
+                        config: p,
+                        sharers: vec![name.clone()],
+                    },
+                );
+            }
+        }
+    }
+    for plan in plans.values() {
+        if plan.sharers.len() > 1 {
+            tracing::info!(
+                hooks = ?plan.sharers,
+                "hooks {:?} share one process (same command, dir and env)",
+                plan.sharers
+            );
+        }
+    }
+    plans
+}
+
+/// Starts the planned processes together and waits for each first hello.
+async fn start_processes(
+    plans: Vec<ProcessPlan>,
+    defaults: &Defaults,
+) -> (
+    Vec<(SpawnKey, ProcessSlot)>,
+    Vec<StartedHook>,
+    Vec<StartFailure>,
+) {
+    let mut pending = Vec::new();
+    for plan in plans {
+        let (shutdown, _) = watch::channel(false);
+        let (entry, events) = HookEntry::new(&plan.name, plan.config, defaults.clone());
+        let (tx, rx) = oneshot::channel();
+        let tasks = vec![
+            tokio::spawn(supervise(entry.clone(), shutdown.subscribe(), tx)),
+            tokio::spawn(forward_events(entry.clone(), events, shutdown.subscribe())),
+        ];
+        pending.push((
+            plan.key,
+            plan.name,
+            ProcessSlot {
+                entry,
+                shutdown,
+                tasks,
+            },
+            rx,
+        ));
+    }
+    let mut slots = Vec::new();
+    let mut started = Vec::new();
+    let mut failures = Vec::new();
+    for (key, hook, slot, rx) in pending {
+        match rx.await {
+            Ok(Ok(info)) => started.push(StartedHook { hook, info }),
+            Ok(Err(error)) => failures.push(StartFailure { hook, error }),
+            Err(_) => failures.push(StartFailure {
+                hook,
+                error: "its supervisor ended before the handshake".into(),
+            }),
+        }
+        slots.push((key, slot));
+    }
+    (slots, started, failures)
+}
+
+/// Stops one process: waits (bounded) for its in-flight calls, then the
+/// graceful ladder.
+async fn stop_process(slot: ProcessSlot, drain_within: Duration) {
+    let until = Instant::now() + drain_within;
+    while slot.entry.counters.in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    slot.shutdown.send_replace(true);
+    for t in slot.tasks {
+        let _ = t.await;
+    }
+}
+
+/// The verdict a hook's step amounts to, as audit and trace name it.
+fn outcome_name(step: &StepOutcome, error: Option<&CallError>) -> &'static str {
+    match step {
+        StepOutcome::Applied(d) => match d {
+            Decision::Continue => "continue",
+            Decision::Modify(_) => "modify",
+            Decision::Respond(_) => "respond",
+            Decision::DenyTool(_) => "deny_tool",
+            Decision::Abort { hard: false, .. } => "abort_turn",
+            Decision::Abort { hard: true, .. } => "hard_abort",
+            Decision::Approval { approved: true, .. } => "approved",
+            Decision::Approval {
+                approved: false, ..
+            } => "refused",
+        },
+        StepOutcome::Failed { .. } => match error {
+            Some(CallError::Timeout(_)) => "timeout",
+            Some(_) => "error",
+            None => "skipped",
+        },
+    }
+}
+
+fn decision_reason(step: &StepOutcome) -> Option<String> {
+    match step {
+        StepOutcome::Applied(
+            Decision::DenyTool(r)
+            | Decision::Abort { reason: r, .. }
+            | Decision::Approval { reason: r, .. },
+        ) => r.clone(),
+        _ => None,
+    }
+}
+
+/// The span of one hook call, named `hook.<stage>`.
+fn call_span(stage: Stage, hook: &str, request_id: &str) -> tracing::Span {
+    macro_rules! span {
+        ($name:literal) => {
+            tracing::info_span!(
+                $name,
+                hook = %hook,
+                stage = %stage,
+                request_id = %request_id,
+                duration_us = tracing::field::Empty,
+                outcome = tracing::field::Empty,
+            )
+        };
+    }
+    match stage {
+        Stage::BeforeLlm => span!("hook.before_llm"),
+        Stage::AfterLlm => span!("hook.after_llm"),
+        Stage::BeforeTool => span!("hook.before_tool"),
+        Stage::AfterTool => span!("hook.after_tool"),
+        Stage::ApproveTool => span!("hook.approve_tool"),
     }
 }
 
 impl Host {
-    /// Starts every enabled hook and waits for each handshake (each bounded
-    /// by `hello_timeout_ms`). Hooks that fail are reported in
-    /// [`Host::start_failures`] and logged; the others run.
+    /// Starts every enabled hook with the shipped builtins available.
+    /// See [`Host::start_with`].
     pub async fn start(config: Config) -> Host {
-        let (shutdown, _) = watch::channel(false);
-        let mut hooks = Vec::new();
-        let mut tasks = Vec::new();
-        let mut firsts = Vec::new();
+        Host::start_with(config, BuiltinRegistry::with_defaults()).await
+    }
+
+    /// Starts every enabled hook and waits for each handshake (each bounded
+    /// by `hello_timeout_ms`); builtins come from `registry`. Hooks that
+    /// fail are reported in [`Host::start_failures`] and logged; the others
+    /// run. An audit file that cannot be opened is a start failure named
+    /// `audit` (the host runs without it).
+    pub async fn start_with(config: Config, registry: BuiltinRegistry) -> Host {
+        let mut failures = Vec::new();
+        let audit = match config.audit_path() {
+            Some(path) if config.enabled => match AuditLog::open(&path) {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    tracing::error!("cannot open the audit log {}: {e}", path.display());
+                    failures.push(StartFailure {
+                        hook: "audit".into(),
+                        error: format!("cannot open {}: {e}", path.display()),
+                    });
+                    None
+                }
+            },
+            _ => None,
+        };
+        let host = Host {
+            inner: Arc::new(Inner {
+                chain: RwLock::new(Arc::new(Vec::new())),
+                processes: Mutex::new(BTreeMap::new()),
+                defaults: RwLock::new(config.defaults.clone()),
+                registry,
+                audit,
+                started: Mutex::new(Vec::new()),
+                failures: Mutex::new(failures),
+                event_seq: AtomicU64::new(0),
+                request_seq: AtomicU64::new(0),
+            }),
+        };
+        host.apply(config).await;
+        host
+    }
+
+    /// Applies a changed config: unchanged hooks keep running (same
+    /// process, same breaker and figures), changed ones restart, removed
+    /// ones shut down once their in-flight calls complete. Calls already
+    /// running finish on the chain they started with. The audit path is
+    /// read only at start.
+    pub async fn reload(&self, config: Config) -> ReloadReport {
+        self.apply(config).await
+    }
+
+    async fn apply(&self, config: Config) -> ReloadReport {
+        let defaults = config.defaults.clone();
+        let mut plans = if config.enabled {
+            plan_processes(&config)
+        } else {
+            BTreeMap::new()
+        };
+        let old_defaults = self
+            .inner
+            .defaults
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        // Which processes can be kept as they are.
+        let (keep, to_start): (Vec<SpawnKey>, Vec<ProcessPlan>) = {
+            let running = lock(&self.inner.processes);
+            let mut keep = Vec::new();
+            let mut start = Vec::new();
+            for (key, plan) in std::mem::take(&mut plans) {
+                if running.contains_key(&key) && defaults == old_defaults {
+                    keep.push(key);
+                } else {
+                    start.push(plan);
+                }
+            }
+            (keep, start)
+        };
+        let (new_slots, started, failures) = start_processes(to_start, &defaults).await;
+        let mut removed_slots = Vec::new();
+        let entries: BTreeMap<SpawnKey, Arc<HookEntry>> = {
+            let mut running = lock(&self.inner.processes);
+            let mut next: BTreeMap<SpawnKey, ProcessSlot> = BTreeMap::new();
+            for key in &keep {
+                if let Some(slot) = running.remove(key) {
+                    next.insert(key.clone(), slot);
+                }
+            }
+            for (key, slot) in new_slots {
+                next.insert(key, slot);
+            }
+            removed_slots.extend(std::mem::take(&mut *running).into_values());
+            let entries = next
+                .iter()
+                .map(|(k, s)| (k.clone(), s.entry.clone()))
+                .collect();
+            *running = next;
+            entries
+        };
+        // Kept processes may now be shared differently: refresh what they observe.
+        for entry in entries.values() {
+            let mut patterns: Vec<EventPattern> = Vec::new();
+            for p in config.processes.values().filter(|p| p.enabled) {
+                let mut p = p.clone();
+                p.dir = Some(config.hook_dir(&p));
+                if Arc::ptr_eq(entry, &entries[&p.spawn_key()]) {
+                    for pat in p.observe_patterns() {
+                        if !patterns.contains(&pat) {
+                            patterns.push(pat);
+                        }
+                    }
+                }
+            }
+            entry.set_observe(patterns);
+        }
+        lock(&self.inner.started).extend(started);
+        lock(&self.inner.failures).extend(failures);
+
+        // Members, reusing unchanged ones.
+        let old: BTreeMap<String, Arc<Member>> = self
+            .chain()
+            .iter()
+            .map(|m| (m.name.to_string(), m.clone()))
+            .collect();
+        let mut report = ReloadReport::default();
+        let mut members: Vec<Arc<Member>> = Vec::new();
+        let mut take = |name: &str, fresh: Member, report: &mut ReloadReport| {
+            let same = old.get(name).filter(|m| {
+                m.fingerprint == fresh.fingerprint
+                    && match (&m.kind, &fresh.kind) {
+                        (MemberKind::Process(a), MemberKind::Process(b)) => Arc::ptr_eq(a, b),
+                        (MemberKind::Builtin(_), MemberKind::Builtin(_)) => true,
+                        _ => false,
+                    }
+            });
+            match same {
+                Some(m) => {
+                    report.unchanged.push(name.to_string());
+                    members.push(m.clone());
+                }
+                None => {
+                    report.changed.push(name.to_string());
+                    members.push(Arc::new(fresh));
+                }
+            }
+        };
         if config.enabled {
-            for (name, process) in &config.processes {
-                if !process.enabled {
+            for (name, p) in &config.processes {
+                if !p.enabled {
                     continue;
                 }
-                let mut process = process.clone();
-                process.dir = Some(config.hook_dir(&process));
-                let (entry, events) = HookEntry::new(name, process, config.defaults.clone());
-                let (tx, rx) = oneshot::channel();
-                tasks.push(tokio::spawn(supervise(
-                    entry.clone(),
-                    shutdown.subscribe(),
-                    tx,
-                )));
-                tasks.push(tokio::spawn(forward_events(
-                    entry.clone(),
-                    events,
-                    shutdown.subscribe(),
-                )));
-                firsts.push((name.clone(), rx));
-                hooks.push(entry);
+                let mut resolved = p.clone();
+                resolved.dir = Some(config.hook_dir(&resolved));
+                let Some(entry) = entries.get(&resolved.spawn_key()) else {
+                    continue;
+                };
+                take(
+                    name,
+                    Member::process(name, p, entry.clone(), &defaults),
+                    &mut report,
+                );
+            }
+            for (name, b) in &config.builtins {
+                if !b.enabled {
+                    continue;
+                }
+                let same_config = old
+                    .get(name)
+                    .is_some_and(|m| m.fingerprint == format!("{b:?}|{defaults:?}"));
+                let built = if same_config {
+                    match old.get(name).map(|m| m.kind.clone()) {
+                        Some(MemberKind::Builtin(hook)) => Ok(hook),
+                        _ => self.inner.registry.build(name, &b.config),
+                    }
+                } else {
+                    self.inner.registry.build(name, &b.config)
+                };
+                if let Err(e) = &built {
+                    tracing::error!(hook = %name, "builtin `{name}` cannot be built: {e}");
+                    lock(&self.inner.failures).push(StartFailure {
+                        hook: name.clone(),
+                        error: e.clone(),
+                    });
+                }
+                take(
+                    name,
+                    Member::builtin(name, b, built, &defaults),
+                    &mut report,
+                );
             }
         }
-        hooks.sort_by(|a, b| (a.config.priority, &*a.name).cmp(&(b.config.priority, &*b.name)));
-        let mut started = Vec::new();
-        let mut failures = Vec::new();
-        for (hook, rx) in firsts {
-            match rx.await {
-                Ok(Ok(info)) => started.push(StartedHook { hook, info }),
-                Ok(Err(error)) => failures.push(StartFailure { hook, error }),
-                Err(_) => failures.push(StartFailure {
-                    hook,
-                    error: "its supervisor ended before the handshake".into(),
-                }),
-            }
+        members.sort_by(|a, b| (a.priority, &*a.name).cmp(&(b.priority, &*b.name)));
+        let names: Vec<String> = members.iter().map(|m| m.name.to_string()).collect();
+        report.removed = old.keys().filter(|n| !names.contains(n)).cloned().collect();
+        *self.inner.chain.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(members);
+        *self
+            .inner
+            .defaults
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = defaults.clone();
+
+        let drain = Duration::from_millis(
+            defaults
+                .approval_timeout_ms
+                .max(defaults.interceptor_timeout_ms),
+        );
+        for slot in removed_slots {
+            stop_process(slot, drain).await;
         }
-        Host {
-            inner: Arc::new(Inner {
-                hooks,
-                shutdown,
-                tasks: Mutex::new(tasks),
-                started,
-                failures,
-                event_seq: AtomicU64::new(0),
-            }),
-        }
+        report
     }
 
-    /// Hooks that did not come up at start.
-    pub fn start_failures(&self) -> &[StartFailure] {
-        &self.inner.failures
+    fn chain(&self) -> Arc<Vec<Arc<Member>>> {
+        self.inner
+            .chain
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
-    /// Hooks that came up at start.
-    pub fn started(&self) -> &[StartedHook] {
-        &self.inner.started
+    /// Hooks that did not come up (at start or at a reload).
+    pub fn start_failures(&self) -> Vec<StartFailure> {
+        lock(&self.inner.failures).clone()
     }
 
-    /// The configured hooks in chain order.
-    pub fn hooks(&self) -> &[Arc<HookEntry>] {
-        &self.inner.hooks
+    /// Hook processes that came up.
+    pub fn started(&self) -> Vec<StartedHook> {
+        lock(&self.inner.started).clone()
+    }
+
+    /// The chain's members in order.
+    pub fn members(&self) -> Arc<Vec<Arc<Member>>> {
+        self.chain()
+    }
+
+    /// The process a member runs in, if it is a process hook.
+    pub fn process_of(&self, hook: &str) -> Option<Arc<HookEntry>> {
+        self.chain()
+            .iter()
+            .find(|m| &*m.name == hook)
+            .and_then(|m| match &m.kind {
+                MemberKind::Process(p) => Some(p.clone()),
+                _ => None,
+            })
+    }
+
+    /// Per hook: calls, errors, timeouts, restarts, breaker state, dropped
+    /// events, filter and skip counts, latency p50/p99.
+    pub fn stats(&self) -> Vec<HookStats> {
+        self.chain()
+            .iter()
+            .map(|m| {
+                let s: &MemberStats = &m.stats;
+                let (restarts, dropped) = match &m.kind {
+                    MemberKind::Process(p) => (
+                        p.counters.restarts.load(Ordering::Relaxed),
+                        p.counters.dropped_events.load(Ordering::Relaxed),
+                    ),
+                    _ => (0, 0),
+                };
+                let (p50_us, p99_us) = s.percentiles();
+                HookStats {
+                    hook: m.name.to_string(),
+                    kind: m.kind_name(),
+                    calls: s.calls.load(Ordering::Relaxed),
+                    errors: s.errors.load(Ordering::Relaxed),
+                    timeouts: s.timeouts.load(Ordering::Relaxed),
+                    restarts,
+                    breaker: m.breaker.state().as_str(),
+                    dropped_events: dropped,
+                    filtered: s.filtered.load(Ordering::Relaxed),
+                    filter_errors: s.filter_errors.load(Ordering::Relaxed),
+                    breaker_skips: s.breaker_skips.load(Ordering::Relaxed),
+                    budget_skips: s.budget_skips.load(Ordering::Relaxed),
+                    p50_us,
+                    p99_us,
+                }
+            })
+            .collect()
     }
 
     /// Runs one stage over raw JSON params and returns the merged verdict;
@@ -165,44 +592,117 @@ impl Host {
         params: Value,
     ) -> Result<(Outcome, Vec<HookTrace>), ParamsError> {
         let mut chain = Chain::new(stage, params)?;
+        let members = self.chain();
+        let budget_ms = self
+            .inner
+            .defaults
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .chain_budget_ms;
+        let chain_deadline = Instant::now() + Duration::from_millis(budget_ms);
+        let request_id = format!(
+            "r{}",
+            self.inner.request_seq.fetch_add(1, Ordering::Relaxed) + 1
+        );
         let mut trace = Vec::new();
-        for hook in &self.inner.hooks {
-            if !hook.intercepts(stage) {
-                continue;
-            }
-            let begun = std::time::Instant::now();
-            let reply = hook.call(stage, chain.params()).await;
-            let elapsed = begun.elapsed();
-            let policy = hook.policy(stage);
-            let flow = chain.step(
-                &hook.name,
-                policy,
-                reply.as_ref().map_err(ToString::to_string),
-            );
-            if let Some(Step {
-                outcome: StepOutcome::Failed { error, policy },
-                ..
-            }) = chain.steps().last()
-            {
-                tracing::warn!(
-                    hook = %hook.name,
-                    %stage,
-                    on_error = %policy,
-                    "hook failed: {error}"
-                );
-            }
-            if let Some(step) = chain.steps().last() {
+        let stage_span = tracing::info_span!("chain", stage = %stage, request_id = %request_id);
+        async {
+            for m in members.iter() {
+                if !m.intercepts(stage) {
+                    continue;
+                }
+                if !m.filter.is_empty() {
+                    match m.filter.evaluate(stage, chain.params()) {
+                        crate::filter::FilterVerdict::Run => {}
+                        crate::filter::FilterVerdict::Skip => {
+                            MemberStats::bump(&m.stats.filtered);
+                            continue;
+                        }
+                        crate::filter::FilterVerdict::Error(e) => {
+                            MemberStats::bump(&m.stats.filter_errors);
+                            tracing::warn!(hook = %m.name, %stage, "`if` failed to evaluate, hook skipped: {e}");
+                            continue;
+                        }
+                    }
+                }
+                let policy = m.policy(stage);
+                let ts = SystemTime::now();
+                let begun = Instant::now();
+                let span = call_span(stage, &m.name, &request_id);
+                // Ok(answer) | Err((why, the call error when it was called))
+                let reply: Result<Value, (String, Option<CallError>)> = if begun >= chain_deadline {
+                    MemberStats::bump(&m.stats.budget_skips);
+                    Err((format!("skipped: the chain budget of {budget_ms} ms was spent"), None))
+                } else {
+                    match m.breaker.admit() {
+                        Admission::Skip(why) => {
+                            MemberStats::bump(&m.stats.breaker_skips);
+                            Err((format!("skipped: {why}"), None))
+                        }
+                        Admission::Call => {
+                            let deadline = (begun + m.timeout(stage)).min(chain_deadline);
+                            MemberStats::bump(&m.stats.calls);
+                            let r = m
+                                .call(stage, chain.params(), deadline, deadline - begun)
+                                .instrument(span.clone())
+                                .await;
+                            m.stats.observe(begun.elapsed());
+                            r.map_err(|e| {
+                                MemberStats::bump(&m.stats.errors);
+                                if matches!(e, CallError::Timeout(_)) {
+                                    MemberStats::bump(&m.stats.timeouts);
+                                }
+                                (e.to_string(), Some(e))
+                            })
+                        }
+                    }
+                };
+                let elapsed = begun.elapsed();
+                let flow = chain.step(&m.name, policy, reply.as_ref().map_err(|(why, _)| why.clone()));
+                let Some(step) = chain.steps().last().cloned() else {
+                    continue;
+                };
+                let called = !matches!(&reply, Err((_, None)));
+                if called {
+                    // Deliberate verdicts are answers; only failures count.
+                    m.breaker.record(matches!(step.outcome, StepOutcome::Failed { .. }));
+                }
+                let call_error = reply.as_ref().err().and_then(|(_, e)| e.as_ref());
+                let outcome = outcome_name(&step.outcome, call_error);
+                span.record("duration_us", elapsed.as_micros() as u64);
+                span.record("outcome", outcome);
+                let error = match &step.outcome {
+                    StepOutcome::Failed { error, .. } => {
+                        tracing::warn!(hook = %m.name, %stage, on_error = %policy, "hook failed: {error}");
+                        Some(error.clone())
+                    }
+                    StepOutcome::Applied(_) => None,
+                };
+                if let Some(audit) = &self.inner.audit {
+                    audit.record(AuditRecord {
+                        ts,
+                        hook: m.name.to_string(),
+                        stage,
+                        request_id: request_id.clone(),
+                        duration: elapsed,
+                        outcome: outcome.to_string(),
+                        reason: decision_reason(&step.outcome),
+                        error,
+                    });
+                }
                 trace.push(HookTrace {
-                    hook: hook.name.to_string(),
-                    answer: reply.map_err(|e| e.to_string()),
+                    hook: m.name.to_string(),
+                    answer: reply.map_err(|(why, _)| why),
                     elapsed,
-                    outcome: step.outcome.clone(),
+                    outcome: step.outcome,
                 });
-            }
-            if flow == Flow::Stop {
-                break;
+                if flow == Flow::Stop {
+                    break;
+                }
             }
         }
+        .instrument(stage_span)
+        .await;
         Ok((chain.finish(), trace))
     }
 
@@ -294,22 +794,21 @@ impl Host {
         }
     }
 
-    /// Hands a runtime event to every hook that observes its kind. Never
-    /// blocks: each hook has a bounded queue, and a full queue drops the
-    /// event for that hook, counted and logged.
+    /// Hands a runtime event to every hook process that observes its
+    /// kind. Never blocks: each process has a bounded queue, and a full
+    /// queue drops the event for that process, counted and logged.
     pub fn emit(&self, event: RuntimeEvent) {
-        let targets: Vec<&Arc<HookEntry>> = self
-            .inner
-            .hooks
-            .iter()
-            .filter(|h| h.observes(&event.kind))
+        let targets: Vec<Arc<HookEntry>> = lock(&self.inner.processes)
+            .values()
+            .filter(|s| s.entry.observes(&event.kind))
+            .map(|s| s.entry.clone())
             .collect();
         if targets.is_empty() {
             return;
         }
         let line = notification_line(method::RUNTIME_EVENT, &event);
-        for hook in targets {
-            hook.offer_event(&line);
+        for entry in targets {
+            entry.offer_event(&line);
         }
     }
 
@@ -321,28 +820,33 @@ impl Host {
     }
 
     /// Stops every hook: close stdin, wait, SIGTERM the group, wait,
-    /// SIGKILL. Returns when all are gone. Calls made afterwards resolve by
-    /// each hook's policy.
+    /// SIGKILL; then flushes the audit log. Returns when all is done. Calls
+    /// made afterwards resolve by each hook's policy.
     pub async fn shutdown(&self) {
-        self.inner.shutdown.send_replace(true);
-        let tasks =
-            std::mem::take(&mut *self.inner.tasks.lock().unwrap_or_else(|p| p.into_inner()));
-        for t in tasks {
-            let _ = t.await;
+        let slots: Vec<ProcessSlot> = std::mem::take(&mut *lock(&self.inner.processes))
+            .into_values()
+            .collect();
+        // Signal all first so that slow hooks stop in parallel.
+        for slot in &slots {
+            slot.shutdown.send_replace(true);
+        }
+        for slot in slots {
+            for t in slot.tasks {
+                let _ = t.await;
+            }
+        }
+        if let Some(audit) = &self.inner.audit {
+            audit.close().await;
         }
     }
 
-    /// Process ids of the hooks that are running now.
+    /// Process ids of the hook processes running now, by hook name.
     pub fn pids(&self) -> Vec<(String, Option<u32>)> {
-        self.inner
-            .hooks
+        self.chain()
             .iter()
-            .map(|h| {
-                let pid = match h.state() {
-                    HookState::Ready(_) => h.pid(),
-                    _ => None,
-                };
-                (h.name.to_string(), pid)
+            .filter_map(|m| match &m.kind {
+                MemberKind::Process(p) => Some((m.name.to_string(), p.pid())),
+                _ => None,
             })
             .collect()
     }

@@ -26,6 +26,7 @@
 //! `ARCHITECTURE.md` in the repository maps the modules.
 
 pub mod audit;
+pub mod breaker;
 pub mod builtin;
 pub mod config;
 pub mod conformance;
@@ -35,14 +36,18 @@ pub mod filter;
 pub mod hook;
 pub mod host;
 pub mod line_reader;
+pub mod member;
 pub mod outcome;
 pub mod process;
 pub mod redact;
+pub mod stats;
 pub mod supervisor;
 
+pub use builtin::{BuiltinHook, BuiltinRegistry};
 pub use config::{Config, ConfigError, Defaults, ProcessConfig};
 pub use error::CallError;
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
-pub use host::{HookTrace, Host, StartFailure, StartedHook};
+pub use host::{HookTrace, Host, ReloadReport, StartFailure, StartedHook};
 pub use outcome::{Approval, StageOutcome, ToolOutcome};
+pub use stats::HookStats;

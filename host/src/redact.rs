@@ -57,11 +57,17 @@ mod tests {
     #[test]
     fn masks_each_kind_and_leaves_clean_text_borrowed() {
         let cases = [
-            ("OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234 x", "OPENAI_API_KEY=[REDACTED] x"),
+            (
+                "OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234 x",
+                "OPENAI_API_KEY=[REDACTED] x",
+            ),
             ("AKIAIOSFODNN7EXAMPLE", "[REDACTED]"),
             ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED]"),
             ("xoxb-1234567890-abcdef", "[REDACTED]"),
-            ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig", "Authorization: Bearer [REDACTED]"),
+            (
+                "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+                "Authorization: Bearer [REDACTED]",
+            ),
             (
                 "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\nb",
                 "a\n[REDACTED]\nb",

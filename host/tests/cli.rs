@@ -355,3 +355,41 @@ fn demo_shows_every_kind_of_verdict_through_the_example_hooks() {
         "the key must not reach the model: {sees}"
     );
 }
+
+#[test]
+fn call_stats_prints_each_hooks_figures_on_stderr() {
+    let dir = scratch("stats");
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.processes.guard]
+command = ["TEST_HOOK"]
+intercept = ["before_tool"]
+
+[hooks.builtins.deny_tools]
+priority = 5
+config = { tools = ["curl"] }
+"#,
+    );
+    let out = Command::new(HOOKHOST)
+        .args(["call", "--stats", "-c"])
+        .arg(&config)
+        .args(["before_tool", "--input", r#"{"tool":"ls"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(stdout_json(&out), serde_json::json!({"action":"continue"}));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let rows: Vec<Vec<&str>> = err
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0][..4], ["hook", "kind", "calls", "errors"], "{err}");
+    let builtin = rows
+        .iter()
+        .find(|r| r[0] == "deny_tools")
+        .expect("builtin row");
+    assert_eq!(builtin[1..4], ["builtin", "1", "0"]);
+    let guard = rows.iter().find(|r| r[0] == "guard").expect("guard row");
+    assert_eq!(guard[1..4], ["process", "1", "0"]);
+    assert_eq!(guard[6], "closed");
+}

@@ -4,54 +4,20 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use hookhost::protocol::Stage;
 use hookhost::protocol::event::RuntimeEvent;
 use hookhost::protocol::params::{AfterLlmParams, LlmResponse, ToolCall};
-use hookhost::{Approval, Config, Host, ProcessConfig, StageOutcome, ToolOutcome};
+use hookhost::{Approval, Host, ProcessConfig, StageOutcome, ToolOutcome};
 use hookhost_protocol::OnError;
-use serde_json::{Value, json};
+use serde_json::json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hookhost-test-hook");
-
-fn hook(args: &[&str], intercept: &[Stage]) -> ProcessConfig {
-    let mut command = vec![BIN.to_string()];
-    command.extend(args.iter().map(|s| s.to_string()));
-    ProcessConfig::new(command, intercept.to_vec())
-}
-
-fn config(hooks: Vec<(&str, ProcessConfig)>) -> Config {
-    let mut c = Config::empty(std::env::temp_dir());
-    c.defaults.hello_timeout_ms = 3000;
-    c.defaults.shutdown_grace_ms = 500;
-    for (name, h) in hooks {
-        c.processes.insert(name.to_string(), h);
-    }
-    c
-}
-
-fn tool_call(tool: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        tool: tool.into(),
-        arguments: arguments.as_object().cloned().unwrap_or_default(),
-        ..ToolCall::default()
-    }
-}
-
-/// A fresh scratch folder for pid and event files.
-fn scratch() -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "hookhost-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{config, hook, scratch, tool_call};
 
 fn read_pid(path: &PathBuf) -> i32 {
     for _ in 0..200 {
@@ -183,9 +149,10 @@ async fn each_short_circuit_stops_the_chain() {
             ("hard", ToolOutcome::Abort { hard: true, reason }) => assert_eq!(reason, "stop all"),
             _ => panic!("{kind}: unexpected {out:?}"),
         }
-        let later = host.hooks().iter().find(|h| &*h.name == "later").unwrap();
+        let members = host.members();
+        let later = members.iter().find(|m| &*m.name == "later").unwrap();
         assert_eq!(
-            later.counters.calls.load(Ordering::Relaxed),
+            later.stats.calls.load(Ordering::Relaxed),
             0,
             "{kind}: later hook was called"
         );
@@ -224,8 +191,9 @@ async fn approvals_need_everyone_and_the_first_refusal_gives_the_reason() {
             reason: "b says no".into()
         }
     );
-    let c = host.hooks().iter().find(|h| &*h.name == "c").unwrap();
-    assert_eq!(c.counters.calls.load(Ordering::Relaxed), 0);
+    let members = host.members();
+    let c = members.iter().find(|m| &*m.name == "c").unwrap();
+    assert_eq!(c.stats.calls.load(Ordering::Relaxed), 0);
     host.shutdown().await;
 
     // `{}` is not a refusal but a protocol error; approve_tool fails closed
@@ -264,12 +232,12 @@ async fn garbage_on_stdout_never_takes_the_connection_down() {
         };
         assert_eq!(call.arguments["seen"]["i"], json!(i));
     }
-    for h in host.hooks() {
+    for m in host.members().iter() {
         assert_eq!(
-            h.counters.errors.load(Ordering::Relaxed),
+            m.stats.errors.load(Ordering::Relaxed),
             0,
             "hook {} failed a call",
-            h.name
+            m.name
         );
     }
     host.shutdown().await;
@@ -349,7 +317,7 @@ async fn a_call_past_its_timeout_returns_on_time_with_the_policy_applied() {
             }
             (p, other) => panic!("{p}: unexpected {other:?}"),
         }
-        assert_eq!(host.hooks()[0].counters.timeouts.load(Ordering::Relaxed), 1);
+        assert_eq!(host.members()[0].stats.timeouts.load(Ordering::Relaxed), 1);
         host.shutdown().await;
     }
 }
@@ -395,7 +363,14 @@ async fn a_hook_killed_mid_call_resolves_pending_calls_and_restarts() {
     assert!(matches!(out, ToolOutcome::Continue(_)), "{out:?}");
     let second_pid = read_pid(&pid_file);
     assert_ne!(first_pid, second_pid);
-    assert_eq!(host.hooks()[0].counters.restarts.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        host.process_of("victim")
+            .unwrap()
+            .counters
+            .restarts
+            .load(Ordering::Relaxed),
+        1
+    );
     host.shutdown().await;
 }
 
@@ -490,8 +465,8 @@ async fn config_narrows_what_a_hook_declares_and_never_widens_it() {
         &[Stage::BeforeTool, Stage::ApproveTool],
     );
     let host = Host::start(config(vec![("narrow", h)])).await;
-    assert!(host.hooks()[0].intercepts(Stage::BeforeTool));
-    assert!(!host.hooks()[0].intercepts(Stage::ApproveTool));
+    assert!(host.members()[0].intercepts(Stage::BeforeTool));
+    assert!(!host.members()[0].intercepts(Stage::ApproveTool));
     assert_eq!(
         host.approve_tool(tool_call("ls", json!({}))).await,
         Approval::Approved
@@ -548,13 +523,7 @@ async fn runtime_events_reach_observers_in_order() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(got, want, "the hook declared agent.* only, in emit order");
-    assert_eq!(
-        host.hooks()[0]
-            .counters
-            .dropped_events
-            .load(Ordering::Relaxed),
-        0
-    );
+    assert_eq!(host.stats()[0].dropped_events, 0);
     host.shutdown().await;
 }
 
@@ -641,10 +610,7 @@ async fn emit_never_blocks_and_counts_what_a_stalled_observer_misses() {
         begun.elapsed()
     );
     // About 1000 fit in the write queue, the event queue and the pipe.
-    let dropped = host.hooks()[0]
-        .counters
-        .dropped_events
-        .load(Ordering::Relaxed);
+    let dropped = host.stats()[0].dropped_events;
     assert!(dropped > 500, "only {dropped} drops counted");
     host.shutdown().await;
 }

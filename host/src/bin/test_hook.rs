@@ -20,6 +20,7 @@
 //! --crash-on-call     exit with status 3 when a stage call arrives
 //! --stall-stdin       after hello, stop reading stdin (and stay alive)
 //! --banner            print a greeting line on stdout at start
+//! --fail-first N      answer the first N stage calls with a JSON-RPC error
 
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
@@ -45,6 +46,7 @@ struct Opts {
     events_file: Option<String>,
     crash_on_call: bool,
     stall_stdin: bool,
+    fail_first: u64,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -86,6 +88,7 @@ fn parse() -> Result<Opts, String> {
             "--crash-on-call" => o.crash_on_call = true,
             "--stall-stdin" => o.stall_stdin = true,
             "--banner" => println!("my hook v1.0 starting"),
+            "--fail-first" => o.fail_first = val()?.parse().map_err(|_| "bad --fail-first")?,
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -158,6 +161,7 @@ fn main() {
     eprintln!("test hook {} starting", o.name);
     let out: Out = Arc::new(Mutex::new(std::io::stdout()));
     let stdin = std::io::stdin();
+    let mut stage_calls: u64 = 0;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let Ok(msg) = serde_json::from_str::<Value>(&line) else {
@@ -226,6 +230,16 @@ fn main() {
             eprintln!("test hook {}: crashing on purpose", o.name);
             std::process::exit(3);
         }
+        if stage_calls < o.fail_first {
+            stage_calls += 1;
+            send(
+                &out,
+                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "failing on purpose"}})
+                    .to_string(),
+            );
+            continue;
+        }
+        stage_calls += 1;
         let (o2, out2) = (o.clone(), out.clone());
         std::thread::spawn(move || reply(&o2, &out2, &id, &method, &params));
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use hookhost::{Config, Host};
+use hookhost::Host;
 use hookhost_protocol::Stage;
 use serde_json::Value;
 
@@ -27,6 +27,10 @@ pub struct CallArgs {
     /// The stage's params as JSON, or @FILE to read them from a file.
     #[arg(long)]
     input: String,
+    /// Print each hook's figures (calls, errors, timeouts, restarts,
+    /// breaker, latency) on stderr afterwards.
+    #[arg(long)]
+    stats: bool,
 }
 
 pub async fn run(args: CallArgs) -> ExitCode {
@@ -48,7 +52,7 @@ pub async fn run(args: CallArgs) -> ExitCode {
     if let Err(e) = hookhost_protocol::chain::validate_params(stage, &params) {
         return usage_error(format!("--input: {e}"));
     }
-    let mut config = match Config::load(&args.config) {
+    let mut config = match super::load_config(&args.config) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
@@ -67,6 +71,9 @@ pub async fn run(args: CallArgs) -> ExitCode {
             return ExitCode::from(130);
         }
     };
+    if args.stats {
+        print_stats(&host);
+    }
     host.shutdown().await;
     match outcome {
         Ok(outcome) => {
@@ -74,5 +81,34 @@ pub async fn run(args: CallArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => usage_error(format!("--input: {e}")),
+    }
+}
+
+/// Writes `Host::stats` as a table on stderr (stdout holds the verdict).
+fn print_stats(host: &Host) {
+    let mut rows = vec![
+        [
+            "hook", "kind", "calls", "errors", "timeouts", "restarts", "breaker", "dropped", "p50",
+            "p99",
+        ]
+        .map(String::from),
+    ];
+    let us = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v} µs"));
+    for s in host.stats() {
+        rows.push([
+            s.hook,
+            s.kind.to_string(),
+            s.calls.to_string(),
+            s.errors.to_string(),
+            s.timeouts.to_string(),
+            s.restarts.to_string(),
+            s.breaker.to_string(),
+            s.dropped_events.to_string(),
+            us(s.p50_us),
+            us(s.p99_us),
+        ]);
+    }
+    for line in super::check::table_lines(&rows) {
+        eprintln!("{line}");
     }
 }

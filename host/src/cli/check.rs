@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use hookhost::{Config, Host};
+use hookhost::Host;
+use hookhost::member::MemberKind;
 
 use super::usage_error;
 
@@ -23,7 +24,7 @@ pub struct CheckArgs {
 }
 
 pub async fn run(args: CheckArgs) -> ExitCode {
-    let config = match Config::load(&args.config) {
+    let config = match super::load_config(&args.config) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
@@ -44,11 +45,8 @@ pub async fn run(args: CheckArgs) -> ExitCode {
         "observes".into(),
         "hello".into(),
     ]];
-    for hook in host.hooks() {
-        let Some(started) = host.started().iter().find(|s| s.hook == *hook.name) else {
-            continue;
-        };
-        let eff = hook.effective();
+    let started = host.started();
+    for m in host.members().iter() {
         let list = |v: Vec<String>| {
             if v.is_empty() {
                 "-".to_string()
@@ -56,15 +54,39 @@ pub async fn run(args: CheckArgs) -> ExitCode {
                 v.join(",")
             }
         };
-        rows.push([
-            hook.name.to_string(),
-            "process".into(),
-            started.info.pid.to_string(),
-            format!("v{}", started.info.version),
-            list(eff.intercept.iter().map(|s| s.to_string()).collect()),
-            list(eff.observe.iter().map(|p| p.to_string()).collect()),
-            format!("{} ms", started.info.hello_time.as_millis()),
-        ]);
+        let stages = list(m.stages().iter().map(|s| s.to_string()).collect());
+        match &m.kind {
+            MemberKind::Process(p) => {
+                let Some(info) = started.iter().find(|s| s.hook == *p.name).map(|s| &s.info) else {
+                    continue;
+                };
+                rows.push([
+                    m.name.to_string(),
+                    "process".into(),
+                    info.pid.to_string(),
+                    format!("v{}", info.version),
+                    stages,
+                    list(
+                        p.effective()
+                            .observe
+                            .iter()
+                            .map(|o| o.to_string())
+                            .collect(),
+                    ),
+                    format!("{} ms", info.hello_time.as_millis()),
+                ]);
+            }
+            MemberKind::Builtin(_) => rows.push([
+                m.name.to_string(),
+                "builtin".into(),
+                "-".into(),
+                "-".into(),
+                stages,
+                "-".into(),
+                "-".into(),
+            ]),
+            MemberKind::Unavailable(_) => {}
+        }
     }
     print_table(&rows);
     for f in host.start_failures() {
@@ -81,18 +103,27 @@ pub async fn run(args: CheckArgs) -> ExitCode {
 
 /// Prints rows as aligned columns, the first row as the header.
 pub fn print_table<const N: usize>(rows: &[[String; N]]) {
+    for line in table_lines(rows) {
+        println!("{line}");
+    }
+}
+
+/// Rows as aligned column lines, the first row as the header.
+pub fn table_lines<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
     let mut widths = [0usize; N];
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    for row in rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
-        println!("{}", line.join("  ").trim_end());
-    }
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(widths)
+                .map(|(cell, w)| format!("{cell:<w$}"))
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        })
+        .collect()
 }

@@ -113,7 +113,7 @@ fn examples_dir() -> PathBuf {
 
 fn load(args: &DemoArgs) -> Result<Config, String> {
     match &args.config {
-        Some(path) => Config::load(path).map_err(|e| e.to_string()),
+        Some(path) => super::load_config(path),
         None => {
             let dir = examples_dir();
             if !dir.join("python").is_dir() {

@@ -77,6 +77,20 @@ fn init_logging() {
         .try_init();
 }
 
+/// Loads a config and builds each enabled builtin once, so that an unknown
+/// builtin or a bad builtin `config` is a config error (exit 2) rather
+/// than a hook that fails every call.
+pub fn load_config(path: &std::path::Path) -> Result<hookhost::Config, String> {
+    let config = hookhost::Config::load(path).map_err(|e| e.to_string())?;
+    let registry = hookhost::BuiltinRegistry::with_defaults();
+    for (name, b) in config.builtins.iter().filter(|(_, b)| b.enabled) {
+        registry
+            .build(name, &b.config)
+            .map_err(|e| format!("{}: builtin `{name}`: {e}", path.display()))?;
+    }
+    Ok(config)
+}
+
 /// Prints a usage/config error and returns exit code 2.
 pub fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("hookhost: {msg}");

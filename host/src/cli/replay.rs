@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use hookhost::Host;
 use hookhost::protocol::chain::StepOutcome;
 use hookhost::protocol::event::RuntimeEvent;
-use hookhost::{Config, Host};
 use hookhost_protocol::Stage;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -51,7 +51,7 @@ struct EventLine {
 }
 
 pub async fn run(args: ReplayArgs) -> ExitCode {
-    let config = match Config::load(&args.config) {
+    let config = match super::load_config(&args.config) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };

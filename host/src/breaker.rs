@@ -1,0 +1,227 @@
+//! A circuit breaker per hook: after too many failures in a window the hook
+//! is skipped (its policy decides) for a cool-down, then one trial call
+//! decides whether it is back.
+//!
+//! Only failures count: errors, timeouts, crashes and protocol violations.
+//! A hook's deliberate verdicts (deny, abort, refuse) are answers, not
+//! failures, so no caller can switch a security gate off by provoking it
+//! into denying.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::config::{BreakerConfig, Defaults};
+
+/// Where a breaker is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BreakerState {
+    /// Calls go through.
+    Closed,
+    /// Calls are skipped until the cool-down ends.
+    Open,
+    /// The cool-down ended; one trial call is allowed through.
+    HalfOpen,
+}
+
+impl BreakerState {
+    /// The name used in logs and stats.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BreakerState::Closed => "closed",
+            BreakerState::Open => "open",
+            BreakerState::HalfOpen => "half_open",
+        }
+    }
+}
+
+/// Whether a call may go to the hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission {
+    /// Call it; report the result with [`Breaker::record`].
+    Call,
+    /// Do not call it; the text says why, for the policy's reason.
+    Skip(String),
+}
+
+#[derive(Debug)]
+struct Inner {
+    state: BreakerState,
+    failures: VecDeque<Instant>,
+    opened_at: Option<Instant>,
+    trial_in_flight: bool,
+}
+
+/// One hook's breaker.
+#[derive(Debug)]
+pub struct Breaker {
+    hook: String,
+    threshold: u32,
+    window: Duration,
+    cooldown: Duration,
+    inner: Mutex<Inner>,
+}
+
+impl Breaker {
+    /// A closed breaker with the hook's settings over the defaults.
+    pub fn new(hook: &str, overrides: &BreakerConfig, defaults: &Defaults) -> Self {
+        Self {
+            hook: hook.to_string(),
+            threshold: overrides
+                .breaker_failures
+                .unwrap_or(defaults.breaker_failures)
+                .max(1),
+            window: Duration::from_millis(
+                overrides
+                    .breaker_window_ms
+                    .unwrap_or(defaults.breaker_window_ms),
+            ),
+            cooldown: Duration::from_millis(
+                overrides
+                    .breaker_cooldown_ms
+                    .unwrap_or(defaults.breaker_cooldown_ms),
+            ),
+            inner: Mutex::new(Inner {
+                state: BreakerState::Closed,
+                failures: VecDeque::new(),
+                opened_at: None,
+                trial_in_flight: false,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The state now (an open breaker past its cool-down reads half-open).
+    pub fn state(&self) -> BreakerState {
+        let inner = self.lock();
+        match (inner.state, inner.opened_at) {
+            (BreakerState::Open, Some(at)) if at.elapsed() >= self.cooldown => {
+                BreakerState::HalfOpen
+            }
+            (s, _) => s,
+        }
+    }
+
+    /// Asks to call the hook now.
+    pub fn admit(&self) -> Admission {
+        let mut inner = self.lock();
+        match inner.state {
+            BreakerState::Closed => Admission::Call,
+            BreakerState::Open => {
+                let since = inner.opened_at.map(|t| t.elapsed()).unwrap_or_default();
+                if since >= self.cooldown {
+                    inner.state = BreakerState::HalfOpen;
+                    inner.trial_in_flight = true;
+                    tracing::info!(hook = %self.hook, "circuit breaker half-open: one trial call");
+                    Admission::Call
+                } else {
+                    Admission::Skip(format!(
+                        "circuit breaker open after {} failures; retrying in {} ms",
+                        self.threshold,
+                        (self.cooldown - since).as_millis()
+                    ))
+                }
+            }
+            BreakerState::HalfOpen if !inner.trial_in_flight => {
+                inner.trial_in_flight = true;
+                Admission::Call
+            }
+            BreakerState::HalfOpen => {
+                Admission::Skip("circuit breaker half-open: a trial call is in flight".into())
+            }
+        }
+    }
+
+    /// Reports how an admitted call went: `failed` for errors, timeouts,
+    /// crashes and protocol violations; a verdict of any kind is success.
+    pub fn record(&self, failed: bool) {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        match (inner.state, failed) {
+            (BreakerState::HalfOpen, false) => {
+                inner.state = BreakerState::Closed;
+                inner.failures.clear();
+                inner.trial_in_flight = false;
+                inner.opened_at = None;
+                tracing::warn!(hook = %self.hook, "circuit breaker closed: the trial call succeeded");
+            }
+            (BreakerState::HalfOpen, true) => {
+                inner.state = BreakerState::Open;
+                inner.opened_at = Some(now);
+                inner.trial_in_flight = false;
+                tracing::warn!(hook = %self.hook, "circuit breaker re-opened: the trial call failed");
+            }
+            (BreakerState::Closed, true) => {
+                inner.failures.push_back(now);
+                while inner
+                    .failures
+                    .front()
+                    .is_some_and(|t| now.duration_since(*t) > self.window)
+                {
+                    inner.failures.pop_front();
+                }
+                if inner.failures.len() as u32 >= self.threshold {
+                    inner.state = BreakerState::Open;
+                    inner.opened_at = Some(now);
+                    tracing::warn!(
+                        hook = %self.hook,
+                        failures = inner.failures.len(),
+                        window_ms = self.window.as_millis() as u64,
+                        "circuit breaker opened: the hook is skipped (its on_error policy applies) for {} ms",
+                        self.cooldown.as_millis()
+                    );
+                }
+            }
+            (BreakerState::Closed, false) | (BreakerState::Open, _) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn breaker(threshold: u32, cooldown_ms: u64) -> Breaker {
+        let overrides = BreakerConfig {
+            breaker_failures: Some(threshold),
+            breaker_window_ms: Some(60_000),
+            breaker_cooldown_ms: Some(cooldown_ms),
+        };
+        Breaker::new("h", &overrides, &Defaults::default())
+    }
+
+    #[test]
+    fn opens_on_failures_and_never_on_verdicts() {
+        let b = breaker(5, 60_000);
+        for _ in 0..50 {
+            assert_eq!(b.admit(), Admission::Call);
+            b.record(false);
+        }
+        for i in 0..5 {
+            assert_eq!(b.admit(), Admission::Call, "failure {i}");
+            b.record(true);
+        }
+        assert_eq!(b.state(), BreakerState::Open);
+        assert!(matches!(b.admit(), Admission::Skip(_)));
+    }
+
+    #[test]
+    fn half_open_lets_one_trial_through_and_its_result_decides() {
+        let b = breaker(1, 0);
+        b.record(true);
+        assert_eq!(b.state(), BreakerState::HalfOpen);
+        assert_eq!(b.admit(), Admission::Call);
+        assert!(
+            matches!(b.admit(), Admission::Skip(_)),
+            "only one trial at a time"
+        );
+        b.record(true);
+        assert_eq!(b.admit(), Admission::Call, "cool-down 0: next trial");
+        b.record(false);
+        assert_eq!(b.state(), BreakerState::Closed);
+        assert_eq!(b.admit(), Admission::Call);
+    }
+}

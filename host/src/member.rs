@@ -1,0 +1,198 @@
+//! A member of the chain: one configured hook, of either kind, with
+//! everything that decides whether and how it is called: its priority,
+//! filters, deadline, failure policy, circuit breaker and figures.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookhost_protocol::{OnError, Stage};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::breaker::Breaker;
+use crate::builtin::BuiltinHook;
+use crate::config::{BuiltinConfig, Defaults, ProcessConfig};
+use crate::error::CallError;
+use crate::filter::Filter;
+use crate::hook::HookEntry;
+use crate::stats::MemberStats;
+
+/// What answers the calls.
+#[derive(Clone)]
+pub enum MemberKind {
+    /// A hook process (possibly shared with other members).
+    Process(Arc<HookEntry>),
+    /// An in-process builtin.
+    Builtin(Arc<dyn BuiltinHook>),
+    /// A builtin that could not be built; every call fails with this text,
+    /// so its `on_error` policy still answers for it.
+    Unavailable(String),
+}
+
+/// One hook's place in the chain.
+pub struct Member {
+    /// The configured name.
+    pub name: Arc<str>,
+    /// Lower runs first; ties break by name.
+    pub priority: i64,
+    /// What answers.
+    pub kind: MemberKind,
+    /// The stages the config asks for.
+    intercept: Vec<Stage>,
+    on_error: Option<OnError>,
+    timeout_ms: Option<u64>,
+    /// Matcher and `if` condition.
+    pub filter: Filter,
+    /// Opens after repeated failures.
+    pub breaker: Breaker,
+    /// Counters and latencies.
+    pub stats: MemberStats,
+    defaults: Defaults,
+    /// The member's own settings, to tell on reload whether it changed.
+    pub(crate) fingerprint: String,
+}
+
+impl Member {
+    /// A member answered by a process.
+    pub fn process(
+        name: &str,
+        config: &ProcessConfig,
+        entry: Arc<HookEntry>,
+        defaults: &Defaults,
+    ) -> Member {
+        let (kind, filter) = with_filter(
+            MemberKind::Process(entry),
+            config.matcher.as_deref(),
+            config.condition.as_deref(),
+        );
+        Member {
+            name: name.into(),
+            priority: config.priority,
+            kind,
+            intercept: config.intercept.clone(),
+            on_error: config.on_error,
+            timeout_ms: config.timeout_ms,
+            filter,
+            breaker: Breaker::new(name, &config.breaker(), defaults),
+            stats: MemberStats::default(),
+            defaults: defaults.clone(),
+            fingerprint: format!("{config:?}|{defaults:?}"),
+        }
+    }
+
+    /// A member answered by a builtin (or by nothing, when it could not be
+    /// built).
+    pub fn builtin(
+        name: &str,
+        config: &BuiltinConfig,
+        built: Result<Arc<dyn BuiltinHook>, String>,
+        defaults: &Defaults,
+    ) -> Member {
+        let (kind, offered) = match built {
+            Ok(b) => {
+                let offered = b.intercepts();
+                (MemberKind::Builtin(b), offered)
+            }
+            Err(why) => (MemberKind::Unavailable(why), Stage::ALL.to_vec()),
+        };
+        let intercept = match &config.intercept {
+            Some(narrowed) => offered
+                .into_iter()
+                .filter(|s| narrowed.contains(s))
+                .collect(),
+            None => offered,
+        };
+        let (kind, filter) =
+            with_filter(kind, config.matcher.as_deref(), config.condition.as_deref());
+        Member {
+            name: name.into(),
+            priority: config.priority,
+            kind,
+            intercept,
+            on_error: config.on_error,
+            timeout_ms: config.timeout_ms,
+            filter,
+            breaker: Breaker::new(name, &config.breaker(), defaults),
+            stats: MemberStats::default(),
+            defaults: defaults.clone(),
+            fingerprint: format!("{config:?}|{defaults:?}"),
+        }
+    }
+
+    /// `process` or `builtin`.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            MemberKind::Process(_) => "process",
+            MemberKind::Builtin(_) | MemberKind::Unavailable(_) => "builtin",
+        }
+    }
+
+    /// Whether it is called at `stage`: the config asks for it and, for a
+    /// process, its hello declared it.
+    pub fn intercepts(&self, stage: Stage) -> bool {
+        self.intercept.contains(&stage)
+            && match &self.kind {
+                MemberKind::Process(p) => p.declares(stage),
+                MemberKind::Builtin(_) | MemberKind::Unavailable(_) => true,
+            }
+    }
+
+    /// The stages it is called for now.
+    pub fn stages(&self) -> Vec<Stage> {
+        Stage::ALL
+            .into_iter()
+            .filter(|s| self.intercepts(*s))
+            .collect()
+    }
+
+    /// The policy for a failure at `stage`.
+    pub fn policy(&self, stage: Stage) -> OnError {
+        self.on_error.unwrap_or(OnError::default_for(stage))
+    }
+
+    /// Its own deadline at `stage`.
+    pub fn timeout(&self, stage: Stage) -> Duration {
+        self.timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or_else(|| self.defaults.stage_timeout(stage))
+    }
+
+    /// Calls it, giving up at `deadline`; `budget` is the wait's nominal
+    /// length, for the timeout message.
+    pub async fn call(
+        &self,
+        stage: Stage,
+        params: &Value,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<Value, CallError> {
+        match &self.kind {
+            MemberKind::Process(p) => p.request(stage.method(), params, deadline, budget).await,
+            MemberKind::Builtin(b) => {
+                match tokio::time::timeout_at(deadline, b.call(stage, params)).await {
+                    Ok(Ok(result)) => Ok(result),
+                    Ok(Err(e)) => Err(CallError::Builtin(e)),
+                    Err(_) => Err(CallError::Timeout(budget)),
+                }
+            }
+            MemberKind::Unavailable(why) => Err(CallError::Unavailable(why.clone())),
+        }
+    }
+}
+
+/// Compiles the filters; a config built in code can skip `Config::parse`'s
+/// validation, and then a bad filter makes the member fail every call
+/// (its policy decides) rather than run unfiltered.
+fn with_filter(
+    kind: MemberKind,
+    matcher: Option<&str>,
+    condition: Option<&str>,
+) -> (MemberKind, Filter) {
+    match Filter::new(matcher, condition) {
+        Ok(f) => (kind, f),
+        Err(e) => (
+            MemberKind::Unavailable(format!("invalid filter: {e}")),
+            Filter::default(),
+        ),
+    }
+}

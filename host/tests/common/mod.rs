@@ -1,0 +1,54 @@
+//! Helpers shared by the integration tests that drive real hook processes
+//! (the `hookhost-test-hook` binary).
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use hookhost::protocol::Stage;
+use hookhost::protocol::params::ToolCall;
+use hookhost::{Config, ProcessConfig};
+use serde_json::Value;
+
+/// The misbehaving test hook.
+pub const BIN: &str = env!("CARGO_BIN_EXE_hookhost-test-hook");
+
+/// A process hook running the test hook with `args`.
+pub fn hook(args: &[&str], intercept: &[Stage]) -> ProcessConfig {
+    let mut command = vec![BIN.to_string()];
+    command.extend(args.iter().map(|s| s.to_string()));
+    ProcessConfig::new(command, intercept.to_vec())
+}
+
+/// A config of `hooks`, with a short shutdown grace so tests end quickly.
+pub fn config(hooks: Vec<(&str, ProcessConfig)>) -> Config {
+    let mut c = Config::empty(std::env::temp_dir());
+    c.defaults.hello_timeout_ms = 3000;
+    c.defaults.shutdown_grace_ms = 500;
+    for (name, h) in hooks {
+        c.processes.insert(name.to_string(), h);
+    }
+    c
+}
+
+/// A tool call with object arguments.
+pub fn tool_call(tool: &str, arguments: Value) -> ToolCall {
+    ToolCall {
+        tool: tool.into(),
+        arguments: arguments.as_object().cloned().unwrap_or_default(),
+        ..ToolCall::default()
+    }
+}
+
+/// A fresh scratch folder for pid, event and audit files.
+pub fn scratch() -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "hookhost-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
