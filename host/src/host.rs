@@ -102,6 +102,8 @@ struct Inner {
     failures: Mutex<Vec<StartFailure>>,
     event_seq: AtomicU64,
     request_seq: AtomicU64,
+    /// One start or reload at a time, so two reloads cannot interleave.
+    applying: tokio::sync::Mutex<()>,
 }
 
 impl Drop for Inner {
@@ -333,6 +335,7 @@ impl Host {
                 failures: Mutex::new(failures),
                 event_seq: AtomicU64::new(0),
                 request_seq: AtomicU64::new(0),
+                applying: tokio::sync::Mutex::new(()),
             }),
         };
         host.apply(config).await;
@@ -349,6 +352,7 @@ impl Host {
     }
 
     async fn apply(&self, config: Config) -> ReloadReport {
+        let _one_at_a_time = self.inner.applying.lock().await;
         let defaults = config.defaults.clone();
         let mut plans = if config.enabled {
             plan_processes(&config)
@@ -402,7 +406,10 @@ impl Host {
             for p in config.processes.values().filter(|p| p.enabled) {
                 let mut p = p.clone();
                 p.dir = Some(config.hook_dir(&p));
-                if Arc::ptr_eq(entry, &entries[&p.spawn_key()]) {
+                if entries
+                    .get(&p.spawn_key())
+                    .is_some_and(|e| Arc::ptr_eq(entry, e))
+                {
                     for pat in p.observe_patterns() {
                         if !patterns.contains(&pat) {
                             patterns.push(pat);
