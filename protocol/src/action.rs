@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::lifecycle::LifecycleEvent;
 use crate::params::ToolResult;
 use crate::stage::Stage;
 
@@ -52,10 +53,13 @@ impl Action {
     }
 
     /// Whether a hook may answer this action at `stage`. approve_tool
-    /// answers `{approved}` and takes no action at all.
+    /// answers `{approved}` and takes no action at all; lifecycle answers
+    /// `continue` or its own `block` ([`LifecycleAction`]), never a patch,
+    /// a tool answer or an abort.
     pub fn legal_at(self, stage: Stage) -> bool {
         match stage {
             Stage::ApproveTool => false,
+            Stage::Lifecycle => self == Action::Continue,
             Stage::BeforeTool => true,
             Stage::BeforeLlm | Stage::AfterLlm | Stage::AfterTool => {
                 !matches!(self, Action::Respond | Action::DenyTool)
@@ -187,6 +191,72 @@ pub struct ApproveToolResult {
     pub reason: Option<String>,
 }
 
+/// What a hook answers at a lifecycle event. Not an [`Action`]: `block` has
+/// no meaning at the other stages, where it stays an unknown action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LifecycleAction {
+    /// Let the event proceed.
+    #[default]
+    Continue,
+    /// Stop it (only at events that can be blocked); `reason` says why.
+    Block,
+}
+
+impl LifecycleAction {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LifecycleAction::Continue => "continue",
+            LifecycleAction::Block => "block",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for LifecycleAction {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        match s.as_ref() {
+            "" | "continue" => Ok(LifecycleAction::Continue),
+            "block" => Ok(LifecycleAction::Block),
+            other => Err(serde::de::Error::custom(format!(
+                "unknown lifecycle action {other:?} (expected continue or block)"
+            ))),
+        }
+    }
+}
+
+fn lifecycle_actions(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["continue", "block", ""],
+        "description": "What the host should do; an empty string means continue. `block` only at events that can be blocked."
+    })
+}
+
+/// `hook.lifecycle` result. Which members a hook may send depends on the
+/// event (see [`LifecycleEvent`]); [`decode_lifecycle_result`] checks them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LifecycleResult {
+    /// Absent or empty means continue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "lifecycle_actions")]
+    pub action: Option<LifecycleAction>,
+    /// Why, for `block`; shown to the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Text the agent adds to the model's context (session_start,
+    /// user_prompt_submit and turn_start only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
+    /// A message the agent shows the user, at any request event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+    /// The compaction summary to use (before_compaction only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
 /// One hook's answer, decoded and checked against its stage.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
@@ -211,6 +281,19 @@ pub enum Decision {
         approved: bool,
         /// Why not.
         reason: Option<String>,
+    },
+    /// A lifecycle answer, already checked against its event.
+    Lifecycle {
+        /// Stop the event (`action: block`).
+        block: bool,
+        /// Why, for a block.
+        reason: Option<String>,
+        /// Text for the model's context.
+        additional_context: Option<String>,
+        /// A message for the user.
+        system_message: Option<String>,
+        /// The compaction summary.
+        summary: Option<String>,
     },
 }
 
@@ -237,6 +320,34 @@ pub enum ResultError {
     /// `respond` without the tool result to respond with.
     #[error("action `respond` needs a `result` object with `for_llm`")]
     RespondWithoutResult,
+    /// [`decode_result`] was asked for a lifecycle result, whose legality
+    /// depends on the event; a caller bug, not a hook's.
+    #[error(
+        "a lifecycle result depends on its event: decode it with decode_lifecycle_result, not decode_result"
+    )]
+    LifecycleNeedsEvent,
+    /// A result for a lifecycle event that is only ever a runtime event,
+    /// so no hook can have been asked.
+    #[error("lifecycle event `{event}` is not a request event and takes no result")]
+    NotARequestEvent {
+        /// The event.
+        event: LifecycleEvent,
+    },
+    /// `block` at a lifecycle event that cannot be blocked.
+    #[error("action `block` is not allowed at lifecycle event `{event}`, which cannot be blocked")]
+    BlockNotAllowed {
+        /// The event answered.
+        event: LifecycleEvent,
+    },
+    /// A member the lifecycle event does not take, such as `summary` at
+    /// session_start.
+    #[error("field `{field}` is not allowed at lifecycle event `{event}`")]
+    LifecycleFieldNotAllowed {
+        /// The event answered.
+        event: LifecycleEvent,
+        /// The member: `additional_context` or `summary`.
+        field: &'static str,
+    },
 }
 
 fn malformed(stage: Stage, e: serde_json::Error) -> ResultError {
@@ -274,7 +385,14 @@ fn common(
 /// `modify` without a patch is an empty patch (the params stay as they
 /// are), as PicoClaw treats it. A payload sent with any other action is
 /// ignored.
+///
+/// At [`Stage::Lifecycle`] this is always [`ResultError::LifecycleNeedsEvent`]:
+/// what a lifecycle answer may say depends on the event, so use
+/// [`decode_lifecycle_result`] (the [`Chain`](crate::chain::Chain) does).
 pub fn decode_result(stage: Stage, result: &Value) -> Result<Decision, ResultError> {
+    if stage == Stage::Lifecycle {
+        return Err(ResultError::LifecycleNeedsEvent);
+    }
     if !result.is_object() {
         return Err(ResultError::Malformed {
             stage,
@@ -310,6 +428,98 @@ pub fn decode_result(stage: Stage, result: &Value) -> Result<Decision, ResultErr
                 approved: r.approved,
                 reason: r.reason,
             })
+        }
+        Stage::Lifecycle => Err(ResultError::LifecycleNeedsEvent),
+    }
+}
+
+/// Decodes a hook's `hook.lifecycle` result for `event`, always into
+/// [`Decision::Lifecycle`], and checks it against the event.
+///
+/// An action of the other stages (`modify`, `deny_tool`, ...) is an
+/// [`ResultError::IllegalAction`] at lifecycle, like any action a stage does
+/// not allow; an unknown one is malformed. `reason` without `block` is
+/// ignored. A `null` member counts as absent.
+pub fn decode_lifecycle_result(
+    event: LifecycleEvent,
+    result: &Value,
+) -> Result<Decision, ResultError> {
+    let stage = Stage::Lifecycle;
+    if !event.is_request() {
+        return Err(ResultError::NotARequestEvent { event });
+    }
+    let Some(obj) = result.as_object() else {
+        return Err(ResultError::Malformed {
+            stage,
+            detail: format!("a result must be a JSON object, got {}", type_name(result)),
+        });
+    };
+    // An action of the other stages gets the same error it gets wherever it
+    // is not allowed, rather than "unknown".
+    if let Some(action) = obj.get("action").and_then(|a| Action::deserialize(a).ok())
+        && !action.legal_at(stage)
+    {
+        return Err(ResultError::IllegalAction { stage, action });
+    }
+    let r = LifecycleResult::deserialize(result).map_err(|e| malformed(stage, e))?;
+    let decision = Decision::Lifecycle {
+        block: r.action == Some(LifecycleAction::Block),
+        reason: r.reason,
+        additional_context: r.additional_context,
+        system_message: r.system_message,
+        summary: r.summary,
+    };
+    check_lifecycle_decision(event, &decision)?;
+    Ok(decision)
+}
+
+/// Checks that `decision` is something a hook may answer at `event`: a
+/// [`Decision::Lifecycle`] (or [`Decision::Continue`]) that blocks only a
+/// blocking event and carries `additional_context` and `summary` only where
+/// the event takes them. Used on decoded results, on in-process hooks'
+/// decisions, and by SDKs before they send an answer.
+pub fn check_lifecycle_decision(
+    event: LifecycleEvent,
+    decision: &Decision,
+) -> Result<(), ResultError> {
+    let stage = Stage::Lifecycle;
+    if !event.is_request() {
+        return Err(ResultError::NotARequestEvent { event });
+    }
+    let illegal = |action| Err(ResultError::IllegalAction { stage, action });
+    match decision {
+        Decision::Continue => Ok(()),
+        Decision::Modify(_) => illegal(Action::Modify),
+        Decision::Respond(_) => illegal(Action::Respond),
+        Decision::DenyTool(_) => illegal(Action::DenyTool),
+        Decision::Abort { hard: false, .. } => illegal(Action::AbortTurn),
+        Decision::Abort { hard: true, .. } => illegal(Action::HardAbort),
+        Decision::Approval { .. } => Err(ResultError::Malformed {
+            stage,
+            detail: "an approval (`approved`) is not a lifecycle answer".into(),
+        }),
+        Decision::Lifecycle {
+            block,
+            additional_context,
+            summary,
+            ..
+        } => {
+            if *block && !event.can_block() {
+                return Err(ResultError::BlockNotAllowed { event });
+            }
+            if additional_context.is_some() && !event.takes_context() {
+                return Err(ResultError::LifecycleFieldNotAllowed {
+                    event,
+                    field: "additional_context",
+                });
+            }
+            if summary.is_some() && !event.takes_summary() {
+                return Err(ResultError::LifecycleFieldNotAllowed {
+                    event,
+                    field: "summary",
+                });
+            }
+            Ok(())
         }
     }
 }
@@ -360,6 +570,129 @@ mod tests {
         assert!(
             err.to_string().contains("missing field `approved`"),
             "{err}"
+        );
+    }
+
+    fn lifecycle(block: bool) -> Decision {
+        Decision::Lifecycle {
+            block,
+            reason: None,
+            additional_context: None,
+            system_message: None,
+            summary: None,
+        }
+    }
+
+    #[test]
+    fn decode_result_refuses_lifecycle_and_points_to_the_event_aware_decoder() {
+        let err = decode_result(Stage::Lifecycle, &json!({})).unwrap_err();
+        assert_eq!(err, ResultError::LifecycleNeedsEvent);
+        assert!(err.to_string().contains("decode_lifecycle_result"), "{err}");
+    }
+
+    #[test]
+    fn lifecycle_results_decode_with_every_member() {
+        use LifecycleEvent::*;
+        assert_eq!(
+            decode_lifecycle_result(TurnStart, &json!({})),
+            Ok(lifecycle(false))
+        );
+        assert_eq!(
+            decode_lifecycle_result(TurnStart, &json!({"action": ""})),
+            Ok(lifecycle(false))
+        );
+        assert_eq!(
+            decode_lifecycle_result(
+                UserPromptSubmit,
+                &json!({"action": "block", "reason": "no", "system_message": "m"})
+            ),
+            Ok(Decision::Lifecycle {
+                block: true,
+                reason: Some("no".into()),
+                additional_context: None,
+                system_message: Some("m".into()),
+                summary: None,
+            })
+        );
+        assert_eq!(
+            decode_lifecycle_result(
+                BeforeCompaction,
+                &json!({"summary": "s", "action": "block"})
+            ),
+            Ok(Decision::Lifecycle {
+                block: true,
+                reason: None,
+                additional_context: None,
+                system_message: None,
+                summary: Some("s".into()),
+            })
+        );
+        assert_eq!(
+            decode_lifecycle_result(
+                SessionStart,
+                &json!({"additional_context": "c", "summary": null})
+            ),
+            Ok(Decision::Lifecycle {
+                block: false,
+                reason: None,
+                additional_context: Some("c".into()),
+                system_message: None,
+                summary: None,
+            })
+        );
+    }
+
+    #[test]
+    fn lifecycle_legality_names_event_and_field() {
+        use LifecycleEvent::*;
+        let err = |e, v| decode_lifecycle_result(e, &v).unwrap_err();
+        assert_eq!(
+            err(TurnStart, json!({"action": "block"})),
+            ResultError::BlockNotAllowed { event: TurnStart }
+        );
+        let e = err(PreCompact, json!({"additional_context": "c"}));
+        assert_eq!(
+            e.to_string(),
+            "field `additional_context` is not allowed at lifecycle event `pre_compact`"
+        );
+        let e = err(SessionStart, json!({"summary": "s"}));
+        assert_eq!(
+            e.to_string(),
+            "field `summary` is not allowed at lifecycle event `session_start`"
+        );
+        assert_eq!(
+            err(SessionEnd, json!({})),
+            ResultError::NotARequestEvent { event: SessionEnd }
+        );
+        assert_eq!(
+            err(TurnStart, json!({"action": "modify"})),
+            ResultError::IllegalAction {
+                stage: Stage::Lifecycle,
+                action: Action::Modify
+            }
+        );
+        let e = err(TurnStart, json!({"action": "explode"})).to_string();
+        assert!(e.contains("unknown lifecycle action \"explode\""), "{e}");
+        let e = err(TurnStart, json!({"additional_context": 5})).to_string();
+        assert!(
+            e.starts_with("malformed lifecycle result: invalid type"),
+            "{e}"
+        );
+        let e = err(TurnStart, json!([])).to_string();
+        assert!(e.contains("must be a JSON object"), "{e}");
+    }
+
+    #[test]
+    fn only_continue_is_a_legal_action_at_lifecycle() {
+        for a in Action::ALL {
+            assert_eq!(a.legal_at(Stage::Lifecycle), a == Action::Continue, "{a}");
+        }
+        assert_eq!(
+            check_lifecycle_decision(LifecycleEvent::TurnStart, &Decision::Continue),
+            Ok(())
+        );
+        assert!(
+            check_lifecycle_decision(LifecycleEvent::TurnStart, &Decision::DenyTool(None)).is_err()
         );
     }
 

@@ -13,9 +13,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::action::{Decision, decode_result};
+use crate::action::{Decision, check_lifecycle_decision, decode_lifecycle_result, decode_result};
+use crate::lifecycle::LifecycleEvent;
 use crate::merge_patch::apply_merge_patch;
-use crate::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall, ToolResult};
+use crate::params::{
+    AfterLlmParams, AfterToolParams, BeforeLlmParams, LifecycleParams, ToolCall, ToolResult,
+};
 use crate::stage::Stage;
 
 /// What a hook's failure (crash, timeout, error reply, protocol violation)
@@ -27,17 +30,24 @@ pub enum OnError {
     /// Skip the hook; the chain goes on as if it had answered `continue`.
     Allow,
     /// Stop the chain with a refusal: deny_tool at before_tool, a refusal
-    /// at approve_tool, abort_turn at the other stages.
+    /// at approve_tool, a block at a lifecycle event that can be blocked
+    /// (at one that cannot, the failure is skipped as under `Allow`),
+    /// abort_turn at the other stages.
     Deny,
 }
 
 impl OnError {
     /// The default for a stage: deny for approve_tool (an approver that
-    /// cannot answer has not approved), allow elsewhere.
+    /// cannot answer has not approved), allow elsewhere, lifecycle included
+    /// (a context provider that is down must not stop a session).
     pub fn default_for(stage: Stage) -> OnError {
         match stage {
             Stage::ApproveTool => OnError::Deny,
-            _ => OnError::Allow,
+            Stage::BeforeLlm
+            | Stage::AfterLlm
+            | Stage::BeforeTool
+            | Stage::AfterTool
+            | Stage::Lifecycle => OnError::Allow,
         }
     }
 
@@ -129,6 +139,24 @@ pub enum Outcome {
         /// The hook that refused.
         by: String,
     },
+    /// lifecycle: the event is blocked (a hook answered `block`, or failed
+    /// with `on_error = "deny"` at an event that can be blocked).
+    Blocked {
+        /// Why; shown to the user.
+        reason: String,
+        /// The hook that blocked.
+        by: String,
+    },
+    /// lifecycle: every hook ran and none blocked; what they added.
+    Lifecycle {
+        /// `additional_context` texts with the hook that sent each, in
+        /// chain order.
+        contexts: Vec<(String, String)>,
+        /// `system_message` texts, in chain order.
+        system_messages: Vec<String>,
+        /// The first `summary` in chain order.
+        summary: Option<String>,
+    },
 }
 
 /// Params that do not have their stage's shape.
@@ -141,18 +169,34 @@ pub struct ParamsError {
     pub detail: String,
 }
 
-/// Checks that `params` decodes as the stage's params type.
+/// Checks that `params` decodes as the stage's params type. At lifecycle
+/// the event must also be a request event: the others are runtime events
+/// and never run a chain.
 pub fn validate_params(stage: Stage, params: &Value) -> Result<(), ParamsError> {
+    lifecycle_event(stage, params).map(drop)
+}
+
+/// [`validate_params`], giving the lifecycle event at that stage.
+fn lifecycle_event(stage: Stage, params: &Value) -> Result<Option<LifecycleEvent>, ParamsError> {
+    let err = |detail: String| ParamsError { stage, detail };
     let res = match stage {
         Stage::BeforeLlm => BeforeLlmParams::deserialize(params).map(drop),
         Stage::AfterLlm => AfterLlmParams::deserialize(params).map(drop),
         Stage::BeforeTool | Stage::ApproveTool => ToolCall::deserialize(params).map(drop),
         Stage::AfterTool => AfterToolParams::deserialize(params).map(drop),
+        Stage::Lifecycle => {
+            let p = LifecycleParams::deserialize(params).map_err(|e| err(e.to_string()))?;
+            if !p.event.is_request() {
+                return Err(err(format!(
+                    "event `{}` is not a request event; it reaches hooks as the runtime event `{}`",
+                    p.event,
+                    p.event.event_kind()
+                )));
+            }
+            return Ok(Some(p.event));
+        }
     };
-    res.map_err(|e| ParamsError {
-        stage,
-        detail: e.to_string(),
-    })
+    res.map(|()| None).map_err(|e| err(e.to_string()))
 }
 
 /// The fold over one stage's hooks.
@@ -165,24 +209,45 @@ pub struct Chain {
     original: Option<Value>,
     steps: Vec<Step>,
     outcome: Option<Outcome>,
+    /// At lifecycle: the event, read from the params once, since every
+    /// answer is checked against it.
+    event: Option<LifecycleEvent>,
+    /// At lifecycle: what the hooks added so far.
+    collected: Collected,
+}
+
+/// What lifecycle hooks added, in chain order.
+#[derive(Debug, Clone, Default)]
+struct Collected {
+    contexts: Vec<(String, String)>,
+    system_messages: Vec<String>,
+    summary: Option<String>,
 }
 
 impl Chain {
-    /// Starts a chain, checking the caller's params first.
+    /// Starts a chain, checking the caller's params first. At lifecycle the
+    /// params name the event, which decides what the hooks may answer.
     pub fn new(stage: Stage, params: Value) -> Result<Chain, ParamsError> {
-        validate_params(stage, &params)?;
+        let event = lifecycle_event(stage, &params)?;
         Ok(Chain {
             stage,
             params,
             original: None,
             steps: Vec::new(),
             outcome: None,
+            event,
+            collected: Collected::default(),
         })
     }
 
     /// The stage this chain runs.
     pub fn stage(&self) -> Stage {
         self.stage
+    }
+
+    /// The lifecycle event this chain runs (`None` at the other stages).
+    pub fn event(&self) -> Option<LifecycleEvent> {
+        self.event
     }
 
     /// What to send the next hook: the caller's params with every earlier
@@ -209,18 +274,39 @@ impl Chain {
         }
         let decision = match reply {
             Err(error) => return self.fail(hook, on_error, error),
-            Ok(result) => match decode_result(self.stage, result) {
-                Ok(d) => d,
-                Err(e) => return self.fail(hook, on_error, e.to_string()),
-            },
+            Ok(result) => {
+                let decoded = match self.event {
+                    Some(event) => decode_lifecycle_result(event, result),
+                    None => decode_result(self.stage, result),
+                };
+                match decoded {
+                    Ok(d) => d,
+                    Err(e) => return self.fail(hook, on_error, e.to_string()),
+                }
+            }
         };
         self.apply(hook, on_error, decision)
     }
 
-    /// Feeds an already decoded decision (from an in-process hook).
+    /// Feeds an already decoded decision (from an in-process hook). At
+    /// lifecycle it is checked against the event first, as a hook's result
+    /// would be; a lifecycle decision at another stage is a failure too.
     pub fn apply(&mut self, hook: &str, on_error: OnError, decision: Decision) -> Flow {
         if self.outcome.is_some() {
             return Flow::Stop;
+        }
+        match self.event {
+            Some(event) => {
+                if let Err(e) = check_lifecycle_decision(event, &decision) {
+                    return self.fail(hook, on_error, e.to_string());
+                }
+            }
+            None => {
+                if matches!(decision, Decision::Lifecycle { .. }) {
+                    let error = format!("a lifecycle answer is not allowed at {}", self.stage);
+                    return self.fail(hook, on_error, error);
+                }
+            }
         }
         let by = hook.to_string();
         let outcome = match &decision {
@@ -268,6 +354,35 @@ impl Chain {
                     .unwrap_or_else(|| format!("refused by hook `{hook}`")),
                 by,
             }),
+            Decision::Lifecycle {
+                block: true,
+                reason,
+                ..
+            } => Some(Outcome::Blocked {
+                reason: reason
+                    .clone()
+                    .unwrap_or_else(|| format!("blocked by hook `{hook}`")),
+                by,
+            }),
+            Decision::Lifecycle {
+                block: false,
+                additional_context,
+                system_message,
+                summary,
+                ..
+            } => {
+                let c = &mut self.collected;
+                if let Some(text) = additional_context {
+                    c.contexts.push((by, text.clone()));
+                }
+                if let Some(text) = system_message {
+                    c.system_messages.push(text.clone());
+                }
+                if c.summary.is_none() {
+                    c.summary.clone_from(summary);
+                }
+                None
+            }
         };
         self.steps.push(Step {
             hook: hook.to_string(),
@@ -283,15 +398,20 @@ impl Chain {
     }
 
     fn fail(&mut self, hook: &str, policy: OnError, error: String) -> Flow {
+        // A lifecycle event that cannot be blocked goes on whatever the
+        // policy: there is no refusal to give.
+        let blockable = self.event.is_none_or(LifecycleEvent::can_block);
         let flow = match policy {
             OnError::Allow => Flow::Next,
+            OnError::Deny if !blockable => Flow::Next,
             OnError::Deny => {
                 let reason = format!("hook `{hook}` failed (on_error = deny): {error}");
                 let by = hook.to_string();
                 self.outcome = Some(match self.stage {
                     Stage::BeforeTool => Outcome::DenyTool { reason, by },
                     Stage::ApproveTool => Outcome::Refused { reason, by },
-                    _ => Outcome::Abort {
+                    Stage::Lifecycle => Outcome::Blocked { reason, by },
+                    Stage::BeforeLlm | Stage::AfterLlm | Stage::AfterTool => Outcome::Abort {
                         hard: false,
                         reason,
                         by,
@@ -308,12 +428,28 @@ impl Chain {
     }
 
     /// The merged verdict, once every hook ran or one stopped the chain.
+    /// At lifecycle it is [`Outcome::Blocked`] or [`Outcome::Lifecycle`].
     pub fn finish(self) -> Outcome {
+        if let Some(outcome) = self.outcome {
+            return outcome;
+        }
+        if self.event.is_some() {
+            let Collected {
+                contexts,
+                system_messages,
+                summary,
+            } = self.collected;
+            return Outcome::Lifecycle {
+                contexts,
+                system_messages,
+                summary,
+            };
+        }
         let modified = self.original.is_some_and(|o| o != self.params);
-        self.outcome.unwrap_or(Outcome::Continue {
+        Outcome::Continue {
             params: self.params,
             modified,
-        })
+        }
     }
 }
 
@@ -343,17 +479,39 @@ impl Outcome {
                 "reason": reason,
             }),
             Outcome::Refused { reason, .. } => json!({"approved": false, "reason": reason}),
+            Outcome::Blocked { reason, .. } => json!({"action": "block", "reason": reason}),
+            Outcome::Lifecycle {
+                contexts,
+                system_messages,
+                summary,
+            } => {
+                let mut obj = Map::new();
+                obj.insert("action".into(), "continue".into());
+                if !contexts.is_empty() {
+                    let texts: Vec<&str> = contexts.iter().map(|(_, t)| t.as_str()).collect();
+                    obj.insert("additional_context".into(), texts.join("\n").into());
+                }
+                if !system_messages.is_empty() {
+                    obj.insert("system_message".into(), system_messages.join("\n").into());
+                }
+                if let Some(summary) = summary {
+                    obj.insert("summary".into(), summary.clone().into());
+                }
+                Value::Object(obj)
+            }
         }
     }
 
-    /// The hook that decided, when one did (every outcome but continue).
+    /// The hook that decided, when one did (every outcome that stopped the
+    /// chain; not continue, nor a lifecycle chain that ran to the end).
     pub fn decided_by(&self) -> Option<&str> {
         match self {
-            Outcome::Continue { .. } => None,
+            Outcome::Continue { .. } | Outcome::Lifecycle { .. } => None,
             Outcome::Respond { by, .. }
             | Outcome::DenyTool { by, .. }
             | Outcome::Abort { by, .. }
-            | Outcome::Refused { by, .. } => Some(by),
+            | Outcome::Refused { by, .. }
+            | Outcome::Blocked { by, .. } => Some(by),
         }
     }
 }
@@ -374,6 +532,19 @@ impl Decision {
             Decision::Approval { approved, reason } => {
                 json!({"approved": approved, "reason": reason})
             }
+            Decision::Lifecycle {
+                block,
+                reason,
+                additional_context,
+                system_message,
+                summary,
+            } => json!({
+                "action": if *block { "block" } else { "continue" },
+                "reason": reason,
+                "additional_context": additional_context,
+                "system_message": system_message,
+                "summary": summary,
+            }),
         }
     }
 }
@@ -410,6 +581,186 @@ mod tests {
         };
         assert_eq!(by, "bad");
         assert!(reason.contains("missing field `tool`"), "{reason}");
+    }
+
+    fn lifecycle(event: &str) -> Chain {
+        Chain::new(Stage::Lifecycle, json!({"event": event, "payload": {}})).expect("valid params")
+    }
+
+    #[test]
+    fn lifecycle_chain_reads_its_event_and_rejects_runtime_only_events() {
+        assert_eq!(
+            lifecycle("turn_start").event(),
+            Some(LifecycleEvent::TurnStart)
+        );
+        assert_eq!(
+            Chain::new(Stage::BeforeTool, call()).map(|c| c.event()),
+            Ok(None)
+        );
+        let err = Chain::new(Stage::Lifecycle, json!({"event": "session_end"})).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("event `session_end` is not a request event"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("`lifecycle.session_end`"), "{err}");
+        assert!(Chain::new(Stage::Lifecycle, json!({"payload": {}})).is_err());
+        assert_eq!(OnError::default_for(Stage::Lifecycle), OnError::Allow);
+    }
+
+    #[test]
+    fn lifecycle_block_stops_the_chain_with_a_default_reason() {
+        let mut c = lifecycle("user_prompt_submit");
+        let ctx = json!({"additional_context": "a"});
+        assert_eq!(c.step("first", OnError::Allow, Ok(&ctx)), Flow::Next);
+        let block = json!({"action": "block"});
+        assert_eq!(c.step("gate", OnError::Allow, Ok(&block)), Flow::Stop);
+        let out = c.finish();
+        assert_eq!(out.decided_by(), Some("gate"));
+        assert_eq!(
+            out.to_wire(Stage::Lifecycle),
+            json!({"action": "block", "reason": "blocked by hook `gate`"})
+        );
+    }
+
+    #[test]
+    fn lifecycle_answers_are_collected_in_chain_order() {
+        let mut c = lifecycle("before_compaction");
+        let answers = [
+            ("a", json!({"system_message": "m1", "summary": "first"})),
+            ("b", json!({"summary": "second", "system_message": "m2"})),
+        ];
+        for (hook, answer) in &answers {
+            assert_eq!(c.step(hook, OnError::Allow, Ok(answer)), Flow::Next);
+        }
+        let out = c.finish();
+        assert_eq!(
+            out,
+            Outcome::Lifecycle {
+                contexts: vec![],
+                system_messages: vec!["m1".into(), "m2".into()],
+                summary: Some("first".into()),
+            }
+        );
+        assert_eq!(out.decided_by(), None);
+        assert_eq!(
+            out.to_wire(Stage::Lifecycle),
+            json!({"action": "continue", "system_message": "m1\nm2", "summary": "first"})
+        );
+
+        let mut c = lifecycle("session_start");
+        c.step(
+            "x",
+            OnError::Allow,
+            Ok(&json!({"additional_context": "one"})),
+        );
+        c.step("y", OnError::Allow, Ok(&json!({})));
+        c.step(
+            "z",
+            OnError::Allow,
+            Ok(&json!({"additional_context": "two"})),
+        );
+        let out = c.finish();
+        let Outcome::Lifecycle { contexts, .. } = &out else {
+            panic!("expected a lifecycle outcome: {out:?}")
+        };
+        assert_eq!(
+            contexts,
+            &[("x".into(), "one".into()), ("z".into(), "two".into())]
+        );
+        assert_eq!(
+            out.to_wire(Stage::Lifecycle),
+            json!({"action": "continue", "additional_context": "one\ntwo"})
+        );
+    }
+
+    #[test]
+    fn lifecycle_deny_policy_blocks_only_where_blocking_is_allowed() {
+        let mut c = lifecycle("pre_compact");
+        assert_eq!(
+            c.step("h", OnError::Deny, Err("crashed".into())),
+            Flow::Stop
+        );
+        assert_eq!(
+            c.finish(),
+            Outcome::Blocked {
+                reason: "hook `h` failed (on_error = deny): crashed".into(),
+                by: "h".into(),
+            }
+        );
+
+        let mut c = lifecycle("turn_start");
+        assert_eq!(
+            c.step("h", OnError::Deny, Err("crashed".into())),
+            Flow::Next
+        );
+        assert_eq!(
+            c.steps()[0].outcome,
+            StepOutcome::Failed {
+                error: "crashed".into(),
+                policy: OnError::Deny
+            }
+        );
+        // An illegal answer is a failure of its own hook, skipped here too.
+        let block = json!({"action": "block"});
+        assert_eq!(c.step("g", OnError::Deny, Ok(&block)), Flow::Next);
+        assert_eq!(
+            c.finish().to_wire(Stage::Lifecycle),
+            json!({"action": "continue"})
+        );
+    }
+
+    #[test]
+    fn in_process_decisions_are_checked_against_the_event_and_stage() {
+        let mut c = lifecycle("turn_start");
+        let summary = Decision::Lifecycle {
+            block: false,
+            reason: None,
+            additional_context: None,
+            system_message: None,
+            summary: Some("s".into()),
+        };
+        assert_eq!(c.apply("b", OnError::Allow, summary.clone()), Flow::Next);
+        assert_eq!(
+            c.apply("m", OnError::Allow, Decision::Modify(Map::new())),
+            Flow::Next
+        );
+        assert!(matches!(
+            &c.steps()[0].outcome,
+            StepOutcome::Failed { error, .. } if error.contains("field `summary`")
+        ));
+        assert!(matches!(c.steps()[1].outcome, StepOutcome::Failed { .. }));
+        assert_eq!(
+            c.finish().to_wire(Stage::Lifecycle),
+            json!({"action": "continue"})
+        );
+
+        let mut c = Chain::new(
+            Stage::AfterTool,
+            json!({"tool": "t", "result": {"for_llm": ""}}),
+        )
+        .expect("valid params");
+        assert_eq!(c.apply("b", OnError::Deny, summary), Flow::Stop);
+        let Outcome::Abort { reason, .. } = c.finish() else {
+            panic!("expected an abort")
+        };
+        assert!(reason.contains("not allowed at after_tool"), "{reason}");
+    }
+
+    #[test]
+    fn lifecycle_decisions_have_a_canonical_form() {
+        let d = Decision::Lifecycle {
+            block: true,
+            reason: Some("r".into()),
+            additional_context: None,
+            system_message: None,
+            summary: None,
+        };
+        assert_eq!(
+            d.to_value(),
+            json!({"action": "block", "reason": "r", "additional_context": null,
+                "system_message": null, "summary": null})
+        );
     }
 
     #[test]

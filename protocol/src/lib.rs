@@ -11,6 +11,8 @@
 //! - [`merge_patch`]: RFC 7386, the meaning of `modify`;
 //! - [`chain`]: how answers from several hooks fold into one verdict;
 //! - [`event`]: runtime event notifications and `observe` patterns;
+//! - [`lifecycle`]: lifecycle events, which of them a hook answers and
+//!   what each answer may say;
 //! - [`schema`]: the JSON Schemas published under `spec/schema/`.
 //!
 //! The normative text is `spec/protocol.md` in the repository.
@@ -32,15 +34,21 @@ pub mod chain;
 pub mod envelope;
 pub mod event;
 pub mod hello;
+pub mod lifecycle;
 pub mod merge_patch;
 pub mod meta;
 pub mod params;
 pub mod schema;
 pub mod stage;
 
-pub use action::{Action, Decision, ResultError, decode_result};
+pub use action::{
+    Action, Decision, LifecycleAction, LifecycleResult, ResultError, check_lifecycle_decision,
+    decode_lifecycle_result, decode_result,
+};
 pub use chain::{Chain, Flow, OnError, Outcome};
 pub use envelope::{ErrorObject, Id, Message, error_code};
 pub use hello::{HelloParams, HelloResult, PROTOCOL_VERSION};
+pub use lifecycle::LifecycleEvent;
 pub use merge_patch::apply_merge_patch;
+pub use params::LifecycleParams;
 pub use stage::Stage;

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::lifecycle::LifecycleEvent;
 use crate::meta::Meta;
 
 fn is_false(b: &bool) -> bool {
@@ -186,4 +187,88 @@ pub struct AfterToolParams {
     /// Unknown keys, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The names of the request events, for the schema of `event`: the other
+/// events never arrive as `hook.lifecycle`.
+fn request_events(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<Value> = LifecycleEvent::ALL
+        .into_iter()
+        .filter(|e| e.is_request())
+        .map(|e| Value::from(e.as_str()))
+        .collect();
+    schemars::json_schema!({
+        "type": "string",
+        "enum": names,
+        "description": "The lifecycle event; only request events are sent as hook.lifecycle."
+    })
+}
+
+/// `hook.lifecycle` params: which lifecycle event happened, and its data.
+///
+/// `payload` stays an untyped object because each event carries different,
+/// all optional, data (spec section 5.9: `source` at session_start, `prompt`
+/// at user_prompt_submit, ...) and agents add their own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LifecycleParams {
+    /// The event; a request event (see [`LifecycleEvent::is_request`]).
+    #[schemars(schema_with = "request_events")]
+    pub event: LifecycleEvent,
+    /// Where the call comes from.
+    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    pub meta: Meta,
+    /// Event-specific data; absent means `{}`.
+    #[serde(default)]
+    pub payload: Map<String, Value>,
+    /// Unknown keys, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl LifecycleParams {
+    /// Params for `event` with no meta and an empty payload.
+    pub fn new(event: LifecycleEvent) -> Self {
+        Self {
+            event,
+            meta: Meta::default(),
+            payload: Map::new(),
+            extra: Map::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lifecycle_params_keep_unknown_keys_and_default_the_payload() {
+        let p: LifecycleParams =
+            serde_json::from_value(json!({"event": "turn_start", "x-agent": 1}))
+                .expect("valid params");
+        assert_eq!(p.event, LifecycleEvent::TurnStart);
+        assert!(p.payload.is_empty());
+        assert_eq!(p.extra.get("x-agent"), Some(&json!(1)));
+        assert_eq!(
+            serde_json::to_value(&p).expect("serializes"),
+            json!({"event": "turn_start", "payload": {}, "x-agent": 1})
+        );
+        assert_eq!(
+            serde_json::to_value(LifecycleParams::new(LifecycleEvent::SessionStart))
+                .expect("serializes"),
+            json!({"event": "session_start", "payload": {}})
+        );
+    }
+
+    #[test]
+    fn lifecycle_params_need_a_known_event_and_an_object_payload() {
+        let err = LifecycleParams::deserialize(json!({"payload": {}})).unwrap_err();
+        assert!(err.to_string().contains("missing field `event`"), "{err}");
+        let err = LifecycleParams::deserialize(json!({"event": "boot"})).unwrap_err();
+        assert!(err.to_string().contains("unknown variant `boot`"), "{err}");
+        let err = LifecycleParams::deserialize(json!({"event": "turn_start", "payload": [1]}))
+            .unwrap_err();
+        assert!(err.to_string().contains("invalid type"), "{err}");
+    }
 }

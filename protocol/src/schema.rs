@@ -8,11 +8,12 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 
 use crate::action::{
     AfterLlmResult, AfterToolResult, ApproveToolResult, BeforeLlmResult, BeforeToolResult,
+    LifecycleResult,
 };
 use crate::envelope::{CancelParams, ErrorObject, Notification, Request};
 use crate::event::RuntimeEvent;
 use crate::hello::{HelloParams, HelloResult};
-use crate::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
+use crate::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, LifecycleParams, ToolCall};
 
 fn one<T: JsonSchema>(file: &'static str) -> (&'static str, Schema) {
     let generator = SchemaGenerator::new(SchemaSettings::draft2020_12());
@@ -43,6 +44,8 @@ pub fn all() -> Vec<(&'static str, Schema)> {
         one::<AfterToolResult>("hook.after_tool.result.json"),
         one::<ToolCall>("hook.approve_tool.params.json"),
         one::<ApproveToolResult>("hook.approve_tool.result.json"),
+        one::<LifecycleParams>("hook.lifecycle.params.json"),
+        one::<LifecycleResult>("hook.lifecycle.result.json"),
         one::<CancelParams>("cancel_request.params.json"),
     ]
 }

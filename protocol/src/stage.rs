@@ -22,6 +22,8 @@ pub mod method {
     pub const AFTER_TOOL: &str = "hook.after_tool";
     /// Whether a tool may run at all.
     pub const APPROVE_TOOL: &str = "hook.approve_tool";
+    /// A lifecycle event the agent waits on (session start, prompt, ...).
+    pub const LIFECYCLE: &str = "hook.lifecycle";
     /// Host → hook: stop working on a request, notification `{id}`.
     pub const CANCEL_REQUEST: &str = "$/cancel_request";
 }
@@ -43,16 +45,21 @@ pub enum Stage {
     AfterTool,
     /// A yes/no gate on a tool call; every approver must say yes.
     ApproveTool,
+    /// A lifecycle event the agent waits on (`params.event` says which); may
+    /// be blocked or add context, as far as the event allows.
+    Lifecycle,
 }
 
 impl Stage {
-    /// All stages, in the order the spec lists them.
-    pub const ALL: [Stage; 5] = [
+    /// All stages, in the order the spec lists them (lifecycle last, as it
+    /// was added last).
+    pub const ALL: [Stage; 6] = [
         Stage::BeforeLlm,
         Stage::AfterLlm,
         Stage::BeforeTool,
         Stage::AfterTool,
         Stage::ApproveTool,
+        Stage::Lifecycle,
     ];
 
     /// The snake_case name used in config and in `intercept` lists.
@@ -63,6 +70,7 @@ impl Stage {
             Stage::BeforeTool => "before_tool",
             Stage::AfterTool => "after_tool",
             Stage::ApproveTool => "approve_tool",
+            Stage::Lifecycle => "lifecycle",
         }
     }
 
@@ -74,6 +82,7 @@ impl Stage {
             Stage::BeforeTool => method::BEFORE_TOOL,
             Stage::AfterTool => method::AFTER_TOOL,
             Stage::ApproveTool => method::APPROVE_TOOL,
+            Stage::Lifecycle => method::LIFECYCLE,
         }
     }
 
@@ -83,14 +92,14 @@ impl Stage {
     }
 
     /// The key under which a `modify` result carries its merge patch;
-    /// `None` for approve_tool, which cannot modify.
+    /// `None` for approve_tool and lifecycle, which cannot modify.
     pub fn payload_key(self) -> Option<&'static str> {
         match self {
             Stage::BeforeLlm => Some("request"),
             Stage::AfterLlm => Some("response"),
             Stage::BeforeTool => Some("call"),
             Stage::AfterTool => Some("result"),
-            Stage::ApproveTool => None,
+            Stage::ApproveTool | Stage::Lifecycle => None,
         }
     }
 
@@ -100,6 +109,7 @@ impl Stage {
             Stage::BeforeLlm | Stage::AfterLlm => "llm",
             Stage::BeforeTool | Stage::AfterTool => "tool",
             Stage::ApproveTool => "approve",
+            Stage::Lifecycle => "lifecycle",
         }
     }
 }
@@ -110,10 +120,10 @@ impl fmt::Display for Stage {
     }
 }
 
-/// A stage name that is not one of the five.
+/// A stage name that is not one of the six.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown stage {0:?} (expected one of before_llm, after_llm, before_tool, after_tool, approve_tool)"
+    "unknown stage {0:?} (expected one of before_llm, after_llm, before_tool, after_tool, approve_tool, lifecycle)"
 )]
 pub struct UnknownStage(pub String);
 
@@ -124,5 +134,35 @@ impl FromStr for Stage {
             .into_iter()
             .find(|st| st.as_str() == s)
             .ok_or_else(|| UnknownStage(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lifecycle_is_a_stage_of_its_own() {
+        assert_eq!(Stage::ALL.last(), Some(&Stage::Lifecycle));
+        assert_eq!(Stage::Lifecycle.as_str(), "lifecycle");
+        assert_eq!(Stage::Lifecycle.method(), "hook.lifecycle");
+        assert_eq!(
+            Stage::from_method(method::LIFECYCLE),
+            Some(Stage::Lifecycle)
+        );
+        assert_eq!(Stage::Lifecycle.mode(), "lifecycle");
+        assert_eq!(Stage::Lifecycle.payload_key(), None);
+        assert_eq!("lifecycle".parse::<Stage>(), Ok(Stage::Lifecycle));
+        let err = "lifecycles".parse::<Stage>().unwrap_err().to_string();
+        assert!(err.contains("approve_tool, lifecycle)"), "{err}");
+    }
+
+    #[test]
+    fn names_and_methods_round_trip() {
+        for s in Stage::ALL {
+            assert_eq!(s.as_str().parse::<Stage>(), Ok(s));
+            assert_eq!(Stage::from_method(s.method()), Some(s));
+            assert_eq!(s.method(), format!("hook.{s}"));
+        }
     }
 }

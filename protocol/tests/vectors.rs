@@ -13,9 +13,10 @@ use hookhost_protocol::chain::{Chain, Flow, OnError, validate_params};
 use hookhost_protocol::envelope::{CancelParams, DecodeError, Id, Message};
 use hookhost_protocol::event::RuntimeEvent;
 use hookhost_protocol::hello::{HelloParams, HelloResult};
+use hookhost_protocol::lifecycle::LifecycleEvent;
 use hookhost_protocol::merge_patch::merged;
 use hookhost_protocol::stage::{Stage, method};
-use hookhost_protocol::{PROTOCOL_VERSION, decode_result};
+use hookhost_protocol::{PROTOCOL_VERSION, decode_lifecycle_result, decode_result};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -211,9 +212,42 @@ fn check_params(method_name: &str, value: &Value) -> Result<(), String> {
     }
 }
 
+/// Whether a method is a request, whose file has `results`.
+fn has_results(method_name: &str) -> bool {
+    Stage::from_method(method_name).is_some() || method_name == method::HELLO
+}
+
+/// The members a method's result cases may have beyond the common ones:
+/// a lifecycle result is decoded for its case's `event`.
+fn result_case_keys(method_name: &str) -> &'static [&'static str] {
+    if method_name == method::LIFECYCLE {
+        &["event"]
+    } else {
+        &[]
+    }
+}
+
 /// What a method file's `results` entries are checked with, giving the
 /// canonical `decision`. `None` for notifications, which have no result.
-fn check_result(method_name: &str, value: &Value) -> Option<Result<Value, String>> {
+/// `case` is the whole case, for members such as `event`.
+fn check_result(
+    method_name: &str,
+    case: &Map<String, Value>,
+    value: &Value,
+) -> Option<Result<Value, String>> {
+    if method_name == method::LIFECYCLE {
+        let event = case
+            .get("event")
+            .and_then(Value::as_str)
+            .ok_or("a hook.lifecycle result case needs a string `event`")
+            .and_then(|e| e.parse::<LifecycleEvent>().map_err(|_| "unknown `event`"));
+        return Some(match event {
+            Ok(event) => decode_lifecycle_result(event, value)
+                .map(|d| d.to_value())
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(format!("bad vector: {e}")),
+        });
+    }
     if let Some(stage) = Stage::from_method(method_name) {
         return Some(
             decode_result(stage, value)
@@ -244,13 +278,18 @@ fn file_name_for(method_name: &str) -> String {
     format!("{}.json", method_name.trim_start_matches("$/"))
 }
 
+/// Checks one case's `value`, given the whole case (for members such as
+/// `event`), and gives the canonical decoded form.
+type CaseCheck<'a> = &'a dyn Fn(&Map<String, Value>, &Value) -> Result<Value, String>;
+
 fn run_list(
     report: &mut Report,
     file: &str,
     section: &str,
     list: Option<&Value>,
-    check: &dyn Fn(&Value) -> Result<Value, String>,
+    check: CaseCheck<'_>,
     valid: bool,
+    extra_keys: &[&str],
 ) {
     let Some(cases) = list.and_then(Value::as_array) else {
         report.fail(file, section, "missing or not an array");
@@ -266,12 +305,13 @@ fn run_list(
         report.cases += 1;
         let obj = case.as_object().expect("case is an object");
         let has_decision = section.starts_with("results");
-        let allowed: &[&str] = match (valid, has_decision) {
+        let common: &[&str] = match (valid, has_decision) {
             (true, true) => &["name", "value", "decision"],
             (true, false) => &["name", "value"],
             (false, _) => &["name", "value", "error_contains"],
         };
-        let unknown = unknown_keys(obj, allowed);
+        let allowed: Vec<&str> = common.iter().chain(extra_keys).copied().collect();
+        let unknown = unknown_keys(obj, &allowed);
         if !unknown.is_empty() {
             report.fail(file, &label, format!("unknown keys {unknown:?}"));
             continue;
@@ -280,7 +320,7 @@ fn run_list(
             report.fail(file, &label, "missing `value`");
             continue;
         };
-        match (valid, check(value)) {
+        match (valid, check(obj, value)) {
             (true, Ok(got)) => {
                 if has_decision {
                     match case.get("decision") {
@@ -354,7 +394,8 @@ fn method_vectors() {
             .get("params")
             .and_then(Value::as_object)
             .unwrap_or_else(|| panic!("{file}: `params` must be an object"));
-        let check_p = |v: &Value| check_params(method_name, v).map(|()| Value::Null);
+        let check_p =
+            |_: &Map<String, Value>, v: &Value| check_params(method_name, v).map(|()| Value::Null);
         run_list(
             &mut report,
             &file,
@@ -362,6 +403,7 @@ fn method_vectors() {
             params.get("valid"),
             &check_p,
             true,
+            &[],
         );
         run_list(
             &mut report,
@@ -370,13 +412,13 @@ fn method_vectors() {
             params.get("invalid"),
             &check_p,
             false,
+            &[],
         );
 
         let results = obj
             .get("results")
             .unwrap_or_else(|| panic!("{file}: missing `results` (null for notifications)"));
-        let has_results = check_result(method_name, &json!({})).is_some();
-        match (has_results, results) {
+        match (has_results(method_name), results) {
             (false, Value::Null) => {}
             (false, _) => report.fail(
                 &file,
@@ -384,8 +426,10 @@ fn method_vectors() {
                 format!("{method_name} is a notification; `results` must be null"),
             ),
             (true, Value::Object(results)) => {
-                let check_r =
-                    |v: &Value| check_result(method_name, v).expect("the method has results");
+                let check_r = |case: &Map<String, Value>, v: &Value| {
+                    check_result(method_name, case, v).expect("the method has results")
+                };
+                let extra = result_case_keys(method_name);
                 run_list(
                     &mut report,
                     &file,
@@ -393,6 +437,7 @@ fn method_vectors() {
                     results.get("valid"),
                     &check_r,
                     true,
+                    extra,
                 );
                 run_list(
                     &mut report,
@@ -401,6 +446,7 @@ fn method_vectors() {
                     results.get("invalid"),
                     &check_r,
                     false,
+                    extra,
                 );
             }
             (true, _) => report.fail(

@@ -4,9 +4,11 @@ use std::future::Future;
 
 use hookhost_protocol::Stage;
 use hookhost_protocol::event::RuntimeEvent;
-use hookhost_protocol::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
+use hookhost_protocol::params::{
+    AfterLlmParams, AfterToolParams, BeforeLlmParams, LifecycleParams, ToolCall,
+};
 
-use crate::verdict::{Approval, ToolVerdict, Verdict};
+use crate::verdict::{Approval, LifecycleVerdict, ToolVerdict, Verdict};
 
 /// A hook: what it declares in the handshake and how it answers each stage.
 ///
@@ -92,6 +94,20 @@ pub trait Hook: Send + Sync + 'static {
     fn approve_tool(&self, call: ToolCall) -> impl Future<Output = Approval> + Send {
         drop(call);
         async { Approval::Approve }
+    }
+
+    /// `hook.lifecycle`: a lifecycle event the agent waits on (a session
+    /// starting, a prompt arriving, a compaction, ...); `params.event` says
+    /// which. Called only when [`Hook::intercepts`] lists
+    /// [`Stage::Lifecycle`]. The answer is checked against the event before
+    /// it is sent; one the event forbids (say a `summary` at session_start)
+    /// goes out as an error reply naming the field, and the host's
+    /// `on_error` policy decides. Lifecycle events that are not requests
+    /// (`session_end`, `turn_end`, ...) arrive at [`Hook::on_event`] as
+    /// runtime events of kind `lifecycle.<event>`. Default: continue.
+    fn lifecycle(&self, params: LifecycleParams) -> impl Future<Output = LifecycleVerdict> + Send {
+        drop(params);
+        async { LifecycleVerdict::continue_() }
     }
 
     /// `hook.runtime_event`: something happened in the agent. Events are

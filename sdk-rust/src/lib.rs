@@ -44,6 +44,15 @@
 //!   express an action the stage does not allow, so the host never rejects
 //!   an answer as illegal. `modify` carries a [`Patch`], a JSON Merge Patch
 //!   naming only what changes.
+//! - **Lifecycle events.** [`Hook::lifecycle`] answers `hook.lifecycle`
+//!   (declare [`Stage::Lifecycle`] in [`Hook::intercepts`]) with a
+//!   [`LifecycleVerdict`]: continue or block, plus context, a system message
+//!   or a summary. What is legal depends on the [`LifecycleEvent`], known only
+//!   at run time, so the server checks the verdict against the event with
+//!   the host's rules before sending it; one the event forbids goes out as an
+//!   error reply (-32603) naming the field. Lifecycle events that are not
+//!   requests reach [`Hook::on_event`] as runtime events of kind
+//!   `lifecycle.<event>` (observe `lifecycle.*`).
 //! - **Concurrency.** Each request runs as its own task, so a slow approval
 //!   does not hold up other calls; answers go out as they are ready, in any
 //!   order, matched by id. Runtime events go to [`Hook::on_event`] one at a
@@ -84,9 +93,10 @@ pub use hook::Hook;
 pub use hookhost_protocol as protocol;
 pub use hookhost_protocol::Stage;
 pub use hookhost_protocol::event::RuntimeEvent;
+pub use hookhost_protocol::lifecycle::{LifecycleEvent, LifecycleParams};
 /// The typed params each stage receives.
 pub use hookhost_protocol::params;
 pub use hookhost_protocol::params::ToolResult;
 pub use server::serve;
 pub use stdio::{run, serve_stdio};
-pub use verdict::{Approval, Patch, ToolVerdict, Verdict};
+pub use verdict::{Approval, LifecycleVerdict, Patch, ToolVerdict, Verdict};

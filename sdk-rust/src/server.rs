@@ -30,7 +30,9 @@ use futures::FutureExt;
 use hookhost_protocol::envelope::{CancelParams, ErrorObject, Id, error_code};
 use hookhost_protocol::event::RuntimeEvent;
 use hookhost_protocol::hello::{HelloParams, HelloResult, PROTOCOL_VERSION};
-use hookhost_protocol::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
+use hookhost_protocol::params::{
+    AfterLlmParams, AfterToolParams, BeforeLlmParams, LifecycleParams, ToolCall,
+};
 use hookhost_protocol::stage::method;
 use jsonrpsee_core::server::{ConnectionId, Extensions, MethodCallback, MethodResponse, RpcModule};
 use jsonrpsee_types::{ErrorObjectOwned, Params};
@@ -136,7 +138,7 @@ where
     read_result
 }
 
-/// Registers the five stages and the handshake with jsonrpsee.
+/// Registers the six stages and the handshake with jsonrpsee.
 fn build_module<H: Hook>(
     hook: Arc<H>,
 ) -> Result<RpcModule<H>, jsonrpsee_core::RegisterMethodError> {
@@ -170,6 +172,30 @@ fn build_module<H: Hook>(
     m.register_async_method(method::APPROVE_TOOL, |params, hook, _| async move {
         let p: ToolCall = params.parse()?;
         Ok::<_, ErrorObjectOwned>(hook.approve_tool(p).await.into_result())
+    })?;
+    m.register_async_method(method::LIFECYCLE, |params, hook, _| async move {
+        let p: LifecycleParams = params.parse()?;
+        let event = p.event;
+        if !event.is_request() {
+            let why = format!(
+                "invalid params: event `{event}` is not a request event; it arrives as the runtime event `{}`",
+                event.event_kind()
+            );
+            return Err(ErrorObjectOwned::owned(
+                error_code::INVALID_PARAMS as i32,
+                why,
+                None::<()>,
+            ));
+        }
+        // Checked here so that the host gets an error naming the field, not
+        // an answer it would have to reject.
+        hook.lifecycle(p).await.into_result(event).map_err(|e| {
+            ErrorObjectOwned::owned(
+                error_code::INTERNAL_ERROR as i32,
+                format!("the hook's answer is not allowed: {e}"),
+                None::<()>,
+            )
+        })
     })?;
     Ok(m)
 }
@@ -507,7 +533,7 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
     use super::*;
-    use crate::verdict::{Approval, Patch, ToolVerdict, Verdict};
+    use crate::verdict::{Approval, LifecycleVerdict, Patch, ToolVerdict, Verdict};
 
     #[derive(Default)]
     struct TestHook {
@@ -561,6 +587,13 @@ mod tests {
         async fn approve_tool(&self, call: ToolCall) -> Approval {
             Approval::refuse(call.tool)
         }
+        async fn lifecycle(&self, params: LifecycleParams) -> LifecycleVerdict {
+            match params.payload.get("answer").and_then(Value::as_str) {
+                Some("block") => LifecycleVerdict::block("no prompts today"),
+                Some("summary") => LifecycleVerdict::summary("short"),
+                _ => LifecycleVerdict::context(params.event.to_string()),
+            }
+        }
         async fn on_event(&self, event: RuntimeEvent) {
             lock(&self.events).push(event.kind);
         }
@@ -609,7 +642,7 @@ mod tests {
         assert_eq!(
             c.recv().await,
             json!({"jsonrpc": "2.0", "id": 1, "result": {"name": "test", "version": 1,
-                "intercept": ["before_llm", "after_llm", "before_tool", "after_tool", "approve_tool"],
+                "intercept": ["before_llm", "after_llm", "before_tool", "after_tool", "approve_tool", "lifecycle"],
                 "observe": ["agent.*"]}})
         );
         let cases = [
@@ -638,6 +671,11 @@ mod tests {
                 json!({"tool": "curl"}),
                 json!({"approved": false, "reason": "curl"}),
             ),
+            (
+                "hook.lifecycle",
+                json!({"event": "session_start", "payload": {"source": "startup"}}),
+                json!({"action": "continue", "additional_context": "session_start"}),
+            ),
         ];
         for (i, (method, params, expect)) in cases.into_iter().enumerate() {
             let id = json!(i + 10);
@@ -648,6 +686,77 @@ mod tests {
                 "{method}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn lifecycle_answers_are_checked_against_the_event() {
+        let mut c = Client::start(TestHook::default());
+        let call =
+            |event: &str, answer: &str| json!({"event": event, "payload": {"answer": answer}});
+        c.call(
+            json!(1),
+            "hook.lifecycle",
+            call("user_prompt_submit", "block"),
+        )
+        .await;
+        assert_eq!(
+            c.recv().await["result"],
+            json!({"action": "block", "reason": "no prompts today"})
+        );
+        c.call(
+            json!(2),
+            "hook.lifecycle",
+            call("before_compaction", "summary"),
+        )
+        .await;
+        assert_eq!(
+            c.recv().await["result"],
+            json!({"action": "continue", "summary": "short"})
+        );
+        // Blocking turn_start, or context at pre_compact, is an error reply.
+        c.call(json!(3), "hook.lifecycle", call("turn_start", "block"))
+            .await;
+        let r = c.recv().await;
+        assert_eq!(r["error"]["code"], -32603, "{r}");
+        let msg = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            msg.contains("`block` is not allowed at lifecycle event `turn_start`"),
+            "{msg}"
+        );
+        c.call(json!(4), "hook.lifecycle", call("pre_compact", "context"))
+            .await;
+        let r = c.recv().await;
+        let msg = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains("field `additional_context`"), "{r}");
+        // A runtime-only event is not a request.
+        c.call(json!(5), "hook.lifecycle", json!({"event": "session_end"}))
+            .await;
+        let r = c.recv().await;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("lifecycle.session_end")
+        );
+        c.call(json!(6), "hook.lifecycle", json!({"payload": {}}))
+            .await;
+        assert_eq!(c.recv().await["error"]["code"], -32602);
+    }
+
+    #[tokio::test]
+    async fn lifecycle_runtime_events_reach_on_event() {
+        let hook = TestHook::default();
+        let events = hook.events.clone();
+        let mut c = Client::start(hook);
+        let ev = json!({"jsonrpc": "2.0", "method": "hook.runtime_event",
+            "params": {"id": "e1", "kind": "lifecycle.session_end", "time": "2026-01-01T00:00:00Z", "payload": {}}});
+        c.send(&ev.to_string()).await;
+        c.call(json!(1), "hook.approve_tool", json!({"tool": "x"}))
+            .await;
+        assert_eq!(c.recv().await["id"], 1);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(*lock(&events), vec!["lifecycle.session_end"]);
     }
 
     #[tokio::test]

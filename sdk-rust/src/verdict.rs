@@ -6,10 +6,17 @@
 //! illegal answers impossible to write: [`Verdict`] (before_llm, after_llm,
 //! after_tool) has no `Respond` or `Deny`, [`ToolVerdict`] (before_tool) has
 //! them, and [`Approval`] is a yes/no.
+//!
+//! At the lifecycle stage what is legal depends on the event, which is only
+//! known at run time, so [`LifecycleVerdict`] can hold any combination and is
+//! checked against the event before it is sent: an illegal one becomes an
+//! error reply that names the field, never an answer the host rejects.
 
 use hookhost_protocol::action::{
     Action, AfterLlmResult, AfterToolResult, ApproveToolResult, BeforeLlmResult, BeforeToolResult,
+    Decision, LifecycleAction, LifecycleResult, ResultError, check_lifecycle_decision,
 };
+use hookhost_protocol::lifecycle::LifecycleEvent;
 use hookhost_protocol::params::ToolResult;
 use serde_json::{Map, Value};
 
@@ -327,10 +334,169 @@ impl Approval {
     }
 }
 
+/// The answer at a lifecycle event: go on, or block it, and optionally add
+/// context for the model, a message for the user, or the compaction summary.
+///
+/// Start from one constructor and add the rest with the `with_*` methods:
+///
+/// ```
+/// use hookhost_sdk::{LifecycleEvent, LifecycleVerdict};
+///
+/// let v = LifecycleVerdict::context("The repo uses tabs.").with_system_message("rules loaded");
+/// assert!(v.clone().into_result(LifecycleEvent::SessionStart).is_ok());
+/// // turn_start takes context, but no summary:
+/// assert!(v.with_summary("s").into_result(LifecycleEvent::TurnStart).is_err());
+/// ```
+///
+/// Which event allows what is in [`LifecycleEvent::can_block`],
+/// [`LifecycleEvent::takes_context`] and [`LifecycleEvent::takes_summary`];
+/// `system_message` is allowed at every request event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LifecycleVerdict {
+    /// `Some` when blocking, with the reason if one was given.
+    block: Option<Option<String>>,
+    additional_context: Option<String>,
+    system_message: Option<String>,
+    summary: Option<String>,
+}
+
+impl LifecycleVerdict {
+    /// Let the event go on, adding nothing (also the default handler's answer).
+    pub fn continue_() -> Self {
+        Self::default()
+    }
+
+    /// Block the event (only where it can be blocked), saying why.
+    pub fn block(reason: impl Into<String>) -> Self {
+        Self::default().with_block(reason)
+    }
+
+    /// Go on, adding `text` to the model's context.
+    pub fn context(text: impl Into<String>) -> Self {
+        Self::default().with_context(text)
+    }
+
+    /// Go on, showing `text` to the user.
+    pub fn system_message(text: impl Into<String>) -> Self {
+        Self::default().with_system_message(text)
+    }
+
+    /// Go on, with `text` as the compaction summary (before_compaction).
+    pub fn summary(text: impl Into<String>) -> Self {
+        Self::default().with_summary(text)
+    }
+
+    /// Also block the event, saying why.
+    pub fn with_block(mut self, reason: impl Into<String>) -> Self {
+        self.block = Some(Some(reason.into()));
+        self
+    }
+
+    /// Also add `text` to the model's context.
+    pub fn with_context(mut self, text: impl Into<String>) -> Self {
+        self.additional_context = Some(text.into());
+        self
+    }
+
+    /// Also show `text` to the user.
+    pub fn with_system_message(mut self, text: impl Into<String>) -> Self {
+        self.system_message = Some(text.into());
+        self
+    }
+
+    /// Also supply the compaction summary.
+    pub fn with_summary(mut self, text: impl Into<String>) -> Self {
+        self.summary = Some(text.into());
+        self
+    }
+
+    /// Whether this verdict blocks the event.
+    pub fn is_block(&self) -> bool {
+        self.block.is_some()
+    }
+
+    /// The verdict as the protocol's decision, unchecked.
+    pub fn to_decision(&self) -> Decision {
+        Decision::Lifecycle {
+            block: self.block.is_some(),
+            reason: self.block.clone().flatten(),
+            additional_context: self.additional_context.clone(),
+            system_message: self.system_message.clone(),
+            summary: self.summary.clone(),
+        }
+    }
+
+    /// The wire result for `event`, checked first with the host's own rules
+    /// so that an answer the event forbids fails here, naming the field.
+    ///
+    /// # Errors
+    ///
+    /// `block`, `additional_context` or `summary` where `event` does not
+    /// allow it, or an event that is not a request event.
+    pub fn into_result(self, event: LifecycleEvent) -> Result<LifecycleResult, ResultError> {
+        check_lifecycle_decision(event, &self.to_decision())?;
+        let (action, reason) = match self.block {
+            Some(reason) => (LifecycleAction::Block, reason),
+            None => (LifecycleAction::Continue, None),
+        };
+        Ok(LifecycleResult {
+            action: Some(action),
+            reason,
+            additional_context: self.additional_context,
+            system_message: self.system_message,
+            summary: self.summary,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn lifecycle_verdicts_combine_and_are_checked_against_the_event() {
+        use LifecycleEvent::*;
+        let ok = |v: LifecycleVerdict, e| wire(v.into_result(e).expect("legal here"));
+        assert_eq!(
+            ok(LifecycleVerdict::continue_(), TurnStart),
+            json!({"action": "continue"})
+        );
+        assert_eq!(
+            ok(
+                LifecycleVerdict::block("secret").with_system_message("m"),
+                UserPromptSubmit
+            ),
+            json!({"action": "block", "reason": "secret", "system_message": "m"})
+        );
+        assert_eq!(
+            ok(
+                LifecycleVerdict::summary("s").with_block("later"),
+                BeforeCompaction
+            ),
+            json!({"action": "block", "reason": "later", "summary": "s"})
+        );
+        assert_eq!(
+            ok(LifecycleVerdict::context("c"), SessionStart),
+            json!({"action": "continue", "additional_context": "c"})
+        );
+        let err = |v: LifecycleVerdict, e| v.into_result(e).unwrap_err().to_string();
+        assert!(
+            err(LifecycleVerdict::block("no"), TurnStart).contains("`block` is not allowed"),
+            "block at turn_start"
+        );
+        assert_eq!(
+            err(LifecycleVerdict::context("c"), PreCompact),
+            "field `additional_context` is not allowed at lifecycle event `pre_compact`"
+        );
+        assert_eq!(
+            err(LifecycleVerdict::summary("s"), SessionStart),
+            "field `summary` is not allowed at lifecycle event `session_start`"
+        );
+        assert!(err(LifecycleVerdict::continue_(), SessionEnd).contains("not a request event"));
+        assert!(LifecycleVerdict::block("x").is_block());
+        assert!(!LifecycleVerdict::system_message("x").is_block());
+    }
 
     fn wire<T: serde::Serialize>(t: T) -> Value {
         serde_json::to_value(t).unwrap()
