@@ -164,7 +164,10 @@ def test_bad_event_patterns_fail_at_registration(pattern: str) -> None:
 def test_all_stage_decorators_exist() -> None:
     app = App("x")
     for stage in STAGES:
-        getattr(app, stage)(lambda params: None)
+        if stage == "lifecycle":
+            app.lifecycle("session_start")(lambda params: None)
+        else:
+            getattr(app, stage)(lambda params: None)
     assert app.hello_result()["intercept"] == list(STAGES)
 
 

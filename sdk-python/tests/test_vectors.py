@@ -8,7 +8,9 @@ What is meaningful for a hook-side SDK, and so what runs here:
 - methods/*.json, params: all of them. The SDK checks params before a
   handler sees them (invalid params get -32602), so valid ones must pass and
   invalid ones must be rejected.
-- methods/*.json, results: all of them. The SDK checks what a handler
+- methods/*.json, results: all of them. hook.lifecycle result cases may
+  name the ``event`` they answer (what a lifecycle answer may say depends on
+  it); the legality check then runs too. The SDK checks what a handler
   returns as a plain dict before sending it, with the host's rules, so a bad
   answer fails in the hook with a clear message; the decision it computes
   must equal the vector's. Hello results are decoded the same way, and the
@@ -43,6 +45,7 @@ KNOWN_METHODS = {
     "hook.after_tool",
     "hook.approve_tool",
     "hook.runtime_event",
+    "hook.lifecycle",
     "$/cancel_request",
 }
 
@@ -126,24 +129,40 @@ def test_params_invalid(method: str, case: dict[str, Any]) -> None:
     assert case["error_contains"] in str(err.value)
 
 
-def decode(method: str, value: Any) -> dict[str, Any]:
+def decode(method: str, case: dict[str, Any]) -> dict[str, Any]:
     if method == "hook.hello":
-        return decode_hello_result(value)
-    return decode_result(method.removeprefix("hook."), value)
+        return decode_hello_result(case["value"])
+    return decode_result(method.removeprefix("hook."), case["value"], case.get("event"))
+
+
+def result_keys(method: str, base: set[str]) -> set[str]:
+    """Lifecycle result cases may also name their event."""
+    return base | {"event"} if method == "hook.lifecycle" else base
 
 
 @pytest.mark.parametrize(("method", "case"), method_cases("results", "valid"))
 def test_results_valid(method: str, case: dict[str, Any]) -> None:
-    strict_keys(case, {"name", "value", "decision"}, method)
-    assert same_json(decode(method, case["value"]), case["decision"])
+    strict_keys(case, result_keys(method, {"name", "value", "decision"}), method)
+    assert same_json(decode(method, case), case["decision"])
 
 
 @pytest.mark.parametrize(("method", "case"), method_cases("results", "invalid"))
 def test_results_invalid(method: str, case: dict[str, Any]) -> None:
-    strict_keys(case, {"name", "value", "error_contains"}, method)
+    strict_keys(case, result_keys(method, {"name", "value", "error_contains"}), method)
     with pytest.raises(ProtocolError) as err:
-        decode(method, case["value"])
+        decode(method, case)
     assert case["error_contains"] in str(err.value)
+
+
+def test_lifecycle_vectors_exist_once_the_spec_has_the_method() -> None:
+    """Discovery picks hook.lifecycle.json up by itself; this makes sure it is not missing."""
+    spec = (VECTORS.parent / "protocol.md").read_text(encoding="utf-8")
+    path = VECTORS / "methods" / "hook.lifecycle.json"
+    if "hook.lifecycle" not in spec and not path.exists():
+        pytest.skip("the spec does not define hook.lifecycle yet")
+    assert path in METHOD_FILES, "spec/protocol.md defines hook.lifecycle but its method vectors are missing"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["params"]["valid"] and data["results"]["valid"] and data["results"]["invalid"]
 
 
 def test_the_sdk_hello_answer_decodes_as_a_declaration() -> None:
@@ -151,9 +170,10 @@ def test_the_sdk_hello_answer_decodes_as_a_declaration() -> None:
     app.before_tool(lambda call: None)
     app.approve_tool(lambda call: None)
     app.on_event("agent.tool.*", "agent.turn.start")(lambda event: None)
+    app.lifecycle("session_start")(lambda event: None)
     assert decode_hello_result(app.hello_result()) == {
         "version": 1,
-        "intercept": ["before_tool", "approve_tool"],
+        "intercept": ["before_tool", "approve_tool", "lifecycle"],
         "observe": ["agent.tool.*", "agent.turn.start"],
     }
 

@@ -16,20 +16,26 @@ See the README for every decorator, helper and guarantee.
 
 from . import merge_patch
 from .app import App
-from .params import LlmRequest, LlmResponse, Meta, RuntimeEvent, ToolCall, ToolOutput
+from .params import LifecycleEvent, LlmRequest, LlmResponse, Meta, RuntimeEvent, ToolCall, ToolOutput
 from .results import (
     Decision,
     IllegalResult,
+    LifecycleAnswer,
     abort,
     approve,
+    block,
+    context,
     continue_,
     deny,
+    lifecycle_result,
     modify,
     modify_arguments,
     modify_response,
     modify_result,
     refuse,
     respond,
+    summary,
+    system_message,
 )
 from .schema import ProtocolError
 
@@ -39,6 +45,8 @@ __all__ = [
     "App",
     "Decision",
     "IllegalResult",
+    "LifecycleAnswer",
+    "LifecycleEvent",
     "LlmRequest",
     "LlmResponse",
     "Meta",
@@ -48,8 +56,11 @@ __all__ = [
     "ToolOutput",
     "abort",
     "approve",
+    "block",
+    "context",
     "continue_",
     "deny",
+    "lifecycle_result",
     "merge_patch",
     "modify",
     "modify_arguments",
@@ -57,4 +68,6 @@ __all__ = [
     "modify_result",
     "refuse",
     "respond",
+    "summary",
+    "system_message",
 ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from . import params as p
-from .schema import STAGES, check_pattern, pattern_matches
+from .schema import LIFECYCLE_EVENTS, REQUEST_EVENTS, STAGES, check_pattern, pattern_matches
 
 __all__ = ["App", "Handler"]
 
@@ -62,6 +62,8 @@ class App:
         self.shutdown_grace = shutdown_grace
         self.stage_handlers: dict[str, Handler] = {}
         self.event_handlers: list[tuple[tuple[str, ...], Handler]] = []
+        #: Lifecycle request event name -> its handler (``@app.lifecycle``).
+        self.lifecycle_handlers: dict[str, Handler] = {}
         #: The host's last ``hook.hello`` params, once it has sent them.
         self.hello_params: p.Hello | None = None
 
@@ -95,6 +97,51 @@ class App:
         """Handle ``hook.approve_tool``; return ``approve()`` or ``refuse(reason)``."""
         return self._stage("approve_tool", fn)
 
+    def lifecycle(self, *events: str) -> Callable[[F], F]:
+        """Handle ``hook.lifecycle`` requests of the named events.
+
+        ``events`` are request events: session_start, user_prompt_submit,
+        turn_start, subagent_start, pre_compact, before_compaction. The
+        handler gets a :class:`~hookhost_sdk.LifecycleEvent` and may return
+        ``continue_()``, ``block(reason)``, ``context(text)``,
+        ``system_message(text)``, ``summary(text)``, a sum of these, a str
+        (the same as ``context(str)``), a dict in protocol shape or ``None``.
+        The other lifecycle events are not requests: observe them with
+        ``@app.on_event("lifecycle.*")``.
+        """
+        if not events:
+            raise TypeError('lifecycle() needs at least one event, e.g. lifecycle("session_start")')
+        if len(events) == 1 and callable(events[0]):
+            raise TypeError('@app.lifecycle needs the events it handles, e.g. @app.lifecycle("session_start")')
+        for event in events:
+            if not isinstance(event, str) or event not in LIFECYCLE_EVENTS:
+                raise ValueError(
+                    f"unknown lifecycle event {event!r}; request events are {', '.join(REQUEST_EVENTS)}"
+                )
+            if event not in REQUEST_EVENTS:
+                raise ValueError(
+                    f"lifecycle event {event!r} is not a request, so no hook answers it; it arrives as the "
+                    f'runtime event "lifecycle.{event}": observe it with @app.on_event("lifecycle.{event}")'
+                )
+            if event in self.lifecycle_handlers:
+                taken = self.lifecycle_handlers[event].fn.__name__
+                raise ValueError(f"lifecycle event {event} already has a handler ({taken})")
+        if len(set(events)) != len(events):
+            raise ValueError(f"lifecycle() names an event twice: {events}")
+
+        def register(fn: F) -> F:
+            if not callable(fn):
+                raise TypeError("@app.lifecycle(...) decorates a function")
+            for event in events:
+                if event in self.lifecycle_handlers:
+                    raise ValueError(f"lifecycle event {event} already has a handler")
+            handler = Handler(fn, _is_async(fn), "lifecycle", p.LifecycleEvent)
+            for event in events:
+                self.lifecycle_handlers[event] = handler
+            return fn
+
+        return register
+
     def on_event(self, *patterns: str) -> Callable[[F], F]:
         """Observe runtime events whose kind matches any pattern.
 
@@ -121,10 +168,11 @@ class App:
         observe: list[str] = []
         for patterns, _ in self.event_handlers:
             observe.extend(x for x in patterns if x not in observe)
+        registered = set(self.stage_handlers) | ({"lifecycle"} if self.lifecycle_handlers else set())
         return {
             "name": self.name,
             "version": PROTOCOL_VERSION,
-            "intercept": [s for s in STAGES if s in self.stage_handlers],
+            "intercept": [s for s in STAGES if s in registered],
             "observe": observe,
         }
 

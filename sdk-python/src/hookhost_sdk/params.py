@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Meta", "ToolCall", "ToolOutput", "LlmRequest", "LlmResponse", "RuntimeEvent", "Hello"]
+__all__ = ["Meta", "ToolCall", "ToolOutput", "LlmRequest", "LlmResponse", "LifecycleEvent", "RuntimeEvent", "Hello"]
 
 #: ``meta`` / ``scope``: agent_id, session_key, turn_id, parent_turn_id, iteration, source.
 Meta = dict[str, Any]
@@ -121,6 +121,32 @@ class LlmResponse(_Common):
     @property
     def tool_calls(self) -> list[Any]:
         return self["response"].get("tool_calls") or []
+
+
+class LifecycleEvent(dict[str, Any]):
+    """Params of ``hook.lifecycle``: which event, its payload and where it comes from."""
+
+    __slots__ = ()
+
+    @property
+    def event(self) -> str:
+        """The request event: session_start, user_prompt_submit, turn_start, ..."""
+        return self["event"]  # type: ignore[no-any-return]
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        """The event's details (``{}`` when absent); keys depend on the event."""
+        return self.get("payload") or {}
+
+    @property
+    def meta(self) -> Meta:
+        return self.get("meta") or {}
+
+    @property
+    def prompt(self) -> str | None:
+        """user_prompt_submit: the prompt (``payload.prompt``), when it is a string."""
+        value = self.payload.get("prompt")
+        return value if isinstance(value, str) else None
 
 
 class RuntimeEvent(dict[str, Any]):

@@ -16,7 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .schema import PATCH_KEYS, ProtocolError, decode_result, decode_tool_result
+from .schema import (
+    BLOCKING_EVENTS,
+    CONTEXT_EVENTS,
+    PATCH_KEYS,
+    REQUEST_EVENTS,
+    SUMMARY_EVENTS,
+    ProtocolError,
+    decode_result,
+    decode_tool_result,
+)
 
 __all__ = [
     "Decision",
@@ -31,6 +40,12 @@ __all__ = [
     "abort",
     "approve",
     "refuse",
+    "LifecycleAnswer",
+    "block",
+    "context",
+    "system_message",
+    "summary",
+    "lifecycle_result",
     "to_wire",
 ]
 
@@ -156,12 +171,133 @@ def refuse(reason: str) -> Decision:
     return Decision("refuse", reason=_text(reason, "refuse()"), only_at="approve_tool", helper="refuse()")
 
 
-def to_wire(stage: str, answer: Any) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class LifecycleAnswer:
+    """A lifecycle handler's answer: block, or continue with texts.
+
+    Build one with :func:`block`, :func:`context`, :func:`system_message`,
+    :func:`summary` or :func:`lifecycle_result`, and combine them with ``+``:
+    ``context("x") + system_message("y")``. Two texts of the same kind are
+    joined with a newline; two blocks or two summaries are an error.
+    """
+
+    block: bool = False
+    reason: str | None = None
+    additional_context: str | None = None
+    system_message: str | None = None
+    summary: str | None = None
+
+    def __add__(self, other: object) -> LifecycleAnswer:
+        if isinstance(other, Decision) and other.action == "continue":
+            return self
+        if not isinstance(other, LifecycleAnswer):
+            return NotImplemented
+        if self.block and other.block:
+            raise TypeError("cannot combine two block() answers")
+        if self.summary is not None and other.summary is not None:
+            raise TypeError("cannot combine two summary() answers")
+        return LifecycleAnswer(
+            block=self.block or other.block,
+            reason=self.reason if self.block else other.reason,
+            additional_context=_join(self.additional_context, other.additional_context),
+            system_message=_join(self.system_message, other.system_message),
+            summary=self.summary if self.summary is not None else other.summary,
+        )
+
+    def __radd__(self, other: object) -> LifecycleAnswer:
+        if isinstance(other, Decision) and other.action == "continue":
+            return self
+        return NotImplemented
+
+    @property
+    def helper(self) -> str:
+        """The helpers this answer was built with, for error messages."""
+        names = [
+            name
+            for name, used in (
+                ("block()", self.block),
+                ("context()", self.additional_context is not None),
+                ("system_message()", self.system_message is not None),
+                ("summary()", self.summary is not None),
+            )
+            if used
+        ]
+        return " + ".join(names) or "lifecycle_result()"
+
+    def to_result(self) -> dict[str, Any]:
+        """The wire form, without checking it against an event."""
+        out: dict[str, Any] = {"action": "block" if self.block else "continue"}
+        if self.block and self.reason is not None:
+            out["reason"] = self.reason
+        for key in ("additional_context", "system_message", "summary"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+def _join(a: str | None, b: str | None) -> str | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return f"{a}\n{b}"
+
+
+def block(reason: str | None = None) -> LifecycleAnswer:
+    """lifecycle (user_prompt_submit, subagent_start, pre_compact, before_compaction): stop the event."""
+    text = None if reason is None else _text(reason, "block()")
+    return LifecycleAnswer(block=True, reason=text)
+
+
+def context(text: str) -> LifecycleAnswer:
+    """lifecycle (session_start, user_prompt_submit, turn_start): add context for the model."""
+    return LifecycleAnswer(additional_context=_text(text, "context()", "text"))
+
+
+def system_message(text: str) -> LifecycleAnswer:
+    """lifecycle (any request event): a message shown to the user."""
+    return LifecycleAnswer(system_message=_text(text, "system_message()", "text"))
+
+
+def summary(text: str) -> LifecycleAnswer:
+    """lifecycle (before_compaction): the summary the agent uses in place of its own."""
+    return LifecycleAnswer(summary=_text(text, "summary()", "text"))
+
+
+def lifecycle_result(
+    *,
+    block: bool = False,
+    reason: str | None = None,
+    additional_context: str | None = None,
+    system_message: str | None = None,
+    summary: str | None = None,
+) -> LifecycleAnswer:
+    """lifecycle: every member at once, named as on the wire."""
+    texts = {
+        "reason": reason,
+        "additional_context": additional_context,
+        "system_message": system_message,
+        "summary": summary,
+    }
+    for key, value in texts.items():
+        if value is not None:
+            _text(value, "lifecycle_result()", key)
+    if reason is not None and not block:
+        raise TypeError("lifecycle_result(): reason is only meaningful with block=True")
+    return LifecycleAnswer(block, reason, additional_context, system_message, summary)
+
+
+def to_wire(stage: str, answer: Any, event: str | None = None) -> dict[str, Any]:
     """Turn a handler's answer into the result object sent to the host.
 
     Raises :class:`IllegalResult` for anything the host would reject at
-    ``stage``.
+    ``stage`` (at lifecycle: at ``event``, the params' ``event``).
     """
+    if stage == "lifecycle":
+        return _lifecycle_to_wire(answer, event)
+    if isinstance(answer, LifecycleAnswer):
+        raise IllegalResult(f"{answer.helper} is not allowed at {stage}; it belongs to lifecycle")
     if isinstance(answer, Decision):
         return _decision_to_wire(stage, answer)
     if answer is None:
@@ -203,13 +339,54 @@ def _decision_to_wire(stage: str, d: Decision) -> dict[str, Any]:
     return out
 
 
+def _lifecycle_to_wire(answer: Any, event: str | None) -> dict[str, Any]:
+    if event not in REQUEST_EVENTS:
+        raise IllegalResult(f"{event!r} is not a lifecycle request event")
+    if answer is None:
+        return {"action": "continue"}
+    if isinstance(answer, str):
+        answer = context(answer)
+    if isinstance(answer, Decision):
+        if answer.action == "continue":
+            return {"action": "continue"}
+        raise IllegalResult(
+            f"{answer.helper} is not allowed at lifecycle; return continue_(), block(), context(), "
+            "system_message(), summary() or a combination"
+        )
+    if isinstance(answer, LifecycleAnswer):
+        if answer.block and event not in BLOCKING_EVENTS:
+            raise IllegalResult(
+                f"block() is not allowed at lifecycle event {event}; only {', '.join(BLOCKING_EVENTS)} can be blocked"
+            )
+        if answer.additional_context is not None and event not in CONTEXT_EVENTS:
+            raise IllegalResult(
+                f"context() (additional_context) is not allowed at lifecycle event {event}; "
+                f"only {', '.join(CONTEXT_EVENTS)} take context"
+            )
+        if answer.summary is not None and event not in SUMMARY_EVENTS:
+            raise IllegalResult(
+                f"summary() is not allowed at lifecycle event {event}; only {', '.join(SUMMARY_EVENTS)} takes one"
+            )
+        return answer.to_result()
+    if isinstance(answer, dict):
+        try:
+            decode_result("lifecycle", answer, event)
+        except ProtocolError as exc:
+            raise IllegalResult(f"handler returned a bad lifecycle result: {exc}") from None
+        return answer
+    raise IllegalResult(
+        "a lifecycle handler must return a helper such as continue_(), block(), context(), "
+        f"a str (context), a dict or None, not {type(answer).__name__}"
+    )
+
+
 def _object(value: Any, helper: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(f"{helper}: a merge patch must be a dict, not {type(value).__name__}")
     return dict(value)
 
 
-def _text(value: Any, helper: str) -> str:
+def _text(value: Any, helper: str, what: str = "reason") -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{helper}: reason must be a string, not {type(value).__name__}")
+        raise TypeError(f"{helper}: {what} must be a string, not {type(value).__name__}")
     return value

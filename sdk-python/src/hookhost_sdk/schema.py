@@ -27,12 +27,52 @@ __all__ = [
     "decode_tool_result",
     "check_pattern",
     "pattern_matches",
+    "LIFECYCLE_EVENTS",
+    "REQUEST_EVENTS",
+    "BLOCKING_EVENTS",
+    "CONTEXT_EVENTS",
+    "SUMMARY_EVENTS",
+    "check_lifecycle_decision",
 ]
 
 HOST_VERSION = 1
 
-#: The five stages, in the order the protocol lists them.
-STAGES: tuple[str, ...] = ("before_llm", "after_llm", "before_tool", "after_tool", "approve_tool")
+#: The stages, in the order the protocol lists them (lifecycle last, as it was added last).
+STAGES: tuple[str, ...] = ("before_llm", "after_llm", "before_tool", "after_tool", "approve_tool", "lifecycle")
+
+#: Every lifecycle event, in the order the spec lists them.
+LIFECYCLE_EVENTS: tuple[str, ...] = (
+    "session_start",
+    "session_end",
+    "user_prompt_submit",
+    "turn_start",
+    "turn_end",
+    "stop",
+    "subagent_start",
+    "subagent_stop",
+    "pre_compact",
+    "notification",
+    "on_error",
+    "on_max_iterations",
+    "before_compaction",
+    "after_compaction",
+)
+#: Events sent as ``hook.lifecycle`` requests; the others arrive as runtime
+#: events of kind ``lifecycle.<event>``.
+REQUEST_EVENTS: tuple[str, ...] = (
+    "session_start",
+    "user_prompt_submit",
+    "turn_start",
+    "subagent_start",
+    "pre_compact",
+    "before_compaction",
+)
+#: Request events a hook may answer with ``block``.
+BLOCKING_EVENTS: tuple[str, ...] = ("user_prompt_submit", "subagent_start", "pre_compact", "before_compaction")
+#: Request events whose answer may carry ``additional_context``.
+CONTEXT_EVENTS: tuple[str, ...] = ("session_start", "user_prompt_submit", "turn_start")
+#: Request events whose answer may carry ``summary``.
+SUMMARY_EVENTS: tuple[str, ...] = ("before_compaction",)
 
 #: The member of an interceptor's result that carries its merge patch.
 PATCH_KEYS: dict[str, str] = {
@@ -248,6 +288,14 @@ _PARAMS: dict[str, Check] = {
             "host": (_nullable(_struct("HostInfo", {"name": (_string, True), "version": (_string, True)})), False),
         },
     ),
+    "hook.lifecycle": _struct(
+        "LifecycleParams",
+        {
+            "event": (_one_of(*LIFECYCLE_EVENTS), True),
+            "meta": (_META, False),
+            "payload": (_mapping, False),
+        },
+    ),
     "hook.runtime_event": _struct(
         "RuntimeEvent",
         {
@@ -280,6 +328,11 @@ def check_params(method: str, params: Any) -> None:
     check = _PARAMS.get(method)
     if check is not None:
         check(params)
+    if method == "hook.lifecycle" and params["event"] not in REQUEST_EVENTS:
+        event = params["event"]
+        raise ProtocolError(
+            f"event `{event}` is not a request event; it reaches hooks as the runtime event `lifecycle.{event}`"
+        )
 
 
 # --- results ----------------------------------------------------------------
@@ -301,17 +354,24 @@ def decode_tool_result(value: Any) -> dict[str, Any]:
     return out
 
 
-def decode_result(stage: str, value: Any) -> dict[str, Any]:
+def decode_result(stage: str, value: Any, event: str | None = None) -> dict[str, Any]:
     """Decode a stage result the way the host will, returning the decision.
 
     The decision is the canonical form the spec's vectors use:
     ``{"action": "continue"}``, ``{"action": "modify", "patch": {...}}``,
     ``{"action": "respond", "result": {...}}``, ``{"action": A, "reason": R}``
-    or, at approve_tool, ``{"approved": B, "reason": R}``. Anything the host
-    would reject raises :class:`ProtocolError` with the reason.
+    or, at approve_tool, ``{"approved": B, "reason": R}``, or at lifecycle
+    ``{"action": "continue"|"block", "reason": .., "additional_context": ..,
+    "system_message": .., "summary": ..}`` (``None`` for absent members).
+    Anything the host would reject raises :class:`ProtocolError` with the
+    reason. At lifecycle, what an answer may say depends on the event: pass
+    ``event`` (``params.event``) to check that too; without it only the
+    shape is checked.
     """
     if not isinstance(value, dict):
         raise ProtocolError(f"malformed {stage} result: a result must be a JSON object")
+    if stage == "lifecycle":
+        return _decode_lifecycle(value, event)
     reason = value.get("reason")
     _opt_str(reason)
     if stage == "approve_tool":
@@ -348,6 +408,45 @@ def decode_result(stage: str, value: Any) -> dict[str, Any]:
             raise ProtocolError("action `respond` needs a `result` object with `for_llm`")
         return {"action": "respond", "result": decode_tool_result(value["result"])}
     return {"action": action, "reason": reason}
+
+
+_LIFECYCLE_TEXTS = ("reason", "additional_context", "system_message", "summary")
+
+
+def _decode_lifecycle(value: dict[str, Any], event: str | None) -> dict[str, Any]:
+    """Decode a ``hook.lifecycle`` result (protocol/src/action.rs, decode_lifecycle_result)."""
+    if event is not None and event not in REQUEST_EVENTS:
+        raise ProtocolError(f"lifecycle event `{event}` is not a request event and takes no result")
+    action = value.get("action")
+    # An action of the other stages gets the error it gets wherever it is not allowed.
+    if isinstance(action, str) and action in _ALL_ACTIONS and action != "continue":
+        raise ProtocolError(f"action `{action}` is not allowed at lifecycle")
+    try:
+        _opt_str(action)
+        if action and action not in ("continue", "block"):
+            raise ProtocolError(f"unknown lifecycle action {_quote(action)} (expected continue or block)")
+        for key in _LIFECYCLE_TEXTS:
+            _opt_str(value.get(key))
+    except ProtocolError as exc:
+        raise ProtocolError(f"malformed lifecycle result: {exc}") from None
+    decision: dict[str, Any] = {"action": "block" if action == "block" else "continue"}
+    for key in _LIFECYCLE_TEXTS:
+        decision[key] = value.get(key)
+    if event is not None:
+        check_lifecycle_decision(event, decision)
+    return decision
+
+
+def check_lifecycle_decision(event: str, decision: dict[str, Any]) -> None:
+    """Raise :class:`ProtocolError` unless a decoded lifecycle ``decision`` is legal at ``event``."""
+    if event not in REQUEST_EVENTS:
+        raise ProtocolError(f"lifecycle event `{event}` is not a request event and takes no result")
+    if decision.get("action") == "block" and event not in BLOCKING_EVENTS:
+        raise ProtocolError(f"action `block` is not allowed at lifecycle event `{event}`, which cannot be blocked")
+    if decision.get("additional_context") is not None and event not in CONTEXT_EVENTS:
+        raise ProtocolError(f"field `additional_context` is not allowed at lifecycle event `{event}`")
+    if decision.get("summary") is not None and event not in SUMMARY_EVENTS:
+        raise ProtocolError(f"field `summary` is not allowed at lifecycle event `{event}`")
 
 
 def decode_hello_result(value: Any, host_version: int = HOST_VERSION) -> dict[str, Any]:

@@ -104,7 +104,8 @@ class Server:
         signals = self._install_signals()
         try:
             threading.Thread(target=self._read_loop, name="hookhost-reader", daemon=True).start()
-            if any(not h.is_async for h in self.methods.values()):
+            handlers = [*self.methods.values(), *self.app.lifecycle_handlers.values()]
+            if any(not h.is_async for h in handlers):
                 threading.Thread(target=self._watch_pool, name="hookhost-pool", daemon=True).start()
             if self.app.event_handlers:
                 threading.Thread(target=self._event_loop, name="hookhost-events", daemon=True).start()
@@ -255,7 +256,7 @@ class Server:
 
     def _on_request(self, msg_id: Id, method: str, params: dict[str, Any], batch: list[_Job]) -> None:
         handler = self.methods.get(method)
-        if handler is None:
+        if handler is None and not (method == "hook.lifecycle" and self.app.lifecycle_handlers):
             if method == "hook.hello":
                 self._hello(msg_id, params)
             else:
@@ -269,6 +270,13 @@ class Server:
         if msg_id in self.inflight:
             self._write(encode_error(msg_id, INVALID_REQUEST, "a request with this id is already in flight"))
             return
+        if handler is None:
+            handler = self.app.lifecycle_handlers.get(params["event"])
+            if handler is None:
+                # The host sends every lifecycle request to a hook that
+                # intercepts "lifecycle"; one this app has no handler for passes.
+                self._write(encode_result(msg_id, {"action": "continue"}))
+                return
         job = _Job(msg_id, handler, handler.view(params))
         self.inflight[msg_id] = job
         if handler.is_async:
@@ -369,7 +377,7 @@ class Server:
     def _call_sync(self, job: _Job) -> bytes:
         try:
             value = job.handler.fn(job.params)
-            return encode_result(job.id, to_wire(job.handler.stage, value))
+            return encode_result(job.id, to_wire(job.handler.stage, value, job.params.get("event")))
         except Exception as exc:
             return _failure(job, exc)
 
@@ -395,7 +403,7 @@ class Server:
     async def _call_async(self, job: _Job) -> None:
         try:
             value = await job.handler.fn(job.params)
-            data = encode_result(job.id, to_wire(job.handler.stage, value))
+            data = encode_result(job.id, to_wire(job.handler.stage, value, job.params.get("event")))
         except asyncio.CancelledError:
             # Cancelled by shutdown (a $/cancel_request has already answered).
             self._answer(job, encode_error(job.id, REQUEST_CANCELLED, "request cancelled"))
