@@ -423,7 +423,7 @@ struct Line<'a> {
 /// Appends `record` as one compact JSON object and a newline to `buf`.
 fn encode_line(buf: &mut Vec<u8>, record: &AuditRecord) -> serde_json::Result<()> {
     let line = Line {
-        ts: format_ts(record.ts),
+        ts: rfc3339(record.ts),
         hook: &record.hook,
         stage: record.stage.as_str(),
         request_id: &record.request_id,
@@ -453,10 +453,11 @@ fn clean_text(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// RFC 3339 in UTC with microseconds: `2026-11-22T03:25:09.123456Z`.
+/// RFC 3339 in UTC with microseconds: `2026-11-22T03:25:09.123456Z`, for
+/// audit records and for the runtime events the host emits itself.
 /// Computed from the Unix time here, since the crate has no date library
 /// and needs none for this one format.
-fn format_ts(ts: SystemTime) -> String {
+pub fn rfc3339(ts: SystemTime) -> String {
     let micros: i128 = match ts.duration_since(UNIX_EPOCH) {
         Ok(after) => after.as_micros() as i128,
         Err(before) => -(before.duration().as_micros() as i128),
@@ -566,7 +567,7 @@ mod tests {
             ),
         ];
         for (ts, want) in cases {
-            assert_eq!(format_ts(ts), want);
+            assert_eq!(rfc3339(ts), want);
         }
     }
 

@@ -24,6 +24,8 @@ pub struct Config {
     pub processes: BTreeMap<String, ProcessConfig>,
     /// Builtin (in-process) hooks by registry name.
     pub builtins: BTreeMap<String, BuiltinConfig>,
+    /// One-shot command hooks (Claude Code / docker-agent style) by name.
+    pub commands: BTreeMap<String, crate::command::CommandConfig>,
     /// Where to write the audit log, if anywhere.
     pub audit: Option<AuditConfig>,
     /// The folder relative paths are resolved against (the config file's
@@ -366,6 +368,8 @@ struct HooksSection {
     #[serde(default)]
     builtins: BTreeMap<String, Value>,
     #[serde(default)]
+    commands: BTreeMap<String, Value>,
+    #[serde(default)]
     audit: Option<Value>,
 }
 
@@ -377,6 +381,7 @@ impl Config {
             defaults: Defaults::default(),
             processes: BTreeMap::new(),
             builtins: BTreeMap::new(),
+            commands: BTreeMap::new(),
             audit: None,
             base_dir: base_dir.into(),
         }
@@ -440,6 +445,13 @@ impl Config {
             }
             config.builtins.insert(name, b);
         }
+        for (name, raw) in section.commands {
+            let at = format!("command hook `{name}`");
+            let c: crate::command::CommandConfig =
+                decode(raw).map_err(|m| invalid(at.clone(), m))?;
+            c.validate().map_err(|m| invalid(at.clone(), m))?;
+            config.commands.insert(name, c);
+        }
         if let Some(raw) = section.audit {
             let a: AuditConfig = decode(raw).map_err(|m| invalid("[hooks.audit]".into(), m))?;
             config.audit = Some(a);
@@ -465,6 +477,15 @@ impl Config {
                 self.base_dir.join(&a.path)
             }
         })
+    }
+
+    /// The folder a command hook runs in.
+    pub fn command_dir(&self, hook: &crate::command::CommandConfig) -> PathBuf {
+        match &hook.working_dir {
+            Some(d) if d.is_absolute() => d.clone(),
+            Some(d) => self.base_dir.join(d),
+            None => self.base_dir.clone(),
+        }
     }
 
     /// The folder a hook runs in.

@@ -306,6 +306,24 @@ fn samples(stage: Stage) -> Vec<(&'static str, Value)> {
                 json!({"model": "m", "messages": [{"role": "user", "content": big}]}),
             ),
         ],
+        Stage::Lifecycle => vec![
+            (
+                "plain",
+                json!({"meta": meta, "event": "session_start", "payload": {"source": "startup"}}),
+            ),
+            (
+                "unicode",
+                json!({"event": "user_prompt_submit", "payload": {"prompt": unicode}}),
+            ),
+            (
+                "empty arguments",
+                json!({"event": "turn_start", "payload": {}}),
+            ),
+            (
+                "1 MiB argument",
+                json!({"event": "user_prompt_submit", "payload": {"prompt": big}}),
+            ),
+        ],
         Stage::AfterLlm => vec![
             (
                 "plain",

@@ -11,10 +11,10 @@ use hookhost_protocol::chain::{ParamsError, StepOutcome};
 use hookhost_protocol::event::{EventPattern, RuntimeEvent};
 use hookhost_protocol::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
 use hookhost_protocol::stage::method;
-use hookhost_protocol::{Chain, Decision, Flow, Outcome, Stage};
+use hookhost_protocol::{Chain, Decision, Flow, LifecycleEvent, LifecycleParams, Outcome, Stage};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -23,11 +23,12 @@ use tracing::Instrument;
 use crate::audit::{AuditLog, AuditRecord};
 use crate::breaker::Admission;
 use crate::builtin::BuiltinRegistry;
+use crate::command::CommandHook;
 use crate::config::{Config, Defaults, ProcessConfig, SpawnKey};
 use crate::error::CallError;
 use crate::hook::{HookEntry, forward_events};
 use crate::member::{Member, MemberKind};
-use crate::outcome::{Approval, StageOutcome, ToolOutcome};
+use crate::outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
 use crate::stats::{HookStats, MemberStats};
 use crate::supervisor::{Started, supervise};
 
@@ -253,6 +254,8 @@ fn outcome_name(step: &StepOutcome, error: Option<&CallError>) -> &'static str {
             Decision::Approval {
                 approved: false, ..
             } => "refused",
+            Decision::Lifecycle { block: true, .. } => "block",
+            Decision::Lifecycle { block: false, .. } => "continue",
         },
         StepOutcome::Failed { .. } => match error {
             Some(CallError::Timeout(_)) => "timeout",
@@ -267,7 +270,12 @@ fn decision_reason(step: &StepOutcome) -> Option<String> {
         StepOutcome::Applied(
             Decision::DenyTool(r)
             | Decision::Abort { reason: r, .. }
-            | Decision::Approval { reason: r, .. },
+            | Decision::Approval { reason: r, .. }
+            | Decision::Lifecycle {
+                block: true,
+                reason: r,
+                ..
+            },
         ) => r.clone(),
         _ => None,
     }
@@ -293,6 +301,7 @@ fn call_span(stage: Stage, hook: &str, request_id: &str) -> tracing::Span {
         Stage::BeforeTool => span!("hook.before_tool"),
         Stage::AfterTool => span!("hook.after_tool"),
         Stage::ApproveTool => span!("hook.approve_tool"),
+        Stage::Lifecycle => span!("hook.lifecycle"),
     }
 }
 
@@ -435,7 +444,8 @@ impl Host {
                 m.fingerprint == fresh.fingerprint
                     && match (&m.kind, &fresh.kind) {
                         (MemberKind::Process(a), MemberKind::Process(b)) => Arc::ptr_eq(a, b),
-                        (MemberKind::Builtin(_), MemberKind::Builtin(_)) => true,
+                        (MemberKind::Builtin(_), MemberKind::Builtin(_))
+                        | (MemberKind::Command(_), MemberKind::Command(_)) => true,
                         _ => false,
                     }
             });
@@ -493,6 +503,24 @@ impl Host {
                     Member::builtin(name, b, built, &defaults),
                     &mut report,
                 );
+            }
+        }
+        if config.enabled {
+            for (name, c) in config.commands.iter().filter(|(_, c)| c.enabled) {
+                match CommandHook::new(name, c, &config.command_dir(c)) {
+                    Ok(hook) => take(
+                        name,
+                        Member::command(name, c, Arc::new(hook), &defaults),
+                        &mut report,
+                    ),
+                    Err(e) => {
+                        tracing::error!(hook = %name, "command hook `{name}` cannot be set up: {e}");
+                        lock(&self.inner.failures).push(StartFailure {
+                            hook: name.clone(),
+                            error: e,
+                        });
+                    }
+                }
             }
         }
         members.sort_by(|a, b| (a.priority, &*a.name).cmp(&(b.priority, &*b.name)));
@@ -599,6 +627,7 @@ impl Host {
         params: Value,
     ) -> Result<(Outcome, Vec<HookTrace>), ParamsError> {
         let mut chain = Chain::new(stage, params)?;
+        let lifecycle_event = chain.event();
         let members = self.chain();
         let budget_ms = self
             .inner
@@ -616,6 +645,12 @@ impl Host {
         async {
             for m in members.iter() {
                 if !m.intercepts(stage) {
+                    continue;
+                }
+                // A command hook runs only for the lifecycle events it lists.
+                if let (Some(event), MemberKind::Command(c)) = (lifecycle_event, &m.kind)
+                    && !c.handles(event.as_str())
+                {
                     continue;
                 }
                 if !m.filter.is_empty() {
@@ -745,6 +780,9 @@ impl Host {
                 ToolOutcome::Deny { reason }
             }
             Outcome::Abort { hard, reason, .. } => ToolOutcome::Abort { hard, reason },
+            // Lifecycle outcomes; not reachable at before_tool.
+            Outcome::Blocked { reason, .. } => ToolOutcome::Deny { reason },
+            Outcome::Lifecycle { .. } => ToolOutcome::Continue(original),
         }
     }
 
@@ -778,12 +816,13 @@ impl Host {
                 hard: false,
                 reason: format!("hook `{by}` answered respond at {stage}"),
             },
-            Outcome::DenyTool { reason, .. } | Outcome::Refused { reason, .. } => {
-                StageOutcome::Abort {
-                    hard: false,
-                    reason,
-                }
-            }
+            Outcome::DenyTool { reason, .. }
+            | Outcome::Refused { reason, .. }
+            | Outcome::Blocked { reason, .. } => StageOutcome::Abort {
+                hard: false,
+                reason,
+            },
+            Outcome::Lifecycle { .. } => StageOutcome::Continue(original),
         }
     }
 
@@ -794,10 +833,86 @@ impl Host {
             Outcome::Continue { .. } => Approval::Approved,
             Outcome::Refused { reason, .. }
             | Outcome::DenyTool { reason, .. }
-            | Outcome::Abort { reason, .. } => Approval::Refused { reason },
+            | Outcome::Abort { reason, .. }
+            | Outcome::Blocked { reason, .. } => Approval::Refused { reason },
+            // Not reachable at approve_tool; refused, as an approver must
+            // say yes explicitly.
+            Outcome::Lifecycle { .. } => Approval::Refused {
+                reason: "a lifecycle outcome at approve_tool".into(),
+            },
             Outcome::Respond { by, .. } => Approval::Refused {
                 reason: format!("hook `{by}` answered respond at approve_tool"),
             },
+        }
+    }
+
+    /// Runs a lifecycle event. A request event (session_start,
+    /// user_prompt_submit, turn_start, subagent_start, pre_compact,
+    /// before_compaction) goes through the chain and may be blocked or
+    /// gather context, system messages and a summary. Any other event is
+    /// emitted to observers as `lifecycle.<event>` and runs the command
+    /// hooks that list it, whose output is only logged.
+    pub async fn lifecycle(
+        &self,
+        event: LifecycleEvent,
+        payload: Map<String, Value>,
+    ) -> LifecycleOutcome {
+        if !event.is_request() {
+            self.emit(RuntimeEvent {
+                id: self.next_event_id(),
+                kind: event.event_kind(),
+                time: crate::audit::rfc3339(SystemTime::now()),
+                source: Some("hookhost".into()),
+                scope: None,
+                severity: None,
+                payload: Value::Object(payload.clone()),
+                extra: Map::new(),
+            });
+            let payload = Value::Object(payload);
+            let mut running = tokio::task::JoinSet::new();
+            for m in self.chain().iter() {
+                if let MemberKind::Command(c) = &m.kind
+                    && c.handles(event.as_str())
+                {
+                    let (c, payload) = (c.clone(), payload.clone());
+                    running.spawn(async move { c.notify(event.as_str(), &payload).await });
+                }
+            }
+            while running.join_next().await.is_some() {}
+            return LifecycleOutcome::default();
+        }
+        let mut params = LifecycleParams::new(event);
+        params.payload = payload;
+        let value = match serde_json::to_value(&params) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!(%event, "lifecycle params did not serialize ({e}); hooks skipped");
+                return LifecycleOutcome::default();
+            }
+        };
+        match self.run_stage(Stage::Lifecycle, value).await {
+            Ok(Outcome::Blocked { reason, .. }) => LifecycleOutcome {
+                blocked: Some(reason),
+                ..LifecycleOutcome::default()
+            },
+            Ok(Outcome::Lifecycle {
+                contexts,
+                system_messages,
+                summary,
+            }) => LifecycleOutcome {
+                blocked: None,
+                contexts: contexts.into_iter().map(|(_, text)| text).collect(),
+                system_messages,
+                summary,
+            },
+            Ok(other) => {
+                tracing::error!(%event, "unexpected lifecycle outcome {other:?}");
+                LifecycleOutcome::default()
+            }
+            Err(e) => {
+                tracing::error!(%event, "{e}; hooks skipped");
+                LifecycleOutcome::default()
+            }
         }
     }
 

@@ -28,6 +28,7 @@
 pub mod audit;
 pub mod breaker;
 pub mod builtin;
+pub mod command;
 pub mod config;
 pub mod conformance;
 pub mod connection;
@@ -49,5 +50,5 @@ pub use error::CallError;
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
 pub use host::{HookTrace, Host, ReloadReport, StartFailure, StartedHook};
-pub use outcome::{Approval, StageOutcome, ToolOutcome};
+pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
 pub use stats::HookStats;

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use crate::breaker::Breaker;
 use crate::builtin::BuiltinHook;
+use crate::command::{CommandConfig, CommandHook};
 use crate::config::{BuiltinConfig, Defaults, ProcessConfig};
 use crate::error::CallError;
 use crate::filter::Filter;
@@ -24,6 +25,8 @@ pub enum MemberKind {
     Process(Arc<HookEntry>),
     /// An in-process builtin.
     Builtin(Arc<dyn BuiltinHook>),
+    /// A one-shot command, spawned per call.
+    Command(Arc<CommandHook>),
     /// A builtin that could not be built; every call fails with this text,
     /// so its `on_error` policy still answers for it.
     Unavailable(String),
@@ -119,10 +122,37 @@ impl Member {
         }
     }
 
-    /// `process` or `builtin`.
+    /// A member answered by a one-shot command. Its docker-agent `matcher`
+    /// is applied by the command itself; `if` is the member's filter. Its
+    /// deadline is the command's `timeout` (default 60 s), still bounded
+    /// by the chain budget.
+    pub fn command(
+        name: &str,
+        config: &CommandConfig,
+        hook: Arc<CommandHook>,
+        defaults: &Defaults,
+    ) -> Member {
+        let (kind, filter) = with_filter(MemberKind::Command(hook), None, config.r#if.as_deref());
+        Member {
+            name: name.into(),
+            priority: config.priority,
+            kind,
+            intercept: config.stages(),
+            on_error: Some(config.policy()),
+            timeout_ms: Some(config.timeout().as_millis().min(u64::MAX as u128) as u64),
+            filter,
+            breaker: Breaker::new(name, &crate::config::BreakerConfig::default(), defaults),
+            stats: MemberStats::default(),
+            defaults: defaults.clone(),
+            fingerprint: format!("{config:?}|{defaults:?}"),
+        }
+    }
+
+    /// `process`, `builtin` or `command`.
     pub fn kind_name(&self) -> &'static str {
         match self.kind {
             MemberKind::Process(_) => "process",
+            MemberKind::Command(_) => "command",
             MemberKind::Builtin(_) | MemberKind::Unavailable(_) => "builtin",
         }
     }
@@ -133,7 +163,9 @@ impl Member {
         self.intercept.contains(&stage)
             && match &self.kind {
                 MemberKind::Process(p) => p.declares(stage),
-                MemberKind::Builtin(_) | MemberKind::Unavailable(_) => true,
+                MemberKind::Builtin(_) | MemberKind::Command(_) | MemberKind::Unavailable(_) => {
+                    true
+                }
             }
     }
 
@@ -175,6 +207,7 @@ impl Member {
                     Err(_) => Err(CallError::Timeout(budget)),
                 }
             }
+            MemberKind::Command(c) => c.call(stage, params, deadline).await,
             MemberKind::Unavailable(why) => Err(CallError::Unavailable(why.clone())),
         }
     }

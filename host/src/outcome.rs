@@ -49,3 +49,18 @@ pub enum Approval {
         reason: String,
     },
 }
+
+/// The merged verdict of a lifecycle event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LifecycleOutcome {
+    /// Why the event is blocked, when a hook blocked it (only blocking
+    /// events: user_prompt_submit, subagent_start, pre_compact,
+    /// before_compaction).
+    pub blocked: Option<String>,
+    /// Additional context for the model, in chain order.
+    pub contexts: Vec<String>,
+    /// Messages for the user, in chain order.
+    pub system_messages: Vec<String>,
+    /// A compaction summary (before_compaction), the first in chain order.
+    pub summary: Option<String>,
+}

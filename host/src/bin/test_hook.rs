@@ -194,6 +194,7 @@ fn main() {
                     "before_tool",
                     "after_tool",
                     "approve_tool",
+                    "lifecycle",
                 ];
                 json!({
                     "name": o.name,
@@ -211,12 +212,13 @@ fn main() {
             }
             continue;
         }
-        const STAGES: [&str; 5] = [
+        const STAGES: [&str; 6] = [
             "hook.before_llm",
             "hook.after_llm",
             "hook.before_tool",
             "hook.after_tool",
             "hook.approve_tool",
+            "hook.lifecycle",
         ];
         if !STAGES.contains(&method.as_str()) {
             send(

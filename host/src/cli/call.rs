@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use hookhost::Host;
-use hookhost_protocol::Stage;
+use hookhost_protocol::{LifecycleEvent, LifecycleParams, Stage};
 use serde_json::Value;
 
 use super::{terminated, usage_error};
@@ -15,14 +15,18 @@ use super::{terminated, usage_error};
 #[derive(Args)]
 #[command(after_help = "Examples:\n  \
 hookhost call -c hooks.toml before_tool --input '{\"tool\":\"shell\",\"arguments\":{\"command\":\"sudo rm -rf /\"}}'\n  \
-hookhost call -c hooks.toml approve_tool --input @call.json\n\n\
+hookhost call -c hooks.toml approve_tool --input @call.json\n  \
+hookhost call -c hooks.toml user_prompt_submit --input '{\"prompt\":\"hello\"}'\n\n\
+For a lifecycle event, --input is the event's payload object.\n\
 The result is printed on stdout in the protocol's result shape for the stage, e.g.\n  \
 {\"action\":\"deny_tool\",\"reason\":\"...\"}   {\"approved\":false,\"reason\":\"...\"}   {\"action\":\"continue\"}")]
 pub struct CallArgs {
     /// The config file (TOML, or JSON in PicoClaw's shape).
     #[arg(short = 'c', long = "config")]
     config: PathBuf,
-    /// before_llm, after_llm, before_tool, after_tool or approve_tool.
+    /// before_llm, after_llm, before_tool, after_tool, approve_tool, or a
+    /// lifecycle event (session_start, user_prompt_submit, turn_start,
+    /// subagent_start, pre_compact, before_compaction, session_end, ...).
     stage: String,
     /// The stage's params as JSON, or @FILE to read them from a file.
     #[arg(long)]
@@ -34,9 +38,17 @@ pub struct CallArgs {
 }
 
 pub async fn run(args: CallArgs) -> ExitCode {
-    let stage: Stage = match args.stage.parse() {
-        Ok(s) => s,
-        Err(e) => return usage_error(e),
+    let (stage, event): (Stage, Option<LifecycleEvent>) = match args.stage.parse::<Stage>() {
+        Ok(Stage::Lifecycle) => {
+            return usage_error("give the lifecycle event itself as STAGE, e.g. session_start");
+        }
+        Ok(s) => (s, None),
+        Err(e) => match args.stage.parse::<LifecycleEvent>() {
+            Ok(ev) => (Stage::Lifecycle, Some(ev)),
+            Err(_) => {
+                return usage_error(format!("{e}, or a lifecycle event ({})", lifecycle_names()));
+            }
+        },
     };
     let text = match args.input.strip_prefix('@') {
         Some(path) => match std::fs::read_to_string(path) {
@@ -49,7 +61,23 @@ pub async fn run(args: CallArgs) -> ExitCode {
         Ok(v) => v,
         Err(e) => return usage_error(format!("--input is not valid JSON: {e}")),
     };
-    if let Err(e) = hookhost_protocol::chain::validate_params(stage, &params) {
+    let params = match event {
+        Some(ev) => {
+            let Value::Object(payload) = params else {
+                return usage_error("--input: a lifecycle event's payload must be a JSON object");
+            };
+            let mut p = LifecycleParams::new(ev);
+            p.payload = payload;
+            match serde_json::to_value(&p) {
+                Ok(v) => v,
+                Err(e) => return usage_error(format!("--input: {e}")),
+            }
+        }
+        None => params,
+    };
+    if event.is_none_or(LifecycleEvent::is_request)
+        && let Err(e) = hookhost_protocol::chain::validate_params(stage, &params)
+    {
         return usage_error(format!("--input: {e}"));
     }
     let mut config = match super::load_config(&args.config) {
@@ -58,12 +86,32 @@ pub async fn run(args: CallArgs) -> ExitCode {
     };
     // One stage needs only the hooks configured for it; observers and the
     // other stages' hooks would only add start-up time.
-    config.processes.retain(|_, p| p.intercept.contains(&stage));
+    config
+        .processes
+        .retain(|_, p| p.intercept.contains(&stage) || (event.is_some() && !p.observe.is_empty()));
     let host = tokio::select! {
         h = Host::start(config) => h,
         _ = terminated() => return ExitCode::from(130),
     };
     // Start failures are already logged (with the hook's stderr tail).
+    // A lifecycle event that is not a request only notifies: observers
+    // and the command hooks that list it.
+    if let Some(ev) = event.filter(|ev| !ev.is_request()) {
+        let payload = params["payload"].as_object().cloned().unwrap_or_default();
+        tokio::select! {
+            _ = host.lifecycle(ev, payload) => {}
+            _ = terminated() => {
+                host.shutdown().await;
+                return ExitCode::from(130);
+            }
+        }
+        if args.stats {
+            print_stats(&host);
+        }
+        host.shutdown().await;
+        println!("{}", serde_json::json!({"action": "continue"}));
+        return ExitCode::SUCCESS;
+    }
     let outcome = tokio::select! {
         o = host.run_stage(stage, params) => o,
         _ = terminated() => {
@@ -111,4 +159,12 @@ fn print_stats(host: &Host) {
     for line in super::check::table_lines(&rows) {
         eprintln!("{line}");
     }
+}
+
+fn lifecycle_names() -> String {
+    LifecycleEvent::ALL
+        .iter()
+        .map(|e| e.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -76,9 +76,9 @@ pub async fn run(args: CheckArgs) -> ExitCode {
                     format!("{} ms", info.hello_time.as_millis()),
                 ]);
             }
-            MemberKind::Builtin(_) => rows.push([
+            MemberKind::Builtin(_) | MemberKind::Command(_) => rows.push([
                 m.name.to_string(),
-                "builtin".into(),
+                m.kind_name().into(),
                 "-".into(),
                 "-".into(),
                 stages,

@@ -143,6 +143,8 @@ fn describe(t: &HookTrace) -> String {
             Decision::Approval {
                 approved: false, ..
             } => "refused".into(),
+            Decision::Lifecycle { block: true, .. } => "block".into(),
+            Decision::Lifecycle { block: false, .. } => "continue".into(),
         },
         StepOutcome::Failed { error, policy } => format!("failed ({error}; on_error = {policy})"),
     }
@@ -256,6 +258,9 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                 (st.red("aborted"), by, None)
             }
             Outcome::Refused { reason, by } => (st.red(&format!("refused: {reason}")), by, None),
+            // A lifecycle outcome; not reachable at before_tool.
+            Outcome::Blocked { reason, by } => (st.red(&format!("blocked: {reason}")), by, None),
+            Outcome::Lifecycle { .. } => (st.green("continued"), String::new(), None),
             Outcome::Respond { result, by } => {
                 println!(
                     "    {} {:?}",

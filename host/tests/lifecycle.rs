@@ -1,0 +1,205 @@
+//! Lifecycle events and command hooks in one chain with process hooks.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use hookhost::command::CommandConfig;
+use hookhost::protocol::Stage;
+use hookhost::protocol::lifecycle::LifecycleEvent;
+use hookhost::{Host, ToolOutcome};
+use serde_json::{Map, Value, json};
+
+use common::{config, hook, scratch, tool_call};
+
+fn script(dir: &Path, name: &str, body: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&path, perms).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn command_hook(args: Vec<String>, events: &[&str], priority: i64) -> CommandConfig {
+    serde_json::from_value(json!({
+        "args": args,
+        "events": events,
+        "priority": priority,
+        "timeout": 5,
+    }))
+    .unwrap()
+}
+
+fn payload(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contexts_from_process_and_command_hooks_arrive_in_chain_order() {
+    let dir = scratch();
+    let mut first = hook(
+        &[
+            "--answer",
+            r#"{"action":"continue","additional_context":"from the process hook"}"#,
+        ],
+        &[Stage::Lifecycle],
+    );
+    first.priority = 1;
+    let mut c = config(vec![("first", first)]);
+    let plain = script(
+        &dir,
+        "ctx.sh",
+        "cat > /dev/null; echo 'from the command hook'",
+    );
+    c.commands.insert(
+        "second".into(),
+        command_hook(vec![plain], &["session_start"], 2),
+    );
+    let host = Host::start(c).await;
+    let out = host
+        .lifecycle(
+            LifecycleEvent::SessionStart,
+            payload(json!({"source": "startup"})),
+        )
+        .await;
+    assert_eq!(out.blocked, None);
+    assert_eq!(
+        out.contexts,
+        ["from the process hook", "from the command hook"]
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_event_is_blocked_by_a_command_hooks_exit_2() {
+    let dir = scratch();
+    let mut c = config(vec![]);
+    let gate = script(
+        &dir,
+        "gate.sh",
+        r#"input=$(cat); case "$input" in *password*) echo "no secrets in prompts" >&2; exit 2;; esac; exit 0"#,
+    );
+    c.commands.insert(
+        "gate".into(),
+        command_hook(vec![gate], &["user_prompt_submit"], 0),
+    );
+    let host = Host::start(c).await;
+    let out = host
+        .lifecycle(
+            LifecycleEvent::UserPromptSubmit,
+            payload(json!({"prompt": "my password is hunter2"})),
+        )
+        .await;
+    assert_eq!(out.blocked.as_deref(), Some("no secrets in prompts"));
+    let out = host
+        .lifecycle(
+            LifecycleEvent::UserPromptSubmit,
+            payload(json!({"prompt": "hello"})),
+        )
+        .await;
+    assert_eq!(out.blocked, None);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_code_validator_denies_grep_in_the_chain() {
+    let dir = scratch();
+    let mut c = config(vec![]);
+    let validator = script(
+        &dir,
+        "validate.sh",
+        r#"input=$(cat); case "$input" in *'"command":"grep'*) echo "use rg instead of grep" >&2; exit 2;; esac; exit 0"#,
+    );
+    let mut cfg = command_hook(vec![validator], &["pre_tool_use"], 0);
+    cfg.matcher = Some("Bash|shell".into());
+    c.commands.insert("validator".into(), cfg);
+    let host = Host::start(c).await;
+    let out = host
+        .before_tool(tool_call("shell", json!({"command": "grep -r x ."})))
+        .await;
+    let ToolOutcome::Deny { reason } = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(reason, "use rg instead of grep");
+    let out = host
+        .before_tool(tool_call("read_file", json!({"command": "grep"})))
+        .await;
+    assert!(
+        matches!(out, ToolOutcome::Continue(_)),
+        "the matcher skips other tools: {out:?}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_request_events_reach_observers_as_runtime_events_and_commands_run() {
+    let dir = scratch();
+    let events = dir.join("events");
+    let mut watcher = hook(&["--events-file", events.to_str().unwrap()], &[]);
+    watcher.observe = vec!["lifecycle.*".into()];
+    let mut c = config(vec![("watcher", watcher)]);
+    let marker = dir.join("ended");
+    let ender = script(&dir, "end.sh", &format!("cat > {}", marker.display()));
+    c.commands.insert(
+        "ender".into(),
+        command_hook(vec![ender], &["session_end"], 0),
+    );
+    let host = Host::start(c).await;
+    let out = host
+        .lifecycle(
+            LifecycleEvent::SessionEnd,
+            payload(json!({"reason": "logout"})),
+        )
+        .await;
+    assert_eq!(out.blocked, None);
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&marker).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "session_end");
+    assert_eq!(input["reason"], "logout");
+    for _ in 0..200 {
+        if std::fs::read_to_string(&events)
+            .unwrap_or_default()
+            .contains("lifecycle.session_end")
+        {
+            host.shutdown().await;
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the observer never saw lifecycle.session_end");
+}
+
+#[test]
+fn hookhost_call_accepts_lifecycle_events_as_the_stage() {
+    let dir = scratch();
+    let greet = script(
+        &dir,
+        "greet.sh",
+        "cat > /dev/null; echo 'Today is a test day.'",
+    );
+    let config = dir.join("hooks.toml");
+    std::fs::write(
+        &config,
+        format!("[hooks.commands.greet]\nargs = [\"{greet}\"]\nevents = [\"session_start\"]\n"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hookhost"))
+        .args(["call", "-c"])
+        .arg(&config)
+        .args(["session_start", "--input", r#"{"source":"startup"}"#])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v,
+        json!({"action": "continue", "additional_context": "Today is a test day."})
+    );
+}
