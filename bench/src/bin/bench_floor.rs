@@ -1,0 +1,24 @@
+//! The floor of the comparison: echoes each line of stdin back on stdout,
+//! with no JSON-RPC and no parsing. A batch of lines that arrived together
+//! is answered with one write, so pipelined callers are not held back.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+
+fn main() -> std::io::Result<()> {
+    let stdin = std::io::stdin().lock();
+    let mut input = BufReader::with_capacity(64 * 1024, stdin);
+    let mut output = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    let mut line = Vec::with_capacity(1024);
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        output.write_all(&line)?;
+        // Flush only when nothing more is already buffered.
+        if input.buffer().is_empty() {
+            output.flush()?;
+        }
+    }
+    output.flush()
+}
