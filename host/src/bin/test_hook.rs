@@ -2,7 +2,7 @@
 //! Not for users. Flags choose the behaviour:
 //!
 //! --name N            name used in answers (default "test")
-//! --intercept a,b     stages declared in hello (default: all five)
+//! --intercept a,b     stages declared in hello (default: all six)
 //! --observe p,q       event patterns declared in hello (default "*")
 //! --no-declare        answer hello PicoClaw-style: {"ok":true,"name":N}
 //! --answer JSON       result for every stage call (default continue/approved)
