@@ -1049,6 +1049,7 @@ impl CommandHook {
             }
         }
         cmd.envs(&self.env);
+        crate::process::only_standard_fds(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| cannot_start(e.to_string()))?;
         let mut guard = GroupGuard {
             pgid: child.id().map_or(0, |p| p as i32),

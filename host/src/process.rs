@@ -66,6 +66,42 @@ fn program_path(program: &str, dir: &Path) -> PathBuf {
     }
 }
 
+/// Makes every descriptor above stderr close-on-exec in the child, so a hook
+/// inherits only stdin, stdout and stderr: nothing the embedding agent (or
+/// whatever started it) left open without `O_CLOEXEC` reaches hook code.
+/// Marking instead of closing keeps std's own exec-error pipe working until
+/// the exec itself.
+pub fn only_standard_fds(cmd: &mut tokio::process::Command) {
+    // SAFETY: the closure runs in the forked child before exec and calls
+    // only async-signal-safe syscalls (close_range, fcntl, getrlimit).
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::close_range(
+                3,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC as libc::c_int,
+            ) == 0
+            {
+                return Ok(());
+            }
+            // Kernels before 5.11: mark each descriptor up to the limit.
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                limit.rlim_cur.min(65_536) as libc::c_int
+            } else {
+                1024
+            };
+            for fd in 3..max {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Spawns the hook in its own process group with a clean environment.
 pub fn spawn(hook: &ProcessConfig, dir: &Path) -> Result<(Running, Pipes), SpawnError> {
     let program = hook.command.first().cloned().unwrap_or_default();
@@ -97,6 +133,7 @@ pub fn spawn(hook: &ProcessConfig, dir: &Path) -> Result<(Running, Pipes), Spawn
             }
         }
         cmd.envs(&hook.env);
+        only_standard_fds(cmd);
     });
     wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
     let mut child = wrap.spawn().map_err(err)?;

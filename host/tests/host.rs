@@ -650,3 +650,29 @@ async fn a_hook_that_dies_at_start_is_reported_at_once_with_its_status() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_inherits_no_descriptor_but_stdin_stdout_and_stderr() {
+    // A descriptor the embedding process left open without O_CLOEXEC.
+    // SAFETY: dup of our own stderr; closed at the end.
+    let leaked = unsafe { libc::dup(2) };
+    assert!(leaked > 2);
+    let dir = scratch();
+    let fd_file = dir.join("fds");
+    let host = Host::start(config(vec![(
+        "fds",
+        hook(
+            &["--fd-file", fd_file.to_str().unwrap()],
+            &[Stage::BeforeTool],
+        ),
+    )]))
+    .await;
+    assert!(host.start_failures().is_empty());
+    let listed = std::fs::read_to_string(&fd_file).unwrap();
+    assert_eq!(listed, "0 1 2", "the hook sees only its standard streams");
+    host.shutdown().await;
+    // SAFETY: closing the descriptor dup'ed above.
+    unsafe {
+        libc::close(leaked);
+    }
+}

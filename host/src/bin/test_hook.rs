@@ -21,6 +21,7 @@
 //! --stall-stdin       after hello, stop reading stdin (and stay alive)
 //! --banner            print a greeting line on stdout at start
 //! --fail-first N      answer the first N stage calls with a JSON-RPC error
+//! --fd-file F         write the numbers of its open file descriptors to F
 
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
@@ -88,6 +89,24 @@ fn parse() -> Result<Opts, String> {
             "--crash-on-call" => o.crash_on_call = true,
             "--stall-stdin" => o.stall_stdin = true,
             "--banner" => println!("my hook v1.0 starting"),
+            "--fd-file" => {
+                let file = val()?;
+                // The directory handle read_dir holds is listed too; drop it
+                // by its target.
+                let mut fds: Vec<u32> = std::fs::read_dir("/proc/self/fd")
+                    .map_err(|e| e.to_string())?
+                    .filter_map(|e| e.ok())
+                    .filter(|e| {
+                        std::fs::read_link(e.path())
+                            .map(|t| !t.to_string_lossy().starts_with("/proc/"))
+                            .unwrap_or(false)
+                    })
+                    .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+                    .collect();
+                fds.sort_unstable();
+                let text: Vec<String> = fds.iter().map(u32::to_string).collect();
+                std::fs::write(file, text.join(" ")).map_err(|e| e.to_string())?;
+            }
             "--fail-first" => o.fail_first = val()?.parse().map_err(|_| "bad --fail-first")?,
             other => return Err(format!("unknown flag {other}")),
         }
