@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -1034,22 +1034,9 @@ impl CommandHook {
         let mut cmd = tokio::process::Command::new(&self.program);
         cmd.args(&self.args)
             .current_dir(&self.dir)
-            .env_clear()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        if let Some(path) = std::env::var_os("PATH") {
-            cmd.env("PATH", path);
-        }
-        for name in &self.inherit_env {
-            if let Some(v) = std::env::var_os(name) {
-                cmd.env(name, v);
-            }
-        }
-        cmd.envs(&self.env);
-        crate::process::only_standard_fds(&mut cmd);
+        crate::process::isolate(&mut cmd, &self.inherit_env, &self.env);
         let mut child = cmd.spawn().map_err(|e| cannot_start(e.to_string()))?;
         let mut guard = GroupGuard {
             pgid: child.id().map_or(0, |p| p as i32),

@@ -482,7 +482,7 @@ impl Host {
                 }
                 let same_config = old
                     .get(name)
-                    .is_some_and(|m| m.fingerprint == format!("{b:?}|{defaults:?}"));
+                    .is_some_and(|m| m.fingerprint == crate::member::fingerprint(b, &defaults));
                 let built = if same_config {
                     match old.get(name).map(|m| m.kind.clone()) {
                         Some(MemberKind::Builtin(hook)) => Ok(hook),
@@ -616,7 +616,7 @@ impl Host {
     /// Runs one stage over raw JSON params and returns the merged verdict;
     /// what `hookhost call` prints is `outcome.to_wire(stage)`.
     pub async fn run_stage(&self, stage: Stage, params: Value) -> Result<Outcome, ParamsError> {
-        Ok(self.run_stage_traced(stage, params).await?.0)
+        self.run_chain(stage, params, None).await
     }
 
     /// Like [`Host::run_stage`], also returning each hook's part: what it
@@ -626,6 +626,19 @@ impl Host {
         stage: Stage,
         params: Value,
     ) -> Result<(Outcome, Vec<HookTrace>), ParamsError> {
+        let mut trace = Vec::new();
+        let outcome = self.run_chain(stage, params, Some(&mut trace)).await?;
+        Ok((outcome, trace))
+    }
+
+    /// The chain driver. Each hook's part is recorded only when `trace` is
+    /// given, so the plain path (every agent call) builds no trace.
+    async fn run_chain(
+        &self,
+        stage: Stage,
+        params: Value,
+        mut trace: Option<&mut Vec<HookTrace>>,
+    ) -> Result<Outcome, ParamsError> {
         let mut chain = Chain::new(stage, params)?;
         let lifecycle_event = chain.event();
         let members = self.chain();
@@ -640,7 +653,6 @@ impl Host {
             "r{}",
             self.inner.request_seq.fetch_add(1, Ordering::Relaxed) + 1
         );
-        let mut trace = Vec::new();
         let stage_span = tracing::info_span!("chain", stage = %stage, request_id = %request_id);
         async {
             for m in members.iter() {
@@ -701,7 +713,7 @@ impl Host {
                 };
                 let elapsed = begun.elapsed();
                 let flow = chain.step(&m.name, policy, reply.as_ref().map_err(|(why, _)| why.clone()));
-                let Some(step) = chain.steps().last().cloned() else {
+                let Some(step) = chain.steps().last() else {
                     continue;
                 };
                 let called = !matches!(&reply, Err((_, None)));
@@ -732,12 +744,14 @@ impl Host {
                         error,
                     });
                 }
-                trace.push(HookTrace {
-                    hook: m.name.to_string(),
-                    answer: reply.map_err(|(why, _)| why),
-                    elapsed,
-                    outcome: step.outcome,
-                });
+                if let Some(trace) = trace.as_deref_mut() {
+                    trace.push(HookTrace {
+                        hook: m.name.to_string(),
+                        answer: reply.map_err(|(why, _)| why),
+                        elapsed,
+                        outcome: step.outcome.clone(),
+                    });
+                }
                 if flow == Flow::Stop {
                     break;
                 }
@@ -745,7 +759,7 @@ impl Host {
         }
         .instrument(stage_span)
         .await;
-        Ok((chain.finish(), trace))
+        Ok(chain.finish())
     }
 
     async fn run_typed<P: Serialize + DeserializeOwned>(

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use crate::breaker::Breaker;
 use crate::builtin::BuiltinHook;
 use crate::command::{CommandConfig, CommandHook};
-use crate::config::{BuiltinConfig, Defaults, ProcessConfig};
+use crate::config::{BreakerConfig, BuiltinConfig, Defaults, ProcessConfig};
 use crate::error::CallError;
 use crate::filter::Filter;
 use crate::hook::HookEntry;
@@ -56,31 +56,28 @@ pub struct Member {
 }
 
 impl Member {
-    /// A member answered by a process.
+    /// A member answered by a process (possibly shared with other members).
     pub fn process(
         name: &str,
         config: &ProcessConfig,
         entry: Arc<HookEntry>,
         defaults: &Defaults,
     ) -> Member {
-        let (kind, filter) = with_filter(
+        Member::assemble(
+            name,
             MemberKind::Process(entry),
-            config.matcher.as_deref(),
-            config.condition.as_deref(),
-        );
-        Member {
-            name: name.into(),
-            priority: config.priority,
-            kind,
-            intercept: config.intercept.clone(),
-            on_error: config.on_error,
-            timeout_ms: config.timeout_ms,
-            filter,
-            breaker: Breaker::new(name, &config.breaker(), defaults),
-            stats: MemberStats::default(),
-            defaults: defaults.clone(),
-            fingerprint: format!("{config:?}|{defaults:?}"),
-        }
+            Settings {
+                priority: config.priority,
+                intercept: config.intercept.clone(),
+                on_error: config.on_error,
+                timeout_ms: config.timeout_ms,
+                matcher: config.matcher.as_deref(),
+                condition: config.condition.as_deref(),
+                breaker: config.breaker(),
+                fingerprint: fingerprint(config, defaults),
+            },
+            defaults,
+        )
     }
 
     /// A member answered by a builtin (or by nothing, when it could not be
@@ -105,21 +102,21 @@ impl Member {
                 .collect(),
             None => offered,
         };
-        let (kind, filter) =
-            with_filter(kind, config.matcher.as_deref(), config.condition.as_deref());
-        Member {
-            name: name.into(),
-            priority: config.priority,
+        Member::assemble(
+            name,
             kind,
-            intercept,
-            on_error: config.on_error,
-            timeout_ms: config.timeout_ms,
-            filter,
-            breaker: Breaker::new(name, &config.breaker(), defaults),
-            stats: MemberStats::default(),
-            defaults: defaults.clone(),
-            fingerprint: format!("{config:?}|{defaults:?}"),
-        }
+            Settings {
+                priority: config.priority,
+                intercept,
+                on_error: config.on_error,
+                timeout_ms: config.timeout_ms,
+                matcher: config.matcher.as_deref(),
+                condition: config.condition.as_deref(),
+                breaker: config.breaker(),
+                fingerprint: fingerprint(config, defaults),
+            },
+            defaults,
+        )
     }
 
     /// A member answered by a one-shot command. Its docker-agent `matcher`
@@ -132,19 +129,37 @@ impl Member {
         hook: Arc<CommandHook>,
         defaults: &Defaults,
     ) -> Member {
-        let (kind, filter) = with_filter(MemberKind::Command(hook), None, config.r#if.as_deref());
+        Member::assemble(
+            name,
+            MemberKind::Command(hook),
+            Settings {
+                priority: config.priority,
+                intercept: config.stages(),
+                on_error: Some(config.policy()),
+                timeout_ms: Some(config.timeout().as_millis().min(u64::MAX as u128) as u64),
+                matcher: None,
+                condition: config.r#if.as_deref(),
+                breaker: BreakerConfig::default(),
+                fingerprint: fingerprint(config, defaults),
+            },
+            defaults,
+        )
+    }
+
+    fn assemble(name: &str, kind: MemberKind, s: Settings<'_>, defaults: &Defaults) -> Member {
+        let (kind, filter) = with_filter(kind, s.matcher, s.condition);
         Member {
             name: name.into(),
-            priority: config.priority,
+            priority: s.priority,
             kind,
-            intercept: config.stages(),
-            on_error: Some(config.policy()),
-            timeout_ms: Some(config.timeout().as_millis().min(u64::MAX as u128) as u64),
+            intercept: s.intercept,
+            on_error: s.on_error,
+            timeout_ms: s.timeout_ms,
             filter,
-            breaker: Breaker::new(name, &crate::config::BreakerConfig::default(), defaults),
+            breaker: Breaker::new(name, &s.breaker, defaults),
             stats: MemberStats::default(),
             defaults: defaults.clone(),
-            fingerprint: format!("{config:?}|{defaults:?}"),
+            fingerprint: s.fingerprint,
         }
     }
 
@@ -211,6 +226,24 @@ impl Member {
             MemberKind::Unavailable(why) => Err(CallError::Unavailable(why.clone())),
         }
     }
+}
+
+/// What every kind of member is configured with, whatever its config
+/// section calls it.
+struct Settings<'a> {
+    priority: i64,
+    intercept: Vec<Stage>,
+    on_error: Option<OnError>,
+    timeout_ms: Option<u64>,
+    matcher: Option<&'a str>,
+    condition: Option<&'a str>,
+    breaker: BreakerConfig,
+    fingerprint: String,
+}
+
+/// A member's settings as text, so a reload can tell whether they changed.
+pub(crate) fn fingerprint(config: &impl std::fmt::Debug, defaults: &Defaults) -> String {
+    format!("{config:?}|{defaults:?}")
 }
 
 /// Compiles the filters; a config built in code can skip `Config::parse`'s

@@ -66,12 +66,36 @@ fn program_path(program: &str, dir: &Path) -> PathBuf {
     }
 }
 
+/// Sets up what every child the host starts (process and command hooks)
+/// gets: piped stdio, an environment of only `PATH`, the `inherit_env`
+/// names and `env`, and no descriptor but 0, 1 and 2.
+pub fn isolate(
+    cmd: &mut tokio::process::Command,
+    inherit_env: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+) {
+    cmd.env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(path) = std::env::var_os("PATH") {
+        cmd.env("PATH", path);
+    }
+    for name in inherit_env {
+        if let Some(v) = std::env::var_os(name) {
+            cmd.env(name, v);
+        }
+    }
+    cmd.envs(env);
+    only_standard_fds(cmd);
+}
+
 /// Makes every descriptor above stderr close-on-exec in the child, so a hook
 /// inherits only stdin, stdout and stderr: nothing the embedding agent (or
 /// whatever started it) left open without `O_CLOEXEC` reaches hook code.
 /// Marking instead of closing keeps std's own exec-error pipe working until
 /// the exec itself.
-pub fn only_standard_fds(cmd: &mut tokio::process::Command) {
+fn only_standard_fds(cmd: &mut tokio::process::Command) {
     // SAFETY: the closure runs in the forked child before exec and calls
     // only async-signal-safe syscalls (close_range, fcntl, getrlimit).
     unsafe {
@@ -118,22 +142,8 @@ pub fn spawn(hook: &ProcessConfig, dir: &Path) -> Result<(Running, Pipes), Spawn
     }
     let resolved = program_path(&program, dir);
     let mut wrap = CommandWrap::with_new(&resolved, |cmd| {
-        cmd.args(&hook.command[1..])
-            .current_dir(dir)
-            .env_clear()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some(path) = std::env::var_os("PATH") {
-            cmd.env("PATH", path);
-        }
-        for name in &hook.inherit_env {
-            if let Some(v) = std::env::var_os(name) {
-                cmd.env(name, v);
-            }
-        }
-        cmd.envs(&hook.env);
-        only_standard_fds(cmd);
+        cmd.args(&hook.command[1..]).current_dir(dir);
+        isolate(cmd, &hook.inherit_env, &hook.env);
     });
     wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
     let mut child = wrap.spawn().map_err(err)?;

@@ -28,6 +28,14 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
+/// A hook running a fresh script `name` with `body`, in a fresh folder for
+/// `test`, for `events`.
+fn script_hook(test: &str, name: &str, body: &str, events: &[&str]) -> CommandHook {
+    let dir = temp_dir(test);
+    let path = script(&dir, name, body);
+    hook_for(&dir, &path, events)
+}
+
 /// The shell string that runs `path`, quoted for `sh -c`.
 fn shell_path(path: &Path) -> String {
     format!("'{}'", path.display())
@@ -72,9 +80,8 @@ fn read_pid(path: &Path) -> String {
 
 #[tokio::test]
 async fn claude_code_validator_exit_2_denies_with_its_stderr() {
-    let dir = temp_dir("exit2");
-    let path = script(
-        &dir,
+    let hook = script_hook(
+        "exit2",
         "validate.sh",
         r#"input=$(cat)
 case "$input" in
@@ -83,8 +90,8 @@ case "$input" in
     exit 2;;
 esac
 exit 0"#,
+        &["pre_tool_use"],
     );
-    let hook = hook_for(&dir, &path, &["pre_tool_use"]);
     let denied = hook
         .call(
             Stage::BeforeTool,
@@ -111,14 +118,13 @@ exit 0"#,
 
 #[tokio::test]
 async fn claude_code_permission_decision_deny() {
-    let dir = temp_dir("ccdeny");
-    let path = script(
-        &dir,
+    let hook = script_hook(
+        "ccdeny",
         "deny.sh",
         r#"cat > /dev/null
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"x"}}'"#,
+        &["pre_tool_use"],
     );
-    let hook = hook_for(&dir, &path, &["pre_tool_use"]);
     let r = hook
         .call(
             Stage::BeforeTool,
@@ -131,17 +137,16 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 
 #[tokio::test]
 async fn docker_agent_updated_input_rewrites_ls() {
-    let dir = temp_dir("lsh");
-    let path = script(
-        &dir,
+    let hook = script_hook(
+        "lsh",
         "ls_h.sh",
         r#"input=$(cat)
 case "$input" in
   *'"hook_event_name":"pre_tool_use"'*'"tool_input":{"cmd":"ls"}'*)
     echo '{"hook_specific_output":{"permission_decision":"allow","updated_input":{"cmd":"ls -h"}},"system_message":"added -h"}';;
 esac"#,
+        &["pre_tool_use"],
     );
-    let hook = hook_for(&dir, &path, &["pre_tool_use"]);
     let params = tool_call("shell", json!({"cmd": "ls"}));
     let answer = hook
         .call(Stage::BeforeTool, &params, in_secs(10))
@@ -170,14 +175,13 @@ esac"#,
 
 #[tokio::test]
 async fn camel_case_updated_input_modifies() {
-    let dir = temp_dir("camel");
-    let path = script(
-        &dir,
+    let hook = script_hook(
+        "camel",
         "camel.sh",
         r#"cat > /dev/null
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"ls -la"}}}'"#,
+        &["pre_tool_use"],
     );
-    let hook = hook_for(&dir, &path, &["pre_tool_use"]);
     let r = hook
         .call(
             Stage::BeforeTool,
@@ -193,14 +197,13 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 
 #[tokio::test]
 async fn continue_false_aborts_with_the_stop_reason() {
-    let dir = temp_dir("stop");
-    let path = script(
-        &dir,
+    let hook = script_hook(
+        "stop",
         "stop.sh",
         r#"cat > /dev/null
 echo '{"continue": false, "stopReason": "budget exhausted"}'"#,
+        &["pre_tool_use", "after_llm_call"],
     );
-    let hook = hook_for(&dir, &path, &["pre_tool_use", "after_llm_call"]);
     let r = hook
         .call(
             Stage::BeforeTool,
@@ -227,17 +230,16 @@ echo '{"continue": false, "stopReason": "budget exhausted"}'"#,
 
 #[tokio::test]
 async fn session_start_plain_stdout_becomes_context() {
-    let dir = temp_dir("context");
-    let path = script(
-        &dir,
+    let hook = script_hook(
+        "context",
         "context.sh",
         r#"input=$(cat)
 echo "This project uses pnpm."
 case "$input" in
   *'"source":"startup"'*) echo "Fresh session $(echo "$input" | sed 's/.*"session_id":"\([^"]*\)".*/\1/')";;
 esac"#,
+        &["session_start"],
     );
-    let hook = hook_for(&dir, &path, &["session_start"]);
     assert!(hook.handles("session_start"));
     assert!(!hook.handles("session_end"));
     let r = hook
@@ -345,15 +347,14 @@ sleep 300"#,
 
 #[tokio::test]
 async fn exit_1_is_an_error_with_status_and_stderr() {
-    let dir = temp_dir("exit1");
-    let path = script(
-        &dir,
+    let hook = script_hook(
+        "exit1",
         "fail.sh",
         r#"cat > /dev/null
 echo "jq: command not found" >&2
 exit 1"#,
+        &["pre_tool_use"],
     );
-    let hook = hook_for(&dir, &path, &["pre_tool_use"]);
     let r = hook
         .call(
             Stage::BeforeTool,
@@ -407,16 +408,15 @@ async fn a_spawn_failure_is_an_error() {
 
 #[tokio::test]
 async fn output_is_capped_at_one_mebibyte_per_stream() {
-    let dir = temp_dir("cap");
-    let path = script(
-        &dir,
+    let hook = script_hook(
+        "cap",
         "big.sh",
         r#"cat > /dev/null
 head -c 3000000 /dev/zero | tr '\0' 'a'
 head -c 3000000 /dev/zero | tr '\0' 'b' >&2
 exit 0"#,
+        &["session_start"],
     );
-    let hook = hook_for(&dir, &path, &["session_start"]);
     let r = hook
         .call(
             Stage::Lifecycle,
@@ -429,14 +429,14 @@ exit 0"#,
     assert_eq!(context.len(), OUTPUT_CAP);
     assert!(context.bytes().all(|b| b == b'a'));
 
-    let path = script(
-        &dir,
+    let hook = script_hook(
+        "cap_block",
         "big_block.sh",
         r#"cat > /dev/null
 head -c 3000000 /dev/zero | tr '\0' 'b' >&2
 exit 2"#,
+        &["user_prompt_submit"],
     );
-    let hook = hook_for(&dir, &path, &["user_prompt_submit"]);
     let r = hook
         .call(
             Stage::Lifecycle,

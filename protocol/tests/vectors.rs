@@ -105,93 +105,74 @@ fn id_value(id: Option<&Id>) -> Value {
 
 #[test]
 fn envelope_vectors() {
-    let file_path = path("envelope.json");
-    let file = display(&file_path);
-    let doc = load(&file_path);
-    let mut report = Report::default();
-    let mut seen = BTreeSet::new();
-    for case in as_cases(&doc, &file) {
-        let name = case_name(case, &file, &mut seen);
-        report.cases += 1;
-        let obj = case.as_object().expect("case is an object");
-        let unknown = unknown_keys(
-            obj,
-            &["name", "line", "expect", "id", "method", "error_code"],
-        );
-        if !unknown.is_empty() {
-            report.fail(&file, name, format!("unknown keys {unknown:?}"));
-            continue;
-        }
-        let Some(line) = case.get("line").and_then(Value::as_str) else {
-            report.fail(&file, name, "`line` must be a string");
-            continue;
-        };
-        let Some(expect) = case.get("expect").and_then(Value::as_str) else {
-            report.fail(&file, name, "`expect` must be a string");
-            continue;
-        };
-        // An absent `id` means null: no id (notification, parse error,
-        // invalid message whose id could not be read, null-id response).
-        let want_id = case.get("id").cloned().unwrap_or(Value::Null);
-        let want_method = case.get("method").and_then(Value::as_str);
-        let want_code = case.get("error_code");
-        let decoded = Message::decode(line.as_bytes());
-        let got_kind = match &decoded {
-            Ok(Message::Request(_)) => "request",
-            Ok(Message::Notification(_)) => "notification",
-            Ok(Message::Response(_)) => "response",
-            Err(DecodeError::Parse(_)) => "parse_error",
-            Err(DecodeError::Invalid { .. }) => "invalid",
-        };
-        if got_kind != expect {
-            report.fail(
-                &file,
-                name,
-                format!("expected {expect}, decoded as {got_kind}: {decoded:?}"),
-            );
-            continue;
-        }
-        let (got_id, got_method, got_code) = match &decoded {
-            Ok(Message::Request(r)) => (id_value(Some(&r.id)), Some(r.method.as_str()), None),
-            Ok(Message::Notification(n)) => (Value::Null, Some(n.method.as_str()), None),
-            Ok(Message::Response(r)) => (
-                id_value(r.id.as_ref()),
-                None,
-                r.payload.as_ref().err().map(|e| json!(e.code)),
-            ),
-            Err(DecodeError::Parse(_)) => (Value::Null, None, None),
-            Err(DecodeError::Invalid { id, .. }) => (id_value(id.as_ref()), None, None),
-        };
-        if got_id != want_id {
-            report.fail(
-                &file,
-                name,
-                format!("expected id {want_id}, got {got_id}: {decoded:?}"),
-            );
-        }
-        if want_method.is_some() && got_method != want_method {
-            report.fail(
-                &file,
-                name,
-                format!("expected method {want_method:?}, got {got_method:?}"),
-            );
-        }
-        if expect == "response" && got_code.as_ref() != want_code {
-            report.fail(
-                &file,
-                name,
-                format!(
-                    "expected error_code {}, got {} (null means a `result` response)",
-                    want_code.unwrap_or(&Value::Null),
-                    got_code.unwrap_or(Value::Null)
-                ),
-            );
-        }
-        if expect != "response" && want_code.is_some() {
-            report.fail(&file, name, "`error_code` only applies to responses");
-        }
+    run_file("envelope.json", "envelope", check_envelope_case);
+}
+
+fn check_envelope_case(case: &Value) -> Result<(), String> {
+    let obj = case.as_object().ok_or("a case must be an object")?;
+    let unknown = unknown_keys(
+        obj,
+        &["name", "line", "expect", "id", "method", "error_code"],
+    );
+    if !unknown.is_empty() {
+        return Err(format!("unknown keys {unknown:?}"));
     }
-    report.finish("envelope");
+    let line = case
+        .get("line")
+        .and_then(Value::as_str)
+        .ok_or("`line` must be a string")?;
+    let expect = case
+        .get("expect")
+        .and_then(Value::as_str)
+        .ok_or("`expect` must be a string")?;
+    // An absent `id` means null: no id (notification, parse error,
+    // invalid message whose id could not be read, null-id response).
+    let want_id = case.get("id").cloned().unwrap_or(Value::Null);
+    let want_method = case.get("method").and_then(Value::as_str);
+    let want_code = case.get("error_code");
+    let decoded = Message::decode(line.as_bytes());
+    let got_kind = match &decoded {
+        Ok(Message::Request(_)) => "request",
+        Ok(Message::Notification(_)) => "notification",
+        Ok(Message::Response(_)) => "response",
+        Err(DecodeError::Parse(_)) => "parse_error",
+        Err(DecodeError::Invalid { .. }) => "invalid",
+    };
+    if got_kind != expect {
+        return Err(format!(
+            "expected {expect}, decoded as {got_kind}: {decoded:?}"
+        ));
+    }
+    let (got_id, got_method, got_code) = match &decoded {
+        Ok(Message::Request(r)) => (id_value(Some(&r.id)), Some(r.method.as_str()), None),
+        Ok(Message::Notification(n)) => (Value::Null, Some(n.method.as_str()), None),
+        Ok(Message::Response(r)) => (
+            id_value(r.id.as_ref()),
+            None,
+            r.payload.as_ref().err().map(|e| json!(e.code)),
+        ),
+        Err(DecodeError::Parse(_)) => (Value::Null, None, None),
+        Err(DecodeError::Invalid { id, .. }) => (id_value(id.as_ref()), None, None),
+    };
+    if got_id != want_id {
+        return Err(format!("expected id {want_id}, got {got_id}: {decoded:?}"));
+    }
+    if want_method.is_some() && got_method != want_method {
+        return Err(format!(
+            "expected method {want_method:?}, got {got_method:?}"
+        ));
+    }
+    if expect == "response" && got_code.as_ref() != want_code {
+        return Err(format!(
+            "expected error_code {}, got {} (null means a `result` response)",
+            want_code.unwrap_or(&Value::Null),
+            got_code.unwrap_or(Value::Null)
+        ));
+    }
+    if expect != "response" && want_code.is_some() {
+        return Err("`error_code` only applies to responses".into());
+    }
+    Ok(())
 }
 
 // ----------------------------------------------------------------- methods

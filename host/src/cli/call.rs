@@ -94,41 +94,36 @@ pub async fn run(args: CallArgs) -> ExitCode {
         _ = terminated() => return ExitCode::from(130),
     };
     // Start failures are already logged (with the hook's stderr tail).
-    // A lifecycle event that is not a request only notifies: observers
-    // and the command hooks that list it.
-    if let Some(ev) = event.filter(|ev| !ev.is_request()) {
-        let payload = params["payload"].as_object().cloned().unwrap_or_default();
-        tokio::select! {
-            _ = host.lifecycle(ev, payload) => {}
-            _ = terminated() => {
-                host.shutdown().await;
-                return ExitCode::from(130);
+    let run = async {
+        match event.filter(|ev| !ev.is_request()) {
+            // A lifecycle event that is not a request only notifies:
+            // observers and the command hooks that list it.
+            Some(ev) => {
+                let payload = params["payload"].as_object().cloned().unwrap_or_default();
+                host.lifecycle(ev, payload).await;
+                Ok(serde_json::json!({"action": "continue"}))
             }
-        }
-        if args.stats {
-            print_stats(&host);
-        }
-        host.shutdown().await;
-        println!("{}", serde_json::json!({"action": "continue"}));
-        return ExitCode::SUCCESS;
-    }
-    let outcome = tokio::select! {
-        o = host.run_stage(stage, params) => o,
-        _ = terminated() => {
-            host.shutdown().await;
-            return ExitCode::from(130);
+            None => host
+                .run_stage(stage, params)
+                .await
+                .map(|outcome| outcome.to_wire(stage)),
         }
     };
-    if args.stats {
+    let verdict = tokio::select! {
+        v = run => Some(v),
+        _ = terminated() => None,
+    };
+    if args.stats && verdict.is_some() {
         print_stats(&host);
     }
     host.shutdown().await;
-    match outcome {
-        Ok(outcome) => {
-            println!("{}", outcome.to_wire(stage));
+    match verdict {
+        None => ExitCode::from(130),
+        Some(Ok(verdict)) => {
+            println!("{verdict}");
             ExitCode::SUCCESS
         }
-        Err(e) => usage_error(format!("--input: {e}")),
+        Some(Err(e)) => usage_error(format!("--input: {e}")),
     }
 }
 
