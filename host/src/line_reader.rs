@@ -47,7 +47,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                     None => Line::Eof,
                 });
             }
-            let newline = avail.iter().position(|&b| b == b'\n');
+            let newline = memchr::memchr(b'\n', avail);
             let chunk = newline.unwrap_or(avail.len());
             match &mut skipped {
                 Some(n) => *n += chunk,

@@ -287,7 +287,10 @@ impl StderrTail {
 /// Drains a hook's stderr into `tracing` (target `hookhost::hook_stderr`,
 /// field `hook`) line by line, and keeps the tail. Ends at EOF.
 pub async fn drain_stderr(hook: Arc<str>, stderr: ChildStderr, tail: StderrTail) {
-    let mut reader = LineReader::new(tokio::io::BufReader::new(stderr), STDERR_LINE_MAX);
+    let mut reader = LineReader::new(
+        tokio::io::BufReader::with_capacity(64 * 1024, stderr),
+        STDERR_LINE_MAX,
+    );
     let mut buf = Vec::new();
     loop {
         match reader.next(&mut buf).await {

@@ -80,12 +80,22 @@ pub(crate) async fn supervise(
                 let ended = tokio::select! {
                     status = live.running.wait() => format!("{status}"),
                     _ = live.conn.stdout_closed() => {
-                        // Give the exit status a moment to arrive so the
-                        // report says why; a hook that closed stdout but
-                        // lives on is useless and gets killed.
-                        match tokio::time::timeout(Duration::from_millis(200), live.running.wait()).await {
+                        // A hook that exits closes its stdout first; its
+                        // status follows within a moment and says more.
+                        match tokio::time::timeout(Duration::from_millis(20), live.running.wait()).await {
                             Ok(status) => format!("{status}"),
-                            Err(_) => "closed its stdout but kept running; killed".to_string(),
+                            Err(_) => {
+                                // Still running, and no answer can come any
+                                // more: fail what is pending now. A hook
+                                // that lives on without stdout is useless
+                                // and gets killed after a last chance to
+                                // report its status.
+                                live.conn.close(CallError::Closed);
+                                match tokio::time::timeout(Duration::from_millis(180), live.running.wait()).await {
+                                    Ok(status) => format!("{status}"),
+                                    Err(_) => "closed its stdout but kept running; killed".to_string(),
+                                }
+                            }
                         }
                     }
                     _ = stopping(&mut shutdown) => {

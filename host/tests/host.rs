@@ -31,17 +31,6 @@ fn read_pid(path: &PathBuf) -> i32 {
     panic!("no pid in {}", path.display());
 }
 
-/// Alive and not a zombie (a zombie is dead, only not yet reaped by init).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-        Err(_) => false,
-    }
-}
-
 fn kill9(pid: i32) {
     // SAFETY: sending a signal to a test-owned process.
     unsafe {
@@ -392,18 +381,18 @@ async fn shutdown_leaves_no_process_behind_grandchildren_included() {
     )]))
     .await;
     let (pid, gc) = (read_pid(&pid_file), read_pid(&gc_file));
-    assert!(alive(pid) && alive(gc));
+    assert!(common::alive(pid) && common::alive(gc));
     host.shutdown().await;
     for _ in 0..100 {
-        if !alive(pid) && !alive(gc) {
+        if !common::alive(pid) && !common::alive(gc) {
             return;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!(
         "still alive after shutdown: hook {} grandchild {}",
-        alive(pid),
-        alive(gc)
+        common::alive(pid),
+        common::alive(gc)
     );
 }
 
@@ -572,7 +561,7 @@ async fn dropping_the_host_stops_its_hooks() {
     let pid = read_pid(&pid_file);
     drop(host);
     for _ in 0..200 {
-        if !alive(pid) {
+        if !common::alive(pid) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
