@@ -387,7 +387,8 @@ impl Config {
         }
     }
 
-    /// Reads a `.json` file as JSON and anything else as TOML.
+    /// Reads a `.json` file as JSON and anything else as TOML, then checks
+    /// that every hook's folder and program are there ([`crate::preflight`]).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
@@ -402,7 +403,9 @@ impl Config {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
         let base = std::fs::canonicalize(&base).unwrap_or(base);
-        Config::parse(&text, is_json, path, base)
+        let config = Config::parse(&text, is_json, path, base)?;
+        crate::preflight::check(&config, path)?;
+        Ok(config)
     }
 
     /// Parses config text; `path` only names the source in errors.

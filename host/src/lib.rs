@@ -39,6 +39,7 @@ pub mod host;
 pub mod line_reader;
 pub mod member;
 pub mod outcome;
+pub mod preflight;
 pub mod process;
 pub mod redact;
 pub mod stats;

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 const HOOKHOST: &str = env!("CARGO_BIN_EXE_hookhost");
 const TEST_HOOK: &str = env!("CARGO_BIN_EXE_hookhost-test-hook");
+const FAULT_HOOK: &str = env!("CARGO_BIN_EXE_hookhost-fault-hook");
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hookhost-cli-{}-{name}", std::process::id()));
@@ -95,10 +96,31 @@ fn usage_and_config_errors_exit_2_with_one_line() {
         &dir,
         "[hooks.processes.g]\ncommand = [\"x\"]\non_error = \"maybe\"\n",
     );
+    let sub = scratch("errors-paths");
+    let no_dir = write_config(
+        &sub,
+        "[hooks.processes.g]\ncommand = [\"true\"]\ndir = \"nope\"\n",
+    );
+    let script = sub.join("plain.sh");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    let not_exec = sub.join("not-exec.toml");
+    std::fs::write(
+        &not_exec,
+        "[hooks.processes.g]\ncommand = [\"./plain.sh\"]\n",
+    )
+    .unwrap();
     let cases: Vec<(Output, &str)> = vec![
         (
             call(&bad, "before_tool", r#"{"tool":"ls"}"#),
             "hook `g`: key `on_error`: unknown variant `maybe`",
+        ),
+        (
+            call(&no_dir, "before_tool", r#"{"tool":"ls"}"#),
+            "hook `g`: key `dir`: folder",
+        ),
+        (
+            call(&not_exec, "before_tool", r#"{"tool":"ls"}"#),
+            "plain.sh is not executable (mode 644)",
         ),
         (
             call(&dir.join("missing.toml"), "before_tool", r#"{"tool":"ls"}"#),
@@ -392,4 +414,53 @@ config = { tools = ["curl"] }
     let guard = rows.iter().find(|r| r[0] == "guard").expect("guard row");
     assert_eq!(guard[1..4], ["process", "1", "0"]);
     assert_eq!(guard[6], "closed");
+}
+
+/// Whatever hooks print (banners, stray and over-long lines, a stderr
+/// flood) and however loudly the host logs, the host's own stdout carries
+/// only its answer: an agent that speaks on its stdout stays intact.
+#[test]
+fn nothing_a_hook_prints_reaches_the_hosts_stdout() {
+    let dir = scratch("stdout");
+    let config = write_config(
+        &dir,
+        &format!(
+            r#"
+[hooks.processes.noisy]
+command = ["TEST_HOOK", "--banner", "--noise", "--unknown-id", "--huge-line", "2000000"]
+priority = 1
+intercept = ["before_tool"]
+[hooks.processes.flood]
+command = ["{FAULT_HOOK}", "stderr-flood", "--bytes", "4000000"]
+priority = 2
+intercept = ["before_tool"]
+[hooks.processes.stray]
+command = ["{FAULT_HOOK}", "noise", "--name", "stray"]
+priority = 3
+intercept = ["before_tool"]
+[hooks.defaults]
+max_line_bytes = 1000000
+"#
+        ),
+    );
+    let out = Command::new(HOOKHOST)
+        .args(["call", "-c"])
+        .arg(&config)
+        .args(["before_tool", "--input", r#"{"tool":"shell"}"#])
+        .env("HOOKHOST_LOG", "trace")
+        .output()
+        .unwrap();
+    let verdict = stdout_json(&out);
+    assert_eq!(verdict["action"], "modify", "{verdict}");
+    assert_eq!(verdict["call"]["marks"]["faulty"], true, "{verdict}");
+    assert_eq!(verdict["call"]["marks"]["stray"], true, "{verdict}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("my hook v1.0 starting"),
+        "the banner is logged, on stderr"
+    );
+    assert!(
+        err.contains("skipped a 2000000-byte line"),
+        "over-long line logged on stderr"
+    );
 }
