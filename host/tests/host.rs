@@ -659,6 +659,14 @@ async fn a_hook_inherits_no_descriptor_but_stdin_stdout_and_stderr() {
     assert!(host.start_failures().is_empty());
     let listed = std::fs::read_to_string(&fd_file).unwrap();
     assert_eq!(listed, "0 1 2", "the hook sees only its standard streams");
+    // The same, seen from outside the hook, as an auditor would check it.
+    let pid = host.pids()[0].1.unwrap();
+    let mut fds: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.parse().ok())
+        .collect();
+    fds.sort_unstable();
+    assert_eq!(fds, [0, 1, 2], "/proc/{pid}/fd of the hook");
     host.shutdown().await;
     // SAFETY: closing the descriptor dup'ed above.
     unsafe {
