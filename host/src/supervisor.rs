@@ -98,6 +98,16 @@ pub(crate) async fn supervise(
                             }
                         }
                     }
+                    _ = &mut live.tasks.writer => {
+                        // The writer ends only when writing failed: the hook
+                        // closed its stdin or is dying. Either way no request
+                        // reaches it any more, so it is restarted like one
+                        // that closed its stdout.
+                        match tokio::time::timeout(Duration::from_millis(200), live.running.wait()).await {
+                            Ok(status) => format!("{status}"),
+                            Err(_) => "closed its stdin but kept running; killed".to_string(),
+                        }
+                    }
                     _ = stopping(&mut shutdown) => {
                         stop(&entry, live).await;
                         break;
