@@ -164,6 +164,12 @@ fn faults() -> Vec<Fault> {
             "killed and restarted, policy",
         ),
         fault(
+            "closes stdin, stays alive",
+            &["close-stdin"],
+            Policy,
+            "killed and restarted, policy",
+        ),
+        fault(
             "100 MiB of stderr",
             &["stderr-flood"],
             Verdict,

@@ -25,6 +25,7 @@
 //! | wrong-type        | answers each call with a JSON string instead of an object   |
 //! | illegal-action    | answers with an action the stage does not allow             |
 //! | close-stdout      | closes its stdout after hello and stays alive               |
+//! | close-stdin       | closes its stdin after hello and stays alive                |
 //! | stderr-flood      | writes `--bytes` (default 100 MiB) to stderr, then answers   |
 //! | grandchild-stdout | spawns a grandchild holding its stdout, exits at first call |
 //! | exit-at-once      | exits with status 0 before reading anything                 |
@@ -52,6 +53,7 @@ enum Mode {
     WrongType,
     IllegalAction,
     CloseStdout,
+    CloseStdin,
     StderrFlood,
     GrandchildStdout,
     ExitAtOnce,
@@ -74,6 +76,7 @@ impl Mode {
             "wrong-type" => Mode::WrongType,
             "illegal-action" => Mode::IllegalAction,
             "close-stdout" => Mode::CloseStdout,
+            "close-stdin" => Mode::CloseStdin,
             "stderr-flood" => Mode::StderrFlood,
             "grandchild-stdout" => Mode::GrandchildStdout,
             "exit-at-once" => Mode::ExitAtOnce,
@@ -294,6 +297,15 @@ fn main() {
             respond(&out, &id, hello_result(&o.name));
             match o.mode {
                 Mode::CloseStdout => close_stdout(),
+                Mode::CloseStdin => {
+                    // SAFETY: fd 0 belongs to this process; it reads no more.
+                    unsafe {
+                        libc::close(0);
+                    }
+                    loop {
+                        std::thread::sleep(Duration::from_secs(3600));
+                    }
+                }
                 Mode::GrandchildStdout => {
                     // `sleep` inherits stdout (and stderr), so the pipe
                     // stays open after this process is gone.
