@@ -17,6 +17,17 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// Reads `null` as the field's default. The host never sends `null` for an
+/// optional field, but the spec asks every reader to accept it (agents and
+/// other hosts do send it), so these types follow their own spec.
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 /// What a tool produced, as the agent feeds it back to the model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolResult {
@@ -26,10 +37,10 @@ pub struct ToolResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub for_user: Option<String>,
     /// Do not show anything to the human.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
     pub silent: bool,
     /// The tool failed; `for_llm` says why.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
     pub is_error: bool,
     /// Unknown keys, kept.
     #[serde(flatten)]
@@ -64,18 +75,18 @@ pub struct LlmMessage {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BeforeLlmParams {
     /// Where the call comes from.
-    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
     pub meta: Meta,
     /// The model name.
     pub model: String,
     /// The conversation so far.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub messages: Vec<LlmMessage>,
     /// Tool definitions offered to the model, in the provider's shape.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Value>,
     /// Sampling options (temperature, max_tokens, ...).
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Map::is_empty")]
     pub options: Map<String, Value>,
     /// The chat channel, when the agent serves one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,10 +103,10 @@ pub struct BeforeLlmParams {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LlmResponse {
     /// The text of the answer.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub content: String,
     /// Tool calls the model asked for, in the provider's shape.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<Value>,
     /// Why generation stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,7 +123,7 @@ pub struct LlmResponse {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AfterLlmParams {
     /// Where the call comes from.
-    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
     pub meta: Meta,
     /// The model that answered.
     pub model: String,
@@ -133,12 +144,12 @@ pub struct AfterLlmParams {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCall {
     /// Where the call comes from.
-    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
     pub meta: Meta,
     /// The tool's name, e.g. `shell`.
     pub tool: String,
     /// The tool's arguments as the model gave them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub arguments: Map<String, Value>,
     /// The model's id for this call, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,12 +174,12 @@ pub type ApproveToolParams = ToolCall;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AfterToolParams {
     /// Where the call comes from.
-    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
     pub meta: Meta,
     /// The tool's name.
     pub tool: String,
     /// The arguments it ran with.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub arguments: Map<String, Value>,
     /// The model's id for this call, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -215,10 +226,10 @@ pub struct LifecycleParams {
     #[schemars(schema_with = "request_events")]
     pub event: LifecycleEvent,
     /// Where the call comes from.
-    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
     pub meta: Meta,
     /// Event-specific data; absent means `{}`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub payload: Map<String, Value>,
     /// Unknown keys, kept.
     #[serde(flatten)]

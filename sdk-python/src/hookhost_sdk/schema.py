@@ -187,13 +187,16 @@ def _one_of(*variants: str) -> Check:
 
 
 def _struct(name: str, fields: dict[str, tuple[Check, bool]]) -> Check:
-    """An object with known members (checked when present) and unknown ones (kept)."""
+    """An object with known members (checked when present) and unknown ones (kept).
+
+    A ``null`` optional member reads as absent, as the spec asks of readers.
+    """
 
     def check(value: Any) -> None:
         if not isinstance(value, dict):
             raise _invalid_type(value, f"struct {name}")
         for key, (member, required) in fields.items():
-            if key in value:
+            if key in value and (required or value[key] is not None):
                 member(value[key])
             elif required:
                 raise ProtocolError(f"missing field `{key}`")
