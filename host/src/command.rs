@@ -44,6 +44,8 @@ use crate::filter::{Filter, FilterVerdict};
 pub const OUTPUT_CAP: usize = 1024 * 1024;
 
 /// docker-agent's default timeout, in seconds.
+/// The longest `timeout` a command hook may set: a day.
+const MAX_TIMEOUT_SECS: u64 = 86_400;
 const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
 /// How long, once the script has exited, its pipes may still deliver what
@@ -213,6 +215,14 @@ impl CommandConfig {
         }
         if self.timeout == Some(0) {
             return Err("`timeout` must be a positive number of seconds".into());
+        }
+        // A deadline past what the clock can hold would panic on the first
+        // call (found by the config_parse fuzz target); a day is already far
+        // longer than any agent waits for a tool.
+        if self.timeout.is_some_and(|t| t > MAX_TIMEOUT_SECS) {
+            return Err(format!(
+                "`timeout` is in seconds and at most {MAX_TIMEOUT_SECS} (a day)"
+            ));
         }
         Filter::new(self.matcher.as_deref(), self.r#if.as_deref())?;
         Ok(())
@@ -1140,6 +1150,10 @@ mod tests {
         let mut c = CommandConfig::shell("true", &["session_end"]);
         c.timeout = Some(0);
         assert!(c.validate().unwrap_err().contains("`timeout`"));
+        c.timeout = Some(i64::MAX as u64);
+        assert!(c.validate().unwrap_err().contains("at most 86400"));
+        c.timeout = Some(86_400);
+        assert_eq!(c.validate(), Ok(()));
         c.timeout = Some(1);
         c.matcher = Some("a)|(b".into());
         assert!(c.validate().unwrap_err().contains("`matcher`"));
