@@ -37,10 +37,18 @@ pub struct ToolResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub for_user: Option<String>,
     /// Do not show anything to the human.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "is_false"
+    )]
     pub silent: bool,
     /// The tool failed; `for_llm` says why.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "is_false"
+    )]
     pub is_error: bool,
     /// Unknown keys, kept.
     #[serde(flatten)]
@@ -75,7 +83,11 @@ pub struct LlmMessage {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BeforeLlmParams {
     /// Where the call comes from.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Meta::is_empty"
+    )]
     pub meta: Meta,
     /// The model name.
     pub model: String,
@@ -83,10 +95,18 @@ pub struct BeforeLlmParams {
     #[serde(default, deserialize_with = "null_as_default")]
     pub messages: Vec<LlmMessage>,
     /// Tool definitions offered to the model, in the provider's shape.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub tools: Vec<Value>,
     /// Sampling options (temperature, max_tokens, ...).
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Map::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Map::is_empty"
+    )]
     pub options: Map<String, Value>,
     /// The chat channel, when the agent serves one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,7 +126,11 @@ pub struct LlmResponse {
     #[serde(default, deserialize_with = "null_as_default")]
     pub content: String,
     /// Tool calls the model asked for, in the provider's shape.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub tool_calls: Vec<Value>,
     /// Why generation stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,7 +147,11 @@ pub struct LlmResponse {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AfterLlmParams {
     /// Where the call comes from.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Meta::is_empty"
+    )]
     pub meta: Meta,
     /// The model that answered.
     pub model: String,
@@ -144,7 +172,11 @@ pub struct AfterLlmParams {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCall {
     /// Where the call comes from.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Meta::is_empty"
+    )]
     pub meta: Meta,
     /// The tool's name, e.g. `shell`.
     pub tool: String,
@@ -174,7 +206,11 @@ pub type ApproveToolParams = ToolCall;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AfterToolParams {
     /// Where the call comes from.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Meta::is_empty"
+    )]
     pub meta: Meta,
     /// The tool's name.
     pub tool: String,
@@ -226,7 +262,11 @@ pub struct LifecycleParams {
     #[schemars(schema_with = "request_events")]
     pub event: LifecycleEvent,
     /// Where the call comes from.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Meta::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Meta::is_empty"
+    )]
     pub meta: Meta,
     /// Event-specific data; absent means `{}`.
     #[serde(default, deserialize_with = "null_as_default")]
