@@ -36,12 +36,41 @@ impl BreakerState {
 }
 
 /// Whether a call may go to the hook.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admission {
-    /// Call it; report the result with [`Breaker::record`].
-    Call,
+#[derive(Debug)]
+pub enum Admission<'a> {
+    /// Call it; report the result through the permit.
+    Call(Permit<'a>),
     /// Do not call it; the text says why, for the policy's reason.
     Skip(String),
+}
+
+/// The right to make one admitted call. Its result goes back through
+/// [`Permit::record`]; a permit dropped unrecorded (the caller gave up on
+/// its future mid-call) gives its trial back, so a half-open breaker can
+/// never wait forever for a result that will not come.
+#[derive(Debug)]
+#[must_use = "record the call's result, or the trial is given back"]
+pub struct Permit<'a> {
+    breaker: &'a Breaker,
+    trial: bool,
+    recorded: bool,
+}
+
+impl Permit<'_> {
+    /// Reports how the call went: `failed` for errors, timeouts, crashes
+    /// and protocol violations; a verdict of any kind is success.
+    pub fn record(mut self, failed: bool) {
+        self.recorded = true;
+        self.breaker.record(self.trial, failed);
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        if !self.recorded && self.trial {
+            self.breaker.abandon();
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -106,17 +135,17 @@ impl Breaker {
     }
 
     /// Asks to call the hook now.
-    pub fn admit(&self) -> Admission {
+    pub fn admit(&self) -> Admission<'_> {
         let mut inner = self.lock();
         match inner.state {
-            BreakerState::Closed => Admission::Call,
+            BreakerState::Closed => self.permit(false),
             BreakerState::Open => {
                 let since = inner.opened_at.map(|t| t.elapsed()).unwrap_or_default();
                 if since >= self.cooldown {
                     inner.state = BreakerState::HalfOpen;
                     inner.trial_in_flight = true;
                     tracing::info!(hook = %self.hook, "circuit breaker half-open: one trial call");
-                    Admission::Call
+                    self.permit(true)
                 } else {
                     Admission::Skip(format!(
                         "circuit breaker open after {} failures; retrying in {} ms",
@@ -127,7 +156,7 @@ impl Breaker {
             }
             BreakerState::HalfOpen if !inner.trial_in_flight => {
                 inner.trial_in_flight = true;
-                Admission::Call
+                self.permit(true)
             }
             BreakerState::HalfOpen => {
                 Admission::Skip("circuit breaker half-open: a trial call is in flight".into())
@@ -135,12 +164,33 @@ impl Breaker {
         }
     }
 
-    /// Reports how an admitted call went: `failed` for errors, timeouts,
-    /// crashes and protocol violations; a verdict of any kind is success.
-    pub fn record(&self, failed: bool) {
+    fn permit(&self, trial: bool) -> Admission<'_> {
+        Admission::Call(Permit {
+            breaker: self,
+            trial,
+            recorded: false,
+        })
+    }
+
+    /// A trial whose caller gave up: back to open, with a fresh cool-down
+    /// before the next trial.
+    fn abandon(&self) {
+        let mut inner = self.lock();
+        if inner.state == BreakerState::HalfOpen && inner.trial_in_flight {
+            inner.state = BreakerState::Open;
+            inner.opened_at = Some(Instant::now());
+            inner.trial_in_flight = false;
+            tracing::info!(hook = %self.hook, "circuit breaker: the trial call was abandoned by its caller; open again");
+        }
+    }
+
+    /// Only the trial's own result moves a half-open breaker; a late result
+    /// of a call admitted before the breaker opened does not.
+    fn record(&self, trial: bool, failed: bool) {
         let mut inner = self.lock();
         let now = Instant::now();
         match (inner.state, failed) {
+            (BreakerState::HalfOpen, _) if !trial => {}
             (BreakerState::HalfOpen, false) => {
                 inner.state = BreakerState::Closed;
                 inner.failures.clear();
@@ -193,16 +243,21 @@ mod tests {
         Breaker::new("h", &overrides, &Defaults::default())
     }
 
+    fn call(b: &Breaker) -> Permit<'_> {
+        match b.admit() {
+            Admission::Call(p) => p,
+            Admission::Skip(why) => panic!("skipped: {why}"),
+        }
+    }
+
     #[test]
     fn opens_on_failures_and_never_on_verdicts() {
         let b = breaker(5, 60_000);
         for _ in 0..50 {
-            assert_eq!(b.admit(), Admission::Call);
-            b.record(false);
+            call(&b).record(false);
         }
-        for i in 0..5 {
-            assert_eq!(b.admit(), Admission::Call, "failure {i}");
-            b.record(true);
+        for _ in 0..5 {
+            call(&b).record(true);
         }
         assert_eq!(b.state(), BreakerState::Open);
         assert!(matches!(b.admit(), Admission::Skip(_)));
@@ -211,17 +266,42 @@ mod tests {
     #[test]
     fn half_open_lets_one_trial_through_and_its_result_decides() {
         let b = breaker(1, 0);
-        b.record(true);
+        call(&b).record(true);
         assert_eq!(b.state(), BreakerState::HalfOpen);
-        assert_eq!(b.admit(), Admission::Call);
+        let trial = call(&b);
         assert!(
             matches!(b.admit(), Admission::Skip(_)),
             "only one trial at a time"
         );
-        b.record(true);
-        assert_eq!(b.admit(), Admission::Call, "cool-down 0: next trial");
-        b.record(false);
+        trial.record(true);
+        call(&b).record(false); // cool-down 0: the next trial
         assert_eq!(b.state(), BreakerState::Closed);
-        assert_eq!(b.admit(), Admission::Call);
+        call(&b).record(false);
+    }
+
+    #[test]
+    fn a_trial_dropped_by_its_caller_is_given_back() {
+        let b = breaker(1, 0);
+        call(&b).record(true);
+        drop(call(&b)); // the caller's future was dropped mid-call
+        assert_eq!(
+            b.state(),
+            BreakerState::HalfOpen,
+            "open again, cool-down 0 passed"
+        );
+        call(&b).record(false);
+        assert_eq!(b.state(), BreakerState::Closed);
+    }
+
+    #[test]
+    fn only_the_trial_moves_a_half_open_breaker() {
+        let b = breaker(1, 0);
+        let early = call(&b); // admitted while closed
+        call(&b).record(true); // opens it
+        let trial = call(&b);
+        early.record(false); // a late success from before: not the trial
+        assert!(matches!(b.admit(), Admission::Skip(_)), "still half-open");
+        trial.record(true);
+        assert_eq!(b.state(), BreakerState::HalfOpen, "re-opened, cool-down 0");
     }
 }

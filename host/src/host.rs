@@ -684,6 +684,7 @@ impl Host {
                 let begun = Instant::now();
                 let span = call_span(stage, &m.name, &request_id);
                 // Ok(answer) | Err((why, the call error when it was called))
+                let mut permit = None;
                 let reply: Result<Value, (String, Option<CallError>)> = if begun >= chain_deadline {
                     MemberStats::bump(&m.stats.budget_skips);
                     Err((format!("skipped: the chain budget of {budget_ms} ms was spent"), None))
@@ -693,7 +694,8 @@ impl Host {
                             MemberStats::bump(&m.stats.breaker_skips);
                             Err((format!("skipped: {why}"), None))
                         }
-                        Admission::Call => {
+                        Admission::Call(p) => {
+                            permit = Some(p);
                             let deadline = (begun + m.timeout(stage)).min(chain_deadline);
                             MemberStats::bump(&m.stats.calls);
                             let r = m
@@ -716,10 +718,9 @@ impl Host {
                 let Some(step) = chain.steps().last() else {
                     continue;
                 };
-                let called = !matches!(&reply, Err((_, None)));
-                if called {
+                if let Some(permit) = permit {
                     // Deliberate verdicts are answers; only failures count.
-                    m.breaker.record(matches!(step.outcome, StepOutcome::Failed { .. }));
+                    permit.record(matches!(step.outcome, StepOutcome::Failed { .. }));
                 }
                 let call_error = reply.as_ref().err().and_then(|(_, e)| e.as_ref());
                 let outcome = outcome_name(&step.outcome, call_error);

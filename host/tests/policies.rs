@@ -114,6 +114,36 @@ async fn the_breaker_opens_on_five_timeouts_but_not_on_five_denies() {
     host.shutdown().await;
 }
 
+/// An agent that gives up on a call (drops its future) while that call is
+/// the breaker's one trial must not leave the breaker waiting forever for
+/// the trial's result: that would switch the hook off for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trial_call_dropped_by_the_agent_does_not_wedge_the_breaker() {
+    let mut h = hook(&["--delay-from-args"], &[Stage::BeforeTool]);
+    h.timeout_ms = Some(300);
+    h.on_error = Some(OnError::Deny);
+    h.breaker_failures = Some(1);
+    h.breaker_cooldown_ms = Some(100);
+    let host = Host::start(config(vec![("h", h)])).await;
+    let slow = || tool_call("t", json!({"delay_ms": 1000}));
+    let out = host.before_tool(slow()).await;
+    assert!(matches!(out, ToolOutcome::Deny { .. }), "{out:?}");
+    assert_eq!(stat(&host, "h").breaker, "open");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let dropped = tokio::time::timeout(Duration::from_millis(50), host.before_tool(slow())).await;
+    assert!(dropped.is_err(), "the trial was given up on mid-call");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let out = host
+        .before_tool(tool_call("t", json!({"delay_ms": 0})))
+        .await;
+    assert!(
+        matches!(out, ToolOutcome::Continue(_)),
+        "a new trial reaches the hook: {out:?}"
+    );
+    assert_eq!(stat(&host, "h").breaker, "closed");
+    host.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_half_open_breaker_recovers_after_a_good_trial_and_reopens_after_a_bad_one() {
     let mut flaky = hook(&["--fail-first", "3"], &[Stage::BeforeTool]);
