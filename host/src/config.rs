@@ -56,6 +56,10 @@ pub struct Defaults {
     pub max_restarts: u32,
     /// The window for `max_restarts`.
     pub restart_window_ms: u64,
+    /// The longest wait between restart attempts; the wait starts near
+    /// 25 ms and doubles up to this. A lower cap brings a hook that keeps
+    /// dying back sooner, at the price of more spawns.
+    pub restart_backoff_max_ms: u64,
     /// Deadline for a whole stage's chain; hooks still to run when it is
     /// spent are skipped with their policies.
     pub chain_budget_ms: u64,
@@ -79,6 +83,7 @@ impl Default for Defaults {
             shutdown_grace_ms: 2000,
             max_restarts: 5,
             restart_window_ms: 60_000,
+            restart_backoff_max_ms: 30_000,
             chain_budget_ms: 10_000,
             breaker_failures: 5,
             breaker_window_ms: 60_000,
@@ -547,6 +552,7 @@ fn validate_defaults(d: &Defaults) -> Result<(), String> {
         ("chain_budget_ms", d.chain_budget_ms),
         ("breaker_failures", d.breaker_failures as u64),
         ("breaker_window_ms", d.breaker_window_ms),
+        ("restart_backoff_max_ms", d.restart_backoff_max_ms),
     ];
     for (key, v) in nonzero {
         if v == 0 {

@@ -20,8 +20,6 @@ use crate::process::{self, Running};
 
 /// A process that stays up this long resets the backoff.
 const STABLE_AFTER: Duration = Duration::from_secs(60);
-/// The longest wait between restart attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// What the first start reported, for `Host::start`.
 #[derive(Debug, Clone)]
@@ -156,7 +154,10 @@ pub(crate) async fn supervise(
                 }
             }
         }
-        let delay = backoff(attempt);
+        let delay = backoff(
+            attempt,
+            Duration::from_millis(entry.defaults.restart_backoff_max_ms),
+        );
         attempt = attempt.saturating_add(1);
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
@@ -267,10 +268,11 @@ async fn stop(entry: &HookEntry, mut live: Live) {
     live.tasks.reader.abort();
 }
 
-/// Exponential backoff with jitter: about 25 ms first, doubling, capped.
-fn backoff(attempt: u32) -> Duration {
+/// Exponential backoff with jitter: about 25 ms first, doubling, capped at
+/// `max` (`restart_backoff_max_ms`).
+fn backoff(attempt: u32, max: Duration) -> Duration {
     let base = Duration::from_millis(25).saturating_mul(1u32 << attempt.min(16));
-    let base = base.min(MAX_BACKOFF);
+    let base = base.min(max);
     // ±25% jitter from the clock's low bits; no need for a real RNG here.
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
