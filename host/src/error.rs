@@ -17,6 +17,9 @@ pub enum CallError {
     /// The hook closed its stdout, so no answer can come.
     #[error("the hook closed its stdout")]
     Closed,
+    /// The hook stopped reading its stdin, so no request reaches it.
+    #[error("the hook closed its stdin")]
+    StdinClosed,
     /// The hook is not running: restarting past the deadline, or marked
     /// failed after repeated crashes, or shut down.
     #[error("the hook is unavailable: {0}")]

@@ -78,33 +78,12 @@ pub(crate) async fn supervise(
                 let ended = tokio::select! {
                     status = live.running.wait() => format!("{status}"),
                     _ = live.conn.stdout_closed() => {
-                        // A hook that exits closes its stdout first; its
-                        // status follows within a moment and says more.
-                        match tokio::time::timeout(Duration::from_millis(20), live.running.wait()).await {
-                            Ok(status) => format!("{status}"),
-                            Err(_) => {
-                                // Still running, and no answer can come any
-                                // more: fail what is pending now. A hook
-                                // that lives on without stdout is useless
-                                // and gets killed after a last chance to
-                                // report its status.
-                                live.conn.close(CallError::Closed);
-                                match tokio::time::timeout(Duration::from_millis(180), live.running.wait()).await {
-                                    Ok(status) => format!("{status}"),
-                                    Err(_) => "closed its stdout but kept running; killed".to_string(),
-                                }
-                            }
-                        }
+                        pipe_lost(&mut live, CallError::Closed, "closed its stdout").await
                     }
+                    // The writer ends only when writing failed: the hook
+                    // closed its stdin or is dying; no request reaches it.
                     _ = &mut live.tasks.writer => {
-                        // The writer ends only when writing failed: the hook
-                        // closed its stdin or is dying. Either way no request
-                        // reaches it any more, so it is restarted like one
-                        // that closed its stdout.
-                        match tokio::time::timeout(Duration::from_millis(200), live.running.wait()).await {
-                            Ok(status) => format!("{status}"),
-                            Err(_) => "closed its stdin but kept running; killed".to_string(),
-                        }
+                        pipe_lost(&mut live, CallError::StdinClosed, "closed its stdin").await
                     }
                     _ = stopping(&mut shutdown) => {
                         stop(&entry, live).await;
@@ -168,6 +147,22 @@ pub(crate) async fn supervise(
         }
     }
     entry.state.send_replace(HookState::Stopped);
+}
+
+/// A live hook lost one of its pipes. One that is exiting closes them
+/// first, and its exit status follows within a moment and says more. One
+/// still running after that is useless: what is pending fails now with
+/// `pending` (not after the wait below), and it gets a last chance to
+/// report a status before it is killed. Returns how it ended, for the log.
+async fn pipe_lost(live: &mut Live, pending: CallError, what: &str) -> String {
+    if let Ok(status) = tokio::time::timeout(Duration::from_millis(20), live.running.wait()).await {
+        return format!("{status}");
+    }
+    live.conn.close(pending);
+    match tokio::time::timeout(Duration::from_millis(180), live.running.wait()).await {
+        Ok(status) => format!("{status}"),
+        Err(_) => format!("{what} but kept running; killed"),
+    }
 }
 
 /// Spawns the process and performs the handshake.

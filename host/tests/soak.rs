@@ -107,7 +107,7 @@ enum Class {
     /// The victim itself answered continue (after the bystander did).
     Answered,
     /// The victim's policy: it died with the call pending (the exit status
-    /// came, or its stdout closed first).
+    /// came, or a broken pipe was seen first).
     Killed,
     /// The victim's policy: no answer, or no restart, within the deadline.
     TimedOut,
@@ -130,7 +130,8 @@ fn classify(out: &ToolOutcome<ToolCall>) -> Class {
         ToolOutcome::Deny { reason } => match reason.strip_prefix(&policy) {
             Some(e)
                 if e.starts_with("the hook process exited")
-                    || e.starts_with("the hook closed its stdout") =>
+                    || e.starts_with("the hook closed its stdout")
+                    || e.starts_with("the hook closed its stdin") =>
             {
                 Class::Killed
             }
@@ -553,6 +554,8 @@ async fn fifty_thousand_calls_while_the_hook_is_sigkilled_every_200_ms() {
         HookState::Ready(conn) => Some(conn.pending_count()),
         _ => None,
     };
+    // Counted now, not with the other figures: the supervisor may handle
+    // the last kill a moment after the killer stopped.
     let restarts_after = stats(VICTIM).restarts;
 
     // Shutdown leaves nothing behind: every victim process, the last one,
@@ -578,7 +581,10 @@ async fn fifty_thousand_calls_while_the_hook_is_sigkilled_every_200_ms() {
             .iter()
             .map(|t| t.duration_since(calls_begun))
             .collect(),
-        victim: victim_stats,
+        victim: HookStats {
+            restarts: restarts_after,
+            ..victim_stats
+        },
         bystander: bystander_stats,
         counts,
         latencies,
