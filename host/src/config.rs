@@ -395,6 +395,15 @@ impl Config {
     /// Reads a `.json` file as JSON and anything else as TOML, then checks
     /// that every hook's folder and program are there ([`crate::preflight`]).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let config = Config::read(path)?;
+        crate::preflight::check(&config, path)?;
+        Ok(config)
+    }
+
+    /// [`Config::load`] without the file-system checks, for a caller that
+    /// rewrites commands before starting (and may run
+    /// [`crate::preflight::check`] itself afterwards).
+    pub fn read(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
@@ -408,9 +417,7 @@ impl Config {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
         let base = std::fs::canonicalize(&base).unwrap_or(base);
-        let config = Config::parse(&text, is_json, path, base)?;
-        crate::preflight::check(&config, path)?;
-        Ok(config)
+        Config::parse(&text, is_json, path, base)
     }
 
     /// Parses config text; `path` only names the source in errors.

@@ -194,7 +194,10 @@ async fn the_example_chain_through_the_host() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hooks_rust_toml_as_shipped_denies_sudo() {
-    let mut c = Config::load(&examples_dir().join("hooks-rust.toml")).unwrap();
+    // `read`, not `load`: the shipped commands name release binaries, which
+    // a test run need not have built; they are pointed at the debug ones.
+    let path = examples_dir().join("hooks-rust.toml");
+    let mut c = Config::read(&path).unwrap();
     assert_eq!(c.processes.len(), 6);
     let debug_dir = Path::new(env!("CARGO_BIN_EXE_guard")).parent().unwrap();
     for (name, h) in c.processes.iter_mut() {
@@ -206,6 +209,7 @@ async fn hooks_rust_toml_as_shipped_denies_sudo() {
         let file = Path::new(&h.command[0]).file_name().unwrap();
         h.command[0] = debug_dir.join(file).display().to_string();
     }
+    hookhost::preflight::check(&c, &path).unwrap();
     // Keep the shared /tmp audit file out of the tests.
     let audit = scratch_file("toml-audit.jsonl");
     if let Some(a) = c.processes.get_mut("audit_log") {
