@@ -5,7 +5,8 @@
 //! under a fresh id, hands its line to the writer, and waits with its
 //! deadline; the reader routes each response to the oneshot with its id.
 //! Nothing a hook writes can take the connection down: bad lines, unknown
-//! ids and over-long lines are logged and skipped.
+//! ids and over-long lines are logged (within a [`LogBudget`], so a flood
+//! of them does not become a flood in the agent's log) and skipped.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -23,6 +24,7 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::error::CallError;
 use crate::line_reader::{Line, LineReader};
+use crate::log_budget::LogBudget;
 
 /// Lines waiting for the writer; a hook that stops reading its stdin makes
 /// senders wait (bounded by their deadlines) instead of growing memory.
@@ -48,6 +50,7 @@ pub struct Connection {
     pending: Mutex<Pending>,
     out: mpsc::Sender<Outgoing>,
     stdout_closed: Notify,
+    log_budget: LogBudget,
 }
 
 /// The tasks behind a connection, for the supervisor to end.
@@ -80,6 +83,7 @@ impl Connection {
             }),
             out: tx,
             stdout_closed: Notify::new(),
+            log_budget: LogBudget::default(),
         });
         let writer = tokio::spawn(write_loop(conn.hook.clone(), stdin, rx));
         let reader = tokio::spawn(read_loop(conn.clone(), stdout, max_line));
@@ -208,11 +212,10 @@ impl Connection {
         match Message::decode(line) {
             Ok(Message::Response(r)) => self.route(r.id, r.payload.map_err(CallError::Rpc)),
             Ok(Message::Request(req)) => {
-                tracing::warn!(
-                    hook = %self.hook,
-                    method = %req.method,
-                    "the hook sent a request; hooks cannot call the host in protocol v1, answering -32601"
-                );
+                self.warn(format_args!(
+                    "the hook sent a request ({:?}); hooks cannot call the host in protocol v1, answering -32601",
+                    req.method
+                ));
                 let reply = Message::Response(hookhost_protocol::envelope::Response {
                     id: Some(req.id),
                     payload: Err(ErrorObject::new(
@@ -226,23 +229,34 @@ impl Connection {
                 tracing::debug!(hook = %self.hook, method = %n.method, "ignored a notification from the hook");
             }
             Err(DecodeError::Parse(e)) => {
-                tracing::warn!(
-                    hook = %self.hook,
+                self.warn(format_args!(
                     "skipped a non-JSON line on the hook's stdout ({e}): {}",
                     snippet(line)
-                );
+                ));
             }
             Err(DecodeError::Invalid { reason, id }) => match id {
                 Some(id) if self.is_waiting(&id) => {
-                    tracing::warn!(hook = %self.hook, %id, "invalid response: {reason}");
+                    self.warn(format_args!("invalid response to id {id}: {reason}"));
                     self.route(Some(id), Err(CallError::Protocol(reason)));
                 }
-                _ => tracing::warn!(
-                    hook = %self.hook,
+                _ => self.warn(format_args!(
                     "skipped an invalid message ({reason}): {}",
                     snippet(line)
-                ),
+                )),
             },
+        }
+    }
+
+    /// Logs a warning about what the hook sent, within the budget.
+    fn warn(&self, message: std::fmt::Arguments<'_>) {
+        match self.log_budget.admit() {
+            Some(0) => tracing::warn!(hook = %self.hook, "{message}"),
+            Some(held) => tracing::warn!(
+                hook = %self.hook,
+                held_back = held,
+                "{message} (and {held} more warnings about this hook's output held back before this one)"
+            ),
+            None => {}
         }
     }
 
@@ -265,16 +279,13 @@ impl Connection {
                 let _ = tx.send(reply);
             }
             None => match id {
-                Some(id) => tracing::warn!(
-                    hook = %self.hook,
-                    %id,
-                    "skipped a response for an unknown id (late after a timeout, a duplicate, or never sent)"
-                ),
-                None => tracing::warn!(
-                    hook = %self.hook,
+                Some(id) => self.warn(format_args!(
+                    "skipped a response for unknown id {id} (late after a timeout, a duplicate, or never sent)"
+                )),
+                None => self.warn(format_args!(
                     "skipped an error response with a null id: {:?}",
                     reply.err()
-                ),
+                )),
             },
         }
     }
@@ -358,16 +369,19 @@ async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, stdout: R, max_l
     loop {
         match reader.next(&mut buf).await {
             Ok(Line::Complete) => conn.dispatch(&buf),
-            Ok(Line::TooLong(n)) => tracing::warn!(
-                hook = %conn.hook,
+            Ok(Line::TooLong(n)) => conn.warn(format_args!(
                 "skipped a {n}-byte line on the hook's stdout: longer than max_line_bytes ({max_line})"
-            ),
+            )),
             Ok(Line::Eof) => break,
             Err(e) => {
                 tracing::warn!(hook = %conn.hook, "reading the hook's stdout failed: {e}");
                 break;
             }
         }
+    }
+    let held = conn.log_budget.take_held_back();
+    if held > 0 {
+        tracing::warn!(hook = %conn.hook, held_back = held, "{held} more warnings about this hook's output were held back");
     }
     conn.stdout_closed.notify_one();
 }
@@ -459,5 +473,62 @@ mod tests {
             .request("m", &json!({}), far(), Duration::from_secs(5))
             .await;
         assert_eq!(later, Err(CallError::Crashed("signal 9".into())));
+    }
+
+    /// Collects what `tracing` writes, for checking the log itself.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_garbage_logs_a_few_lines_and_how_many_were_held_back() {
+        let log = Captured::default();
+        let sink = log.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .with_ansi(false)
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let (conn, _lines, mut hook_out) = pair();
+        for i in 0..10_000 {
+            hook_out
+                .write_all(format!("garbage {i}\n").as_bytes())
+                .await
+                .expect("write");
+        }
+        // A call still works through the flood.
+        let params = json!({});
+        let call = conn.request("hook.before_tool", &params, far(), Duration::from_secs(5));
+        hook_out
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+            .await
+            .expect("write");
+        assert_eq!(call.await, Ok(json!({})));
+        drop(hook_out);
+        conn.stdout_closed().await;
+        let text = String::from_utf8(log.0.lock().expect("log").clone()).expect("utf-8");
+        let warnings: Vec<&str> = text.lines().filter(|l| l.contains("WARN")).collect();
+        assert_eq!(
+            warnings.len(),
+            crate::log_budget::PER_WINDOW as usize + 1,
+            "{text}"
+        );
+        assert!(
+            warnings[warnings.len() - 1]
+                .contains("9990 more warnings about this hook's output were held back"),
+            "{text}"
+        );
     }
 }

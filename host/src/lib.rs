@@ -37,6 +37,7 @@ pub mod filter;
 pub mod hook;
 pub mod host;
 pub mod line_reader;
+pub mod log_budget;
 pub mod member;
 pub mod outcome;
 pub mod preflight;
