@@ -595,12 +595,12 @@ impl Host {
                 let (p50_us, p99_us) = s.percentiles();
                 HookStats {
                     hook: m.name.to_string(),
-                    kind: m.kind_name(),
+                    kind: m.kind_name().to_string(),
                     calls: s.calls.load(Ordering::Relaxed),
                     errors: s.errors.load(Ordering::Relaxed),
                     timeouts: s.timeouts.load(Ordering::Relaxed),
                     restarts,
-                    breaker: m.breaker.state().as_str(),
+                    breaker: m.breaker.state().as_str().to_string(),
                     dropped_events: dropped,
                     filtered: s.filtered.load(Ordering::Relaxed),
                     filter_errors: s.filter_errors.load(Ordering::Relaxed),

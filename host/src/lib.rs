@@ -43,6 +43,7 @@ pub mod outcome;
 pub mod preflight;
 pub mod process;
 pub mod redact;
+pub mod sidecar;
 pub mod stats;
 pub mod supervisor;
 

@@ -70,38 +70,9 @@ impl MemberStats {
     }
 }
 
-/// A snapshot of one hook's figures.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct HookStats {
-    /// The hook's name.
-    pub hook: String,
-    /// `process` or `builtin`.
-    pub kind: &'static str,
-    /// Calls made.
-    pub calls: u64,
-    /// Calls that failed.
-    pub errors: u64,
-    /// Of those, timeouts.
-    pub timeouts: u64,
-    /// Process restarts (0 for builtins).
-    pub restarts: u64,
-    /// `closed`, `open` or `half_open`.
-    pub breaker: &'static str,
-    /// Runtime events dropped for this hook.
-    pub dropped_events: u64,
-    /// Calls skipped by its filters.
-    pub filtered: u64,
-    /// `if` evaluation errors.
-    pub filter_errors: u64,
-    /// Calls skipped by the open breaker.
-    pub breaker_skips: u64,
-    /// Calls skipped because the chain budget was spent.
-    pub budget_skips: u64,
-    /// Median latency of recent calls, µs.
-    pub p50_us: Option<u64>,
-    /// 99th percentile latency of recent calls, µs.
-    pub p99_us: Option<u64>,
-}
+/// A snapshot of one hook's figures; the same type is `host.stats`'s wire
+/// form in the sidecar.
+pub use hookhost_protocol::sidecar::HookStats;
 
 #[cfg(test)]
 mod tests {

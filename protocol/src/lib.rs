@@ -39,6 +39,7 @@ pub mod merge_patch;
 pub mod meta;
 pub mod params;
 pub mod schema;
+pub mod sidecar;
 pub mod stage;
 
 pub use action::{

@@ -14,6 +14,7 @@ use crate::envelope::{CancelParams, ErrorObject, Notification, Request};
 use crate::event::RuntimeEvent;
 use crate::hello::{HelloParams, HelloResult};
 use crate::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, LifecycleParams, ToolCall};
+use crate::sidecar::{EmitParams, ReloadResult, StatsResult};
 
 fn one<T: JsonSchema>(file: &'static str) -> (&'static str, Schema) {
     let generator = SchemaGenerator::new(SchemaSettings::draft2020_12());
@@ -47,6 +48,11 @@ pub fn all() -> Vec<(&'static str, Schema)> {
         one::<LifecycleParams>("hook.lifecycle.params.json"),
         one::<LifecycleResult>("hook.lifecycle.result.json"),
         one::<CancelParams>("cancel_request.params.json"),
+        // The sidecar's own (spec/sidecar.md); its stage methods reuse the
+        // hook.* schemas above.
+        one::<EmitParams>("host.emit.params.json"),
+        one::<StatsResult>("host.stats.result.json"),
+        one::<ReloadResult>("host.reload.result.json"),
     ]
 }
 

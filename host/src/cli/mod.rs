@@ -6,6 +6,7 @@ mod check;
 mod conformance;
 mod demo;
 mod replay;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -36,6 +37,7 @@ enum Command {
     Check(check::CheckArgs),
     Replay(replay::ReplayArgs),
     Conformance(conformance::ConformanceArgs),
+    Serve(serve::ServeArgs),
 }
 
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
@@ -59,6 +61,7 @@ pub fn main() -> ExitCode {
             Command::Check(args) => check::run(args).await,
             Command::Replay(args) => replay::run(args).await,
             Command::Conformance(args) => conformance::run(args).await,
+            Command::Serve(args) => serve::run(args).await,
         }
     });
     // Hooks are stopped by then; do not wait on stray blocking tasks.
