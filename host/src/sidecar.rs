@@ -27,6 +27,11 @@ use crate::line_reader::{Line, LineReader};
 /// The longest request line accepted; a longer one is answered -32600.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
+/// Requests served at once; past this the sidecar stops reading until one
+/// is answered, so an agent that floods requests (or stops reading its
+/// answers) meets backpressure instead of growing hookhost's memory.
+pub const MAX_IN_FLIGHT: usize = 1024;
+
 /// Server error: `host.reload` found the config invalid (hooks unchanged).
 pub const RELOAD_FAILED: i64 = -32000;
 
@@ -180,7 +185,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(MAX_IN_FLIGHT);
     let writer = tokio::spawn(async move {
         let mut out = BufWriter::new(output);
         while let Some(line) = rx.recv().await {
@@ -208,7 +213,7 @@ where
                     error_code::INVALID_REQUEST,
                     format!("a {n}-byte line is longer than {MAX_REQUEST_BYTES} bytes"),
                 );
-                let _ = tx.send(response(None, Err(e)));
+                let _ = tx.send(response(None, Err(e))).await;
             }
             Line::Complete if buf.iter().all(u8::is_ascii_whitespace) => {}
             Line::Complete => match Message::decode(&buf) {
@@ -217,7 +222,7 @@ where
                     running.spawn(async move {
                         let params = req.params.unwrap_or(Value::Null);
                         let reply = sidecar.call(&req.method, params).await;
-                        let _ = tx.send(response(Some(req.id), reply));
+                        let _ = tx.send(response(Some(req.id), reply)).await;
                     });
                 }
                 Ok(Message::Notification(n)) if n.method == "host.emit" => {
@@ -233,16 +238,19 @@ where
                 }
                 Err(DecodeError::Parse(e)) => {
                     let e = ErrorObject::new(error_code::PARSE_ERROR, format!("not JSON: {e}"));
-                    let _ = tx.send(response(None, Err(e)));
+                    let _ = tx.send(response(None, Err(e))).await;
                 }
                 Err(DecodeError::Invalid { reason, id }) => {
                     let e = ErrorObject::new(error_code::INVALID_REQUEST, reason);
-                    let _ = tx.send(response(id, Err(e)));
+                    let _ = tx.send(response(id, Err(e))).await;
                 }
             },
         }
         // Reap finished requests so the set does not grow with the session.
         while running.try_join_next().is_some() {}
+        while running.len() >= MAX_IN_FLIGHT {
+            running.join_next().await;
+        }
     }
     while running.join_next().await.is_some() {}
     drop(tx);
