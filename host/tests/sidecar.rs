@@ -262,3 +262,39 @@ fn policies_stats_and_reload() {
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
 }
+
+/// Usage and config errors: exit 2, one line on stderr, nothing on stdout.
+#[test]
+fn usage_and_config_errors_exit_2() {
+    let dir = scratch("usage");
+    let good = dir.join("hooks.toml");
+    std::fs::write(&good, "").unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[hooks.processes.g]\ncommand = [\"no-such-hook-binary\"]\n",
+    )
+    .unwrap();
+    let cases = [
+        (
+            vec!["serve", "-c", good.to_str().unwrap()],
+            "choose a transport: --stdio",
+        ),
+        (
+            vec!["serve", "--stdio", "-c", bad.to_str().unwrap()],
+            "`no-such-hook-binary` is not an executable on PATH",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = Command::new(HOOKHOST)
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+}
