@@ -1,31 +1,35 @@
 //! The comparison harness: `cargo run --release -p hookhost-bench -- [--quick]`.
 //!
 //! In one run it measures the same before_tool work (a ~300-byte params
-//! object answered `continue`) over five paths:
+//! object answered `continue`) over six paths:
 //!
 //! 1. the floor: a minimal Rust child echoing lines over a pipe pair;
 //! 2. hookhost to a Rust SDK hook;
 //! 3. hookhost to a Python SDK hook;
 //! 4. a one-shot command hook (`sh -c "<python> oneshot_guard.py"` per call,
 //!    params on stdin), the docker-agent / Claude Code style;
-//! 5. an MCP tool call over stdio with rmcp.
+//! 5. an MCP tool call over stdio with rmcp;
+//! 6. the sidecar: `hookhost serve --stdio` (the release binary) with the
+//!    hook of row 2, driven over its stdin and stdout as an agent in
+//!    another language would (`host.before_tool`, answers matched by id).
 //!
 //! For each: sequential latency (p50, p99, max) and throughput with 1, 8
 //! and 64 calls in flight, each also as a ratio to the floor. Then the
 //! start-up of 10 Python hooks beside 10 bare interpreter starts, and the
 //! host's RSS with those hooks idle and under load, measured in a fresh
-//! child process so that the earlier rows do not inflate it.
+//! child process so that the earlier rows do not inflate it, and the
+//! sidecar's start-up and memory.
 //!
 //! It prints a table and writes it to `BENCHMARKS.md` (a `--quick` run
 //! writes `target/BENCHMARKS-quick.md` instead, so that it never replaces a
 //! full run's figures). Text outside the generated block of an existing
 //! file is kept.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookhost::protocol::{Outcome, Stage};
@@ -37,6 +41,7 @@ use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{mpsc, oneshot};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 type Res<T> = Result<T, Error>;
@@ -49,7 +54,7 @@ const GENERATED_END: &str = "<!-- hookhost-bench: generated, end -->";
 #[derive(Clone, Copy)]
 struct Plan {
     quick: bool,
-    /// Sequential calls per row (rows 1, 2, 3, 5).
+    /// Sequential calls per row (rows 1, 2, 3, 5, 6).
     sequential: usize,
     /// Sequential calls of the one-shot row.
     oneshot_sequential: usize,
@@ -236,11 +241,13 @@ async fn run(args: &[String]) -> Res<()> {
     rows.push(step("3 hookhost → Python", python_row(&paths, plan)).await?);
     rows.push(step("4 one-shot sh -c python", oneshot_row(&paths, plan)).await?);
     rows.push(step("5 rmcp tool call", rmcp_row(&paths, plan)).await?);
+    let mut sidecar = SidecarFigures::default();
+    rows.push(step("6 sidecar → Rust", sidecar_row(&paths, plan, &mut sidecar)).await?);
     eprint!("  startup and RSS probe ...");
     let probe = run_probe(&paths, plan).await?;
     eprintln!(" done");
 
-    let report = render(&rows, &probe, plan, began.elapsed());
+    let report = render(&rows, &probe, &sidecar, plan, began.elapsed());
     println!("\n{report}");
     let out = out_arg.unwrap_or_else(|| {
         if quick {
@@ -276,12 +283,21 @@ fn ensure_helpers(root: &Path) -> Res<PathBuf> {
         .to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
-    cmd.current_dir(root)
-        .args(["build", "-q", "-p", "hookhost-bench", "--bins"]);
+    // `hookhost` (the sidecar of row 6) with the helpers; `--bins` also
+    // builds the host's two test hooks, which are small.
+    cmd.current_dir(root).args([
+        "build",
+        "-q",
+        "-p",
+        "hookhost-bench",
+        "-p",
+        "hookhost",
+        "--bins",
+    ]);
     if !cfg!(debug_assertions) {
         cmd.arg("--release");
     }
-    let helpers = ["bench-floor", "bench-hook", "bench-mcp-server"];
+    let helpers = ["bench-floor", "bench-hook", "bench-mcp-server", "hookhost"];
     match cmd.status() {
         Ok(s) if s.success() => {}
         other => {
@@ -406,7 +422,7 @@ async fn floor_row(paths: &Paths, plan: Plan) -> Res<Row> {
     })
 }
 
-// ---------------------------------------------------------------- rows 2-5
+// ---------------------------------------------------------------- rows 2-6
 
 /// Something that answers one before_tool call at a time; clones share it.
 #[derive(Clone)]
@@ -418,6 +434,7 @@ enum Target {
         input: Arc<[u8]>,
     },
     Mcp(Peer<RoleClient>, Arc<JsonObject>),
+    Sidecar(Arc<SidecarClient>, Arc<Value>),
 }
 
 impl Target {
@@ -462,6 +479,13 @@ impl Target {
                     return Err("the tool answered an error".into());
                 }
                 Ok(())
+            }
+            Target::Sidecar(client, params) => {
+                let result = client.call("host.before_tool", params).await?;
+                match result.get("action").and_then(Value::as_str) {
+                    Some("continue") => Ok(()),
+                    _ => Err(format!("expected continue, got {result}").into()),
+                }
             }
         }
     }
@@ -603,11 +627,228 @@ async fn rmcp_row(paths: &Paths, plan: Plan) -> Res<Row> {
     row
 }
 
-/// `--profile rust|python SECONDS IN_FLIGHT`: one hook row's load alone,
-/// for a profiler to watch.
+// ---------------------------------------------------------------- row 6
+
+/// What row 6 measures besides latency and throughput.
+#[derive(Default)]
+struct SidecarFigures {
+    /// From spawning `hookhost serve` to the first answer (it starts every
+    /// hook before it reads a request), in ms.
+    ready_ms: f64,
+    /// The sidecar process's `VmHWM` after the row (its hook not counted).
+    hwm_kib: u64,
+}
+
+/// An agent's side of `hookhost serve --stdio`: one writer task owns the
+/// child's stdin, one reader task its stdout, and answers find their
+/// caller by id, so any number of calls can be in flight.
+struct SidecarClient {
+    next_id: AtomicU64,
+    lines: mpsc::Sender<Vec<u8>>,
+    /// Callers waiting for an answer.
+    pending: Waiting,
+}
+
+/// Callers waiting, by id; `None` once the reader has stopped.
+type Waiting = Arc<Mutex<Option<HashMap<u64, oneshot::Sender<Answer>>>>>;
+
+/// A response line, as far as the client reads it.
+#[derive(serde::Deserialize)]
+struct Answer {
+    id: Option<u64>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+/// A request line; borrows the params, as an agent serializing its own
+/// object per call would.
+#[derive(serde::Serialize)]
+struct Request<'a> {
+    jsonrpc: &'static str,
+    id: u64,
+    method: &'static str,
+    params: &'a Value,
+}
+
+impl SidecarClient {
+    /// Takes over the child's pipes.
+    fn start(stdin: ChildStdin, stdout: ChildStdout) -> SidecarClient {
+        let (lines, mut rx) = mpsc::channel::<Vec<u8>>(1024);
+        tokio::spawn(async move {
+            let mut w = BufWriter::with_capacity(64 * 1024, stdin);
+            while let Some(line) = rx.recv().await {
+                w.write_all(&line).await?;
+                // Flush once nothing else is queued: a burst goes out in
+                // one write, a lone call at once.
+                if rx.is_empty() {
+                    w.flush().await?;
+                }
+            }
+            // Dropping the writer closes stdin: the sidecar's end of input.
+            w.flush().await?;
+            Ok::<(), std::io::Error>(())
+        });
+        let pending: Waiting = Arc::new(Mutex::new(Some(HashMap::new())));
+        let waiting = pending.clone();
+        tokio::spawn(async move {
+            let mut r = BufReader::with_capacity(64 * 1024, stdout);
+            let mut buf = Vec::with_capacity(1024);
+            loop {
+                buf.clear();
+                match r.read_until(b'\n', &mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let Ok(answer) = serde_json::from_slice::<Answer>(&buf) else {
+                    eprintln!(
+                        "hookhost-bench: the sidecar wrote a line that is not a response: {}",
+                        String::from_utf8_lossy(&buf).trim_end()
+                    );
+                    break;
+                };
+                let Some(id) = answer.id else {
+                    eprintln!(
+                        "hookhost-bench: the sidecar answered without an id: {:?}",
+                        answer.error
+                    );
+                    break;
+                };
+                let caller = lock(&waiting).as_mut().and_then(|m| m.remove(&id));
+                if let Some(caller) = caller {
+                    let _ = caller.send(answer);
+                }
+            }
+            // Everyone still waiting learns that no answer will come.
+            lock(&waiting).take();
+        });
+        SidecarClient {
+            next_id: AtomicU64::new(1),
+            lines,
+            pending,
+        }
+    }
+
+    /// One request; its `result`.
+    async fn call(&self, method: &'static str, params: &Value) -> Res<Value> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut line = serde_json::to_vec(&Request {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        })?;
+        line.push(b'\n');
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending)
+            .as_mut()
+            .ok_or("the sidecar closed its stdout")?
+            .insert(id, tx);
+        self.lines
+            .send(line)
+            .await
+            .map_err(|_| "the sidecar's stdin is closed")?;
+        let answer = rx
+            .await
+            .map_err(|_| "the sidecar closed its stdout before answering")?;
+        match (answer.result, answer.error) {
+            (Some(result), None) => Ok(result),
+            (_, error) => Err(format!("the sidecar answered an error: {error:?}").into()),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes a config whose one hook is row 2's, in a fresh folder; the
+/// folder's path.
+fn sidecar_config(paths: &Paths) -> Res<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("hookhost-bench-sidecar-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    // JSON rather than TOML: the same loader, and no quoting of paths to
+    // get right. The hook runs in the bench folder, as in row 2.
+    let config = json!({
+        "hooks": {
+            "processes": {
+                "bench": {
+                    "command": [paths.bin("bench-hook")],
+                    "dir": paths.bench_dir,
+                    "intercept": ["before_tool"]
+                }
+            }
+        }
+    });
+    std::fs::write(dir.join("hooks.json"), serde_json::to_vec_pretty(&config)?)?;
+    Ok(dir)
+}
+
+/// Spawns `hookhost serve -c CONFIG --stdio`; its stderr stays ours.
+fn spawn_sidecar(paths: &Paths, config: &Path) -> Res<(Child, SidecarClient)> {
+    let mut child = Command::new(paths.bin("hookhost"))
+        .arg("serve")
+        .arg("-c")
+        .arg(config)
+        .arg("--stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdin = child.stdin.take().ok_or("no stdin")?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    Ok((child, SidecarClient::start(stdin, stdout)))
+}
+
+/// Ends the session as an agent would: end of input, then the exit.
+async fn stop_sidecar(mut child: Child, target: Target) -> Res<()> {
+    // The last clone of the client: its writer closes the sidecar's stdin.
+    drop(target);
+    match tokio::time::timeout(Duration::from_secs(10), child.wait()).await {
+        Ok(status) => match status? {
+            s if s.success() => Ok(()),
+            s => Err(format!("the sidecar exited with {s}").into()),
+        },
+        Err(_) => {
+            let _ = child.kill().await;
+            Err("the sidecar did not exit within 10 s of end of input".into())
+        }
+    }
+}
+
+async fn sidecar_row(paths: &Paths, plan: Plan, figures: &mut SidecarFigures) -> Res<Row> {
+    let dir = sidecar_config(paths)?;
+    let result = async {
+        let params = Arc::new(params());
+        let t = Instant::now();
+        let (child, client) = spawn_sidecar(paths, &dir.join("hooks.json"))?;
+        let pid = child.id().ok_or("the sidecar has no pid")?;
+        let target = Target::Sidecar(Arc::new(client), params);
+        target.call().await?;
+        figures.ready_ms = t.elapsed().as_secs_f64() * 1e3;
+        let row = measure(
+            "6. sidecar: agent → `hookhost serve` → Rust SDK hook",
+            &target,
+            plan.warmup,
+            plan.sequential,
+            plan.window,
+        )
+        .await;
+        figures.hwm_kib = memory_of(&format!("/proc/{pid}/status")).1;
+        let stopped = stop_sidecar(child, target).await;
+        let row = row?;
+        stopped?;
+        Ok(row)
+    }
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// `--profile rust|python|sidecar SECONDS IN_FLIGHT`: one hook row's load
+/// alone, for a profiler to watch.
 async fn profile_main(args: &[String]) -> Res<()> {
     let [which, secs, in_flight] = args else {
-        return Err("usage: --profile rust|python SECONDS IN_FLIGHT".into());
+        return Err("usage: --profile rust|python|sidecar SECONDS IN_FLIGHT".into());
     };
     let bench_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let bins = std::env::current_exe()?
@@ -619,6 +860,18 @@ async fn profile_main(args: &[String]) -> Res<()> {
         bins,
         python: resolve_python()?,
     };
+    let window = Duration::from_secs_f64(secs.parse()?);
+    if which == "sidecar" {
+        let dir = sidecar_config(&paths)?;
+        let (child, client) = spawn_sidecar(&paths, &dir.join("hooks.json"))?;
+        println!("sidecar pid {:?}", child.id());
+        let target = Target::Sidecar(Arc::new(client), Arc::new(params()));
+        let rate = concurrent(&target, in_flight.parse()?, window).await;
+        let stopped = stop_sidecar(child, target).await;
+        let _ = std::fs::remove_dir_all(&dir);
+        println!("sidecar: {:.0} calls/s", rate?);
+        return stopped;
+    }
     let command = match which.as_str() {
         "rust" => vec![paths.bin("bench-hook").display().to_string()],
         _ => vec![
@@ -628,7 +881,6 @@ async fn profile_main(args: &[String]) -> Res<()> {
     };
     let host = Host::start(one_hook_config(&paths, command)).await;
     let target = Target::Host(host.clone(), Arc::new(params()));
-    let window = Duration::from_secs_f64(secs.parse()?);
     let rate = concurrent(&target, in_flight.parse()?, window).await?;
     println!("{which}: {rate:.0} calls/s");
     host.shutdown().await;
@@ -660,7 +912,12 @@ async fn run_probe(paths: &Paths, plan: Plan) -> Res<Probe> {
 
 /// `VmRSS` and `VmHWM` of this process, in KiB.
 fn memory() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    memory_of("/proc/self/status")
+}
+
+/// `VmRSS` and `VmHWM` from a `/proc/PID/status` file, in KiB.
+fn memory_of(status_file: &str) -> (u64, u64) {
+    let status = std::fs::read_to_string(status_file).unwrap_or_default();
     let field = |name: &str| {
         status
             .lines()
@@ -840,7 +1097,13 @@ fn machine() -> BTreeMap<&'static str, String> {
     m
 }
 
-fn render(rows: &[Row], probe: &Probe, plan: Plan, took: Duration) -> String {
+fn render(
+    rows: &[Row],
+    probe: &Probe,
+    sidecar: &SidecarFigures,
+    plan: Plan,
+    took: Duration,
+) -> String {
     let mut s = String::new();
     let m = machine();
     let command = if plan.quick {
@@ -910,8 +1173,15 @@ fn render(rows: &[Row], probe: &Probe, plan: Plan, took: Duration) -> String {
         probe.rss_load_kib as f64 / 1024.0,
         probe.hwm_kib as f64 / 1024.0,
     );
+    s += &format!(
+        "Sidecar (row 6): `hookhost serve --stdio` with one Rust hook, from spawn to the first answer **{:.1} ms**; \
+         the sidecar process's high-water mark after the row (its hook not counted) **{:.1} MiB**.\n\n",
+        sidecar.ready_ms,
+        sidecar.hwm_kib as f64 / 1024.0,
+    );
     // Targets.
-    let (fl, rust, py, one, mcp) = (&rows[0], &rows[1], &rows[2], &rows[3], &rows[4]);
+    let (fl, rust, py, one, mcp, side) =
+        (&rows[0], &rows[1], &rows[2], &rows[3], &rows[4], &rows[5]);
     let p50 = |r: &Row| r.latency.p50 as f64;
     let targets: Vec<(String, bool, String)> = vec![
         (
@@ -931,6 +1201,16 @@ fn render(rows: &[Row], probe: &Probe, plan: Plan, took: Duration) -> String {
                 "{} vs {}",
                 micros(rust.latency.p50),
                 micros(mcp.latency.p50)
+            ),
+        ),
+        (
+            "sidecar → Rust p50 ≤ 2× hookhost → Rust p50".into(),
+            p50(side) <= 2.0 * p50(rust),
+            format!(
+                "{} vs {} ({})",
+                micros(side.latency.p50),
+                micros(rust.latency.p50),
+                ratio(p50(side) / p50(rust))
             ),
         ),
         (
