@@ -38,7 +38,8 @@ config = { max = 3 }
 # named `slow` sleep first (and say so on stderr), `echo` rewrites.
 HOOK = """
 import sys, time
-from hookhost_sdk import App, abort, block, context, modify, modify_arguments, modify_response, respond, summary, system_message
+from hookhost_sdk import App, abort, block, context, modify, modify_arguments, modify_response, respond
+from hookhost_sdk import summary, system_message
 
 app = App("inline", max_workers=64)
 
@@ -137,21 +138,25 @@ SHELL_LS = {"tool": "shell", "arguments": {"command": "ls"}, "tool_call_id": "c1
 def test_builtin_verdicts(binary: str, tmp_path: Path) -> None:
     with start(binary, write(tmp_path, BUILTINS)) as host:
         v = host.before_tool(SHELL_LS)
-        assert (v.action, v.reason, v.denied, v.proceed, v.params) == ("deny_tool", "no shell here", True, False, SHELL_LS)
+        assert (v.action, v.reason, v.denied, v.proceed) == ("deny_tool", "no shell here", True, False)
+        assert v.params == SHELL_LS
 
         search = {"tool": "web_search", "arguments": {"q": "x"}}
         v = host.before_tool(search)
-        assert (v.action, v.proceed, v.modified, v.params, v.raw) == ("continue", True, False, search, {"action": "continue"})
+        assert (v.action, v.proceed, v.modified, v.params) == ("continue", True, False, search)
+        assert v.raw == {"action": "continue"}
         assert v.params is not search  # a copy: the caller's dict is never shared
 
-        output = {"tool": "web_search", "result": {"for_llm": "key sk-abcdefghijklmnopqrstuvwxyz123456", "for_user": "ok"}}
+        secret = "key sk-abcdefghijklmnopqrstuvwxyz123456"
+        output = {"tool": "web_search", "result": {"for_llm": secret, "for_user": "ok"}}
         v = host.after_tool(output)
         assert v.modified and v.proceed
         assert v.params == {"tool": "web_search", "result": {"for_llm": "key [REDACTED]", "for_user": "ok"}}
         assert v.result is None  # after_tool's rewritten params are `params`, never `result`
 
         v = host.before_llm({"model": "m", "meta": {"iteration": 5}})
-        assert (v.action, v.aborted, v.reason) == ("abort_turn", True, "max_iterations: iteration 5 exceeds the limit of 3")
+        assert (v.action, v.aborted) == ("abort_turn", True)
+        assert v.reason == "max_iterations: iteration 5 exceeds the limit of 3"
         assert host.before_tool({"tool": "read_file", "meta": {"iteration": 4}}).action == "abort_turn"
 
         v = host.after_llm({"model": "m", "response": {"content": "hi"}})
@@ -174,7 +179,8 @@ def test_process_hook_verdicts(binary: str, tmp_path: Path) -> None:
     with start(binary, inline_config(tmp_path)) as host:
         v = host.before_llm({"model": "rewrite", "messages": [{"role": "user", "content": "hi"}]})
         assert v.modified
-        assert v.params == {"model": "rewrite", "messages": [{"role": "user", "content": "hi"}], "options": {"temperature": 0}}
+        messages = [{"role": "user", "content": "hi"}]
+        assert v.params == {"model": "rewrite", "messages": messages, "options": {"temperature": 0}}
         v = host.before_llm({"model": "stop"})
         assert (v.action, v.reason, v.aborted) == ("hard_abort", "inline: stop", True)
 
@@ -426,7 +432,8 @@ def test_reload_reports_what_changed(binary: str, tmp_path: Path) -> None:
         assert host.before_tool({"tool": "curl"}).denied
 
         config.write_text('[hooks.builtins.deny_tools]\nconfig = { tools = ["curl"], reason = "no shell here" }\n')
-        assert host.reload() == {"unchanged": ["deny_tools"], "changed": [], "removed": ["max_iterations", "redact_secrets"]}
+        report = host.reload()
+        assert report == {"unchanged": ["deny_tools"], "changed": [], "removed": ["max_iterations", "redact_secrets"]}
 
         config.write_text("[hooks.builtins.deny_tools]\nnot_a_key = 1\n")
         with pytest.raises(HostError) as err:
