@@ -50,9 +50,10 @@ pub(crate) async fn supervise(
     let window = Duration::from_millis(entry.defaults.restart_window_ms);
     loop {
         let begun = Instant::now();
-        let started = tokio::select! {
-            r = start(&entry) => r,
-            _ = stopping(&mut shutdown) => break,
+        let started = match start(&entry, &mut shutdown).await {
+            Err(StartError::Stopping) => break,
+            Err(StartError::Failed(why)) => Err(why),
+            Ok(live) => Ok(live),
         };
         match started {
             Ok((mut live, version)) => {
@@ -165,15 +166,29 @@ async fn pipe_lost(live: &mut Live, pending: CallError, what: &str) -> String {
     }
 }
 
-/// Spawns the process and performs the handshake.
-async fn start(entry: &Arc<HookEntry>) -> Result<(Live, u32), String> {
+/// Why a start did not give a live hook.
+enum StartError {
+    /// It failed; the text says why.
+    Failed(String),
+    /// Shutdown came first; the process (if any) is already gone.
+    Stopping,
+}
+
+/// Spawns the process and performs the handshake. A shutdown during the
+/// handshake kills the process and waits for it here: dropping it would
+/// only send the signal, and `Host::shutdown` could return while it lived.
+async fn start(
+    entry: &Arc<HookEntry>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<(Live, u32), StartError> {
     // Host::start resolved the folder against the config file's.
     let dir = entry
         .config
         .dir
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from("."));
-    let (running, pipes) = process::spawn(&entry.config, &dir).map_err(|e| e.to_string())?;
+    let (running, pipes) =
+        process::spawn(&entry.config, &dir).map_err(|e| StartError::Failed(e.to_string()))?;
     let stderr_task = tokio::spawn(process::drain_stderr(
         entry.name.clone(),
         pipes.stderr,
@@ -195,6 +210,13 @@ async fn start(entry: &Arc<HookEntry>) -> Result<(Live, u32), String> {
     let shaken = tokio::select! {
         r = hello(entry, &live.conn) => r,
         status = live.running.wait() => Err(format!("exited during the handshake ({status})")),
+        _ = stopping(shutdown) => {
+            live.conn.close(CallError::Unavailable("the host is shutting down".into()));
+            live.running.kill().await;
+            live.tasks.reader.abort();
+            live.tasks.writer.abort();
+            return Err(StartError::Stopping);
+        }
     };
     match shaken {
         Ok(version) => Ok((live, version)),
@@ -205,7 +227,7 @@ async fn start(entry: &Arc<HookEntry>) -> Result<(Live, u32), String> {
             let _ = tokio::time::timeout(Duration::from_millis(200), stderr_task).await;
             live.tasks.reader.abort();
             live.tasks.writer.abort();
-            Err(why)
+            Err(StartError::Failed(why))
         }
     }
 }
