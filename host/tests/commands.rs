@@ -51,6 +51,11 @@ fn in_secs(secs: u64) -> Instant {
     Instant::now() + Duration::from_secs(secs)
 }
 
+/// One call with the usual 10 s deadline.
+async fn call(hook: &CommandHook, stage: Stage, params: &Value) -> Result<Value, CallError> {
+    hook.call(stage, params, in_secs(10)).await
+}
+
 fn tool_call(tool: &str, arguments: Value) -> Value {
     json!({"meta": {"session_key": "sess-1"}, "tool": tool, "arguments": arguments, "tool_call_id": "call-7"})
 }
@@ -92,13 +97,12 @@ esac
 exit 0"#,
         &["pre_tool_use"],
     );
-    let denied = hook
-        .call(
-            Stage::BeforeTool,
-            &tool_call("Bash", json!({"command": "grep -r TODO ."})),
-            in_secs(10),
-        )
-        .await;
+    let denied = call(
+        &hook,
+        Stage::BeforeTool,
+        &tool_call("Bash", json!({"command": "grep -r TODO ."})),
+    )
+    .await;
     assert_eq!(
         denied,
         Ok(json!({
@@ -106,13 +110,12 @@ exit 0"#,
             "reason": "Use 'rg' (ripgrep) instead of 'grep' for better performance"
         }))
     );
-    let allowed = hook
-        .call(
-            Stage::BeforeTool,
-            &tool_call("Bash", json!({"command": "ls"})),
-            in_secs(10),
-        )
-        .await;
+    let allowed = call(
+        &hook,
+        Stage::BeforeTool,
+        &tool_call("Bash", json!({"command": "ls"})),
+    )
+    .await;
     assert_eq!(allowed, Ok(json!({"action": "continue"})));
 }
 
@@ -125,13 +128,12 @@ async fn claude_code_permission_decision_deny() {
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"x"}}'"#,
         &["pre_tool_use"],
     );
-    let r = hook
-        .call(
-            Stage::BeforeTool,
-            &tool_call("Bash", json!({"command": "rm -rf /"})),
-            in_secs(10),
-        )
-        .await;
+    let r = call(
+        &hook,
+        Stage::BeforeTool,
+        &tool_call("Bash", json!({"command": "rm -rf /"})),
+    )
+    .await;
     assert_eq!(r, Ok(json!({"action": "deny_tool", "reason": "x"})));
 }
 
@@ -148,8 +150,7 @@ esac"#,
         &["pre_tool_use"],
     );
     let params = tool_call("shell", json!({"cmd": "ls"}));
-    let answer = hook
-        .call(Stage::BeforeTool, &params, in_secs(10))
+    let answer = call(&hook, Stage::BeforeTool, &params)
         .await
         .expect("answer");
     assert_eq!(
@@ -163,13 +164,12 @@ esac"#,
     assert_eq!(wire["call"]["arguments"]["cmd"], "ls -h");
     assert_eq!(wire["call"]["tool"], "shell");
 
-    let untouched = hook
-        .call(
-            Stage::BeforeTool,
-            &tool_call("shell", json!({"cmd": "pwd"})),
-            in_secs(10),
-        )
-        .await;
+    let untouched = call(
+        &hook,
+        Stage::BeforeTool,
+        &tool_call("shell", json!({"cmd": "pwd"})),
+    )
+    .await;
     assert_eq!(untouched, Ok(json!({"action": "continue"})));
 }
 
@@ -182,13 +182,12 @@ async fn camel_case_updated_input_modifies() {
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"ls -la"}}}'"#,
         &["pre_tool_use"],
     );
-    let r = hook
-        .call(
-            Stage::BeforeTool,
-            &tool_call("Bash", json!({"command": "ls"})),
-            in_secs(10),
-        )
-        .await;
+    let r = call(
+        &hook,
+        Stage::BeforeTool,
+        &tool_call("Bash", json!({"command": "ls"})),
+    )
+    .await;
     assert_eq!(
         r,
         Ok(json!({"action": "modify", "call": {"arguments": {"command": "ls -la"}}}))
@@ -204,24 +203,17 @@ async fn continue_false_aborts_with_the_stop_reason() {
 echo '{"continue": false, "stopReason": "budget exhausted"}'"#,
         &["pre_tool_use", "after_llm_call"],
     );
-    let r = hook
-        .call(
-            Stage::BeforeTool,
-            &tool_call("shell", json!({})),
-            in_secs(10),
-        )
-        .await;
+    let r = call(&hook, Stage::BeforeTool, &tool_call("shell", json!({}))).await;
     assert_eq!(
         r,
         Ok(json!({"action": "abort_turn", "reason": "budget exhausted"}))
     );
-    let r = hook
-        .call(
-            Stage::AfterLlm,
-            &json!({"model": "m", "response": {"content": "hi"}}),
-            in_secs(10),
-        )
-        .await;
+    let r = call(
+        &hook,
+        Stage::AfterLlm,
+        &json!({"model": "m", "response": {"content": "hi"}}),
+    )
+    .await;
     assert_eq!(
         r,
         Ok(json!({"action": "abort_turn", "reason": "budget exhausted"}))
@@ -242,14 +234,13 @@ esac"#,
     );
     assert!(hook.handles("session_start"));
     assert!(!hook.handles("session_end"));
-    let r = hook
-        .call(
-            Stage::Lifecycle,
-            &json!({"event": "session_start", "meta": {"session_key": "s-42"},
+    let r = call(
+        &hook,
+        Stage::Lifecycle,
+        &json!({"event": "session_start", "meta": {"session_key": "s-42"},
                 "payload": {"source": "startup"}}),
-            in_secs(10),
-        )
-        .await;
+    )
+    .await;
     assert_eq!(
         r,
         Ok(json!({
@@ -258,13 +249,12 @@ esac"#,
         }))
     );
     // An event the hook is not configured for costs no spawn.
-    let r = hook
-        .call(
-            Stage::Lifecycle,
-            &json!({"event": "turn_start", "payload": {}}),
-            in_secs(10),
-        )
-        .await;
+    let r = call(
+        &hook,
+        Stage::Lifecycle,
+        &json!({"event": "turn_start", "payload": {}}),
+    )
+    .await;
     assert_eq!(r, Ok(json!({"action": "continue"})));
 }
 
@@ -286,13 +276,7 @@ exit 0"#,
     );
     let hook = hook_for(&dir, &path, &["pre_tool_use"]);
     let started = std::time::Instant::now();
-    let r = hook
-        .call(
-            Stage::BeforeTool,
-            &tool_call("shell", json!({})),
-            in_secs(10),
-        )
-        .await;
+    let r = call(&hook, Stage::BeforeTool, &tool_call("shell", json!({}))).await;
     let took = started.elapsed();
     assert_eq!(r, Ok(json!({"action": "deny_tool", "reason": "bg"})));
     assert!(took < Duration::from_millis(600), "took {took:?}");
@@ -355,13 +339,7 @@ echo "jq: command not found" >&2
 exit 1"#,
         &["pre_tool_use"],
     );
-    let r = hook
-        .call(
-            Stage::BeforeTool,
-            &tool_call("shell", json!({})),
-            in_secs(10),
-        )
-        .await;
+    let r = call(&hook, Stage::BeforeTool, &tool_call("shell", json!({}))).await;
     let Err(e) = r else {
         panic!("expected an error, got {r:?}")
     };
@@ -379,13 +357,7 @@ async fn a_spawn_failure_is_an_error() {
         ..CommandConfig::default()
     };
     let hook = CommandHook::new("missing", &config, &dir).expect("valid hook");
-    let r = hook
-        .call(
-            Stage::ApproveTool,
-            &tool_call("shell", json!({})),
-            in_secs(10),
-        )
-        .await;
+    let r = call(&hook, Stage::ApproveTool, &tool_call("shell", json!({}))).await;
     let Err(CallError::Unavailable(text)) = &r else {
         panic!("expected Unavailable, got {r:?}")
     };
@@ -396,13 +368,7 @@ async fn a_spawn_failure_is_an_error() {
         ..CommandConfig::shell("true", &["pre_tool_use"])
     };
     let hook = CommandHook::new("nodir", &gone_dir, &dir).expect("valid hook");
-    let r = hook
-        .call(
-            Stage::BeforeTool,
-            &tool_call("shell", json!({})),
-            in_secs(10),
-        )
-        .await;
+    let r = call(&hook, Stage::BeforeTool, &tool_call("shell", json!({}))).await;
     assert!(matches!(r, Err(CallError::Unavailable(_))), "{r:?}");
 }
 
@@ -465,12 +431,7 @@ async fn the_environment_is_clean() {
         ..CommandConfig::shell(&shell_path(&path), &["session_start"])
     };
     let hook = CommandHook::new("env", &config, &dir).expect("valid hook");
-    let r = hook
-        .call(
-            Stage::Lifecycle,
-            &json!({"event": "session_start"}),
-            in_secs(10),
-        )
+    let r = call(&hook, Stage::Lifecycle, &json!({"event": "session_start"}))
         .await
         .expect("answer");
     let env = r["additional_context"].as_str().expect("context");
@@ -501,36 +462,30 @@ exit 2"#,
     };
     let hook = CommandHook::new("m", &config, &dir).expect("valid hook");
     for tool in ["read_file", "shell_exec", "my_shell"] {
-        let r = hook
-            .call(Stage::BeforeTool, &tool_call(tool, json!({})), in_secs(10))
-            .await;
+        let r = call(&hook, Stage::BeforeTool, &tool_call(tool, json!({}))).await;
         assert_eq!(r, Ok(json!({"action": "continue"})), "{tool}");
-        let r = hook
-            .call(Stage::ApproveTool, &tool_call(tool, json!({})), in_secs(10))
-            .await;
+        let r = call(&hook, Stage::ApproveTool, &tool_call(tool, json!({}))).await;
         assert_eq!(r, Ok(json!({"approved": true})), "{tool}");
     }
     assert!(!marker.exists(), "the script ran for an unmatched tool");
-    let r = hook
-        .call(
-            Stage::ApproveTool,
-            &tool_call("edit_file", json!({})),
-            in_secs(10),
-        )
-        .await;
+    let r = call(
+        &hook,
+        Stage::ApproveTool,
+        &tool_call("edit_file", json!({})),
+    )
+    .await;
     assert_eq!(
         r,
         Ok(json!({"approved": false, "reason": "denied by matcher test"}))
     );
     assert!(marker.exists());
     // Not configured for post_tool_use: nothing runs.
-    let r = hook
-        .call(
-            Stage::AfterTool,
-            &json!({"tool": "shell", "result": {"for_llm": ""}}),
-            in_secs(10),
-        )
-        .await;
+    let r = call(
+        &hook,
+        Stage::AfterTool,
+        &json!({"tool": "shell", "result": {"for_llm": ""}}),
+    )
+    .await;
     assert_eq!(r, Ok(json!({"action": "continue"})));
 }
 

@@ -524,9 +524,7 @@ async fn every_fault_at_every_stage_under_both_policies() {
     }
     let report = render(&rows, begun.elapsed(), failures.is_empty());
     println!("{report}");
-    if std::env::var("HOOKHOST_WRITE_RELIABILITY").as_deref() == Ok("1") {
-        write_block(&report);
-    }
+    common::write_reliability("matrix", &report);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -588,14 +586,4 @@ fn render(rows: &[Row], took: Duration, passed: bool) -> String {
          (debug build, as CI runs it)."
     );
     s
-}
-
-fn write_block(report: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../RELIABILITY.md");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (begin, end) = ("<!-- BEGIN matrix -->", "<!-- END matrix -->");
-    let start = text.find(begin).unwrap() + begin.len();
-    let stop = text.find(end).unwrap();
-    let updated = format!("{}\n{}{}", &text[..start], report, &text[stop..]);
-    std::fs::write(&path, updated).unwrap();
 }

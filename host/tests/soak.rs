@@ -266,21 +266,6 @@ fn wrap(text: &str) -> String {
     out
 }
 
-/// Replaces what lies between `<!-- BEGIN name -->` and `<!-- END name -->`
-/// in `text` with `body`; `None` when the markers are missing.
-fn replace_block(text: &str, name: &str, body: &str) -> Option<String> {
-    let begin = format!("<!-- BEGIN {name} -->\n");
-    let end = format!("<!-- END {name} -->");
-    let from = text.find(&begin)? + begin.len();
-    let to = from + text[from..].find(&end)?;
-    Some(format!(
-        "{}{}\n{}",
-        &text[..from],
-        body.trim_end(),
-        &text[to..]
-    ))
-}
-
 /// The figures of one run.
 struct Figures {
     calls_took: Duration,
@@ -649,13 +634,8 @@ async fn fifty_thousand_calls_while_the_hook_is_sigkilled_every_200_ms() {
         figures.total
     );
 
-    if std::env::var_os("HOOKHOST_WRITE_RELIABILITY").is_some_and(|v| v == "1") {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../RELIABILITY.md");
-        let text = std::fs::read_to_string(path).unwrap();
-        let text = replace_block(&text, "soak", &figures.markdown())
-            .expect("RELIABILITY.md has no soak block");
-        std::fs::write(path, text).unwrap();
-        println!("wrote the soak block of {path}");
+    if common::write_reliability("soak", &figures.markdown()) {
+        println!("wrote the soak block of RELIABILITY.md");
     }
 }
 
@@ -663,10 +643,10 @@ async fn fifty_thousand_calls_while_the_hook_is_sigkilled_every_200_ms() {
 fn replace_block_swaps_only_the_named_block() {
     let text = "a\n<!-- BEGIN x -->\nold\n<!-- END x -->\n<!-- BEGIN y -->\nkeep\n<!-- END y -->\n";
     assert_eq!(
-        replace_block(text, "x", "new\n\n").unwrap(),
+        common::replace_block(text, "x", "new\n\n").unwrap(),
         "a\n<!-- BEGIN x -->\nnew\n<!-- END x -->\n<!-- BEGIN y -->\nkeep\n<!-- END y -->\n"
     );
-    assert!(replace_block(text, "z", "new").is_none());
+    assert!(common::replace_block(text, "z", "new").is_none());
     let long = "word ".repeat(40);
     let wrapped = wrap(&long);
     assert!(wrapped.lines().all(|l| l.len() <= 76), "{wrapped}");

@@ -32,6 +32,9 @@
 //! | exit-in-burst     | answers after `--ms` ms (default 20), each call on its own  |
 //! |                   | thread, and exits 0 when stage call number `--n` arrives     |
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -119,7 +122,7 @@ fn parse() -> Result<Opts, String> {
             "--events-file" => o.events_file = Some(val()?),
             "--pid-log" => {
                 let file = val()?;
-                log_pid(&file, std::process::id());
+                support::append_line(&file, &std::process::id().to_string());
                 o.pid_log = Some(file);
             }
             other => return Err(format!("unknown flag {other}")),
@@ -129,18 +132,6 @@ fn parse() -> Result<Opts, String> {
 }
 
 type Out = Arc<Mutex<std::io::Stdout>>;
-
-/// Appends `pid` to `file`, so a test can check that every process of a
-/// scenario (restarts and grandchildren too) is gone at the end.
-fn log_pid(file: &str, pid: u32) {
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(file)
-    {
-        let _ = writeln!(f, "{pid}");
-    }
-}
 
 fn send(out: &Out, line: &str) {
     let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
@@ -276,12 +267,8 @@ fn main() {
         let Some(id) = msg.get("id").cloned() else {
             if method == "hook.runtime_event"
                 && let Some(f) = &o.events_file
-                && let Ok(mut file) = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(f)
             {
-                let _ = writeln!(file, "{}", msg["params"]["kind"].as_str().unwrap_or(""));
+                support::append_line(f, msg["params"]["kind"].as_str().unwrap_or(""));
             }
             continue;
         };
@@ -312,7 +299,7 @@ fn main() {
                     if let Ok(child) = std::process::Command::new("sleep").arg("300").spawn()
                         && let Some(f) = &o.pid_log
                     {
-                        log_pid(f, child.id());
+                        support::append_line(f, &child.id().to_string());
                     }
                 }
                 _ => {}

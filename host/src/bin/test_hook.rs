@@ -23,6 +23,9 @@
 //! --fail-first N      answer the first N stage calls with a JSON-RPC error
 //! --fd-file F         write the numbers of its open file descriptors to F
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -191,12 +194,8 @@ fn main() {
         let Some(id) = msg.get("id").cloned() else {
             if method == "hook.runtime_event"
                 && let Some(f) = &o.events_file
-                && let Ok(mut file) = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(f)
             {
-                let _ = writeln!(file, "{}", params["kind"].as_str().unwrap_or(""));
+                support::append_line(f, params["kind"].as_str().unwrap_or(""));
             }
             continue;
         };

@@ -63,3 +63,32 @@ pub fn alive(pid: i32) -> bool {
         Err(_) => false,
     }
 }
+
+/// Replaces what lies between `<!-- BEGIN name -->` and `<!-- END name -->`
+/// in `text` with `body`; `None` when the markers are missing.
+pub fn replace_block(text: &str, name: &str, body: &str) -> Option<String> {
+    let begin = format!("<!-- BEGIN {name} -->\n");
+    let end = format!("<!-- END {name} -->");
+    let from = text.find(&begin)? + begin.len();
+    let to = from + text[from..].find(&end)?;
+    Some(format!(
+        "{}{}\n{}",
+        &text[..from],
+        body.trim_end(),
+        &text[to..]
+    ))
+}
+
+/// With `HOOKHOST_WRITE_RELIABILITY=1`, replaces block `name` of
+/// RELIABILITY.md with `body`; whether it did.
+pub fn write_reliability(name: &str, body: &str) -> bool {
+    if std::env::var("HOOKHOST_WRITE_RELIABILITY").as_deref() != Ok("1") {
+        return false;
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../RELIABILITY.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = replace_block(&text, name, body)
+        .unwrap_or_else(|| panic!("RELIABILITY.md has no {name} block"));
+    std::fs::write(path, text).unwrap();
+    true
+}
