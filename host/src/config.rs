@@ -26,6 +26,8 @@ pub struct Config {
     pub builtins: BTreeMap<String, BuiltinConfig>,
     /// One-shot command hooks (Claude Code / docker-agent style) by name.
     pub commands: BTreeMap<String, crate::command::CommandConfig>,
+    /// Hooks served over the network (WebSocket or HTTP) by name.
+    pub remotes: BTreeMap<String, RemoteConfig>,
     /// Where to write the audit log, if anywhere.
     pub audit: Option<AuditConfig>,
     /// The folder relative paths are resolved against (the config file's
@@ -165,6 +167,163 @@ pub struct ProcessConfig {
     /// Overrides `breaker_cooldown_ms` for this hook.
     #[serde(default)]
     pub breaker_cooldown_ms: Option<u64>,
+}
+
+/// `[hooks.remotes.NAME]`: a hook that runs as a network service, reached
+/// over WebSocket (`ws://`, `wss://`) or HTTP (`http://`, `https://`) with
+/// the same protocol as a process (spec/protocol.md section 2.2).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteConfig {
+    /// Off switch for one hook.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Lower runs first; ties break by name, across every kind of hook.
+    #[serde(default)]
+    pub priority: i64,
+    /// Where the hook service listens.
+    pub url: String,
+    /// Sent on the WebSocket upgrade and on every HTTP request. A value may
+    /// name environment variables as `${env:NAME}`, read when the host
+    /// connects, so a token never has to be written into the file.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Event kinds to forward (WebSocket only: HTTP carries requests only).
+    #[serde(default)]
+    pub observe: Vec<String>,
+    /// Stages to call the hook for.
+    #[serde(default)]
+    pub intercept: Vec<Stage>,
+    /// Overrides the stage default deadline for this hook.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// How long one connection attempt (TCP, TLS and upgrade) may take;
+    /// `hello_timeout_ms` when absent.
+    #[serde(default)]
+    pub connect_timeout_ms: Option<u64>,
+    /// What a failure of this hook decides; per stage default when absent.
+    #[serde(default)]
+    pub on_error: Option<OnError>,
+    /// Regex on the tool name (anchored), as for process hooks.
+    #[serde(default)]
+    pub matcher: Option<String>,
+    /// A CEL condition, as for process hooks.
+    #[serde(default, rename = "if")]
+    pub condition: Option<String>,
+    /// Overrides `breaker_failures` for this hook.
+    #[serde(default)]
+    pub breaker_failures: Option<u32>,
+    /// Overrides `breaker_window_ms` for this hook.
+    #[serde(default)]
+    pub breaker_window_ms: Option<u64>,
+    /// Overrides `breaker_cooldown_ms` for this hook.
+    #[serde(default)]
+    pub breaker_cooldown_ms: Option<u64>,
+}
+
+/// How a remote hook is reached, from its URL's scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteTransport {
+    /// `ws://` or `wss://`: one long-lived connection, reconnected with
+    /// backoff; requests and runtime events.
+    WebSocket,
+    /// `http://` or `https://`: one POST per request; no events.
+    Http,
+}
+
+impl RemoteConfig {
+    /// A remote at `url` that intercepts `intercept`, every other setting at
+    /// its default; handy for embedding and tests.
+    pub fn new(url: impl Into<String>, intercept: Vec<Stage>) -> Self {
+        Self {
+            enabled: true,
+            priority: 0,
+            url: url.into(),
+            headers: BTreeMap::new(),
+            observe: Vec::new(),
+            intercept,
+            timeout_ms: None,
+            connect_timeout_ms: None,
+            on_error: None,
+            matcher: None,
+            condition: None,
+            breaker_failures: None,
+            breaker_window_ms: None,
+            breaker_cooldown_ms: None,
+        }
+    }
+
+    /// WebSocket or HTTP, from the URL's scheme; the error names the key.
+    pub fn transport(&self) -> Result<RemoteTransport, String> {
+        let scheme = self
+            .url
+            .split_once("://")
+            .map(|(s, _)| s.to_ascii_lowercase())
+            .ok_or_else(|| format!("key `url`: {:?} has no scheme", self.url))?;
+        match scheme.as_str() {
+            "ws" | "wss" => Ok(RemoteTransport::WebSocket),
+            "http" | "https" => Ok(RemoteTransport::Http),
+            other => Err(format!(
+                "key `url`: scheme `{other}` is not one of ws, wss, http, https"
+            )),
+        }
+    }
+
+    /// Its breaker overrides.
+    pub fn breaker(&self) -> BreakerConfig {
+        BreakerConfig {
+            breaker_failures: self.breaker_failures,
+            breaker_window_ms: self.breaker_window_ms,
+            breaker_cooldown_ms: self.breaker_cooldown_ms,
+        }
+    }
+
+    /// The parsed `observe` list (validated at load).
+    pub fn observe_patterns(&self) -> Vec<EventPattern> {
+        self.observe
+            .iter()
+            .filter_map(|p| EventPattern::parse(p).ok())
+            .collect()
+    }
+
+    /// The headers with every `${env:NAME}` replaced from `lookup`; the
+    /// error names the header and the variable, never the value.
+    pub fn resolved_headers(
+        &self,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Vec<(String, String)>, String> {
+        self.headers
+            .iter()
+            .map(|(name, template)| {
+                expand_env(template, &lookup)
+                    .map(|v| (name.clone(), v))
+                    .map_err(|e| format!("header `{name}`: {e}"))
+            })
+            .collect()
+    }
+}
+
+/// Replaces each `${env:NAME}` in `template`; any other `$` is literal.
+fn expand_env(template: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(at) = rest.find("${env:") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "${env:".len()..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| "`${env:` without its closing `}`".to_string())?;
+        let name = &after[..end];
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            return Err(format!("invalid environment variable name {name:?}"));
+        }
+        let value =
+            lookup(name).ok_or_else(|| format!("environment variable `{name}` is not set"))?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// Per-hook overrides of the breaker defaults.
@@ -375,6 +534,8 @@ struct HooksSection {
     #[serde(default)]
     commands: BTreeMap<String, Value>,
     #[serde(default)]
+    remotes: BTreeMap<String, Value>,
+    #[serde(default)]
     audit: Option<Value>,
 }
 
@@ -387,6 +548,7 @@ impl Config {
             processes: BTreeMap::new(),
             builtins: BTreeMap::new(),
             commands: BTreeMap::new(),
+            remotes: BTreeMap::new(),
             audit: None,
             base_dir: base_dir.into(),
         }
@@ -479,6 +641,14 @@ impl Config {
                 .map_err(|m| invalid(at.clone(), m))?;
             config.processes.insert(name, hook);
         }
+        for (name, raw) in section.remotes {
+            let at = format!("remote hook `{name}`");
+            let hook: RemoteConfig = decode(raw).map_err(|m| invalid(at.clone(), m))?;
+            validate_remote(&hook).map_err(|m| invalid(at.clone(), m))?;
+            crate::filter::Filter::new(hook.matcher.as_deref(), hook.condition.as_deref())
+                .map_err(|m| invalid(at.clone(), m))?;
+            config.remotes.insert(name, hook);
+        }
         validate_defaults(&config.defaults).map_err(|m| invalid("[hooks.defaults]".into(), m))?;
         Ok(config)
     }
@@ -544,6 +714,56 @@ fn validate_process(hook: &ProcessConfig) -> Result<(), String> {
         if name.is_empty() || name.contains('=') || name.contains('\0') {
             return Err(format!("invalid environment variable name {name:?}"));
         }
+    }
+    Ok(())
+}
+
+fn validate_remote(hook: &RemoteConfig) -> Result<(), String> {
+    let transport = hook.transport()?;
+    let host = hook
+        .url
+        .split_once("://")
+        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(""))
+        .unwrap_or("");
+    if host.is_empty() {
+        return Err(format!("key `url`: {:?} names no host", hook.url));
+    }
+    for (i, p) in hook.observe.iter().enumerate() {
+        EventPattern::parse(p).map_err(|e| format!("key `observe[{i}]`: {e}"))?;
+    }
+    if transport == RemoteTransport::Http && !hook.observe.is_empty() {
+        return Err(
+            "key `observe`: an http:// hook gets requests only (no runtime events); use ws:// to observe"
+                .into(),
+        );
+    }
+    for (key, v) in [
+        ("timeout_ms", hook.timeout_ms),
+        ("connect_timeout_ms", hook.connect_timeout_ms),
+    ] {
+        if v == Some(0) {
+            return Err(format!("key `{key}`: must be at least 1"));
+        }
+    }
+    for (name, value) in &hook.headers {
+        let valid_name = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !valid_name {
+            return Err(format!(
+                "key `headers`: {name:?} is not a valid header name"
+            ));
+        }
+        if value.contains(['\r', '\n', '\0']) {
+            return Err(format!(
+                "key `headers.{name}`: a header value cannot hold a line break or NUL"
+            ));
+        }
+        // Only the syntax is checked here; the variables are read when the
+        // host connects, so that a rotated token is picked up on reconnect.
+        expand_env(value, &|_| Some(String::new()))
+            .map_err(|e| format!("key `headers.{name}`: {e}"))?;
     }
     Ok(())
 }
@@ -685,6 +905,79 @@ breaker_failures = 3
             (
                 "[hooks.audit]\nfile='x'\n",
                 "[hooks.audit]: key `file`: unknown field",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse_toml(text).expect_err(text).to_string();
+            assert!(err.contains(want), "{err:?} should contain {want:?}");
+        }
+    }
+
+    #[test]
+    fn remote_hooks_load_and_their_mistakes_are_named() {
+        let c = parse_toml(
+            r#"
+[hooks.remotes.policy]
+url = "wss://hooks.example:8443/policy"
+headers = { Authorization = "Bearer ${env:POLICY_TOKEN}", X-Team = "agents" }
+priority = 20
+intercept = ["before_tool"]
+observe = ["agent.tool.*"]
+on_error = "deny"
+[hooks.remotes.audit]
+url = "http://127.0.0.1:9000"
+intercept = ["after_tool"]
+"#,
+        )
+        .expect("valid config");
+        let p = &c.remotes["policy"];
+        assert_eq!(p.transport(), Ok(RemoteTransport::WebSocket));
+        assert_eq!(c.remotes["audit"].transport(), Ok(RemoteTransport::Http));
+        let headers = p
+            .resolved_headers(|n| (n == "POLICY_TOKEN").then(|| "s3cret".to_string()))
+            .expect("resolves");
+        assert_eq!(
+            headers,
+            vec![
+                ("Authorization".to_string(), "Bearer s3cret".to_string()),
+                ("X-Team".to_string(), "agents".to_string())
+            ]
+        );
+        let missing = p.resolved_headers(|_| None).expect_err("unset variable");
+        assert_eq!(
+            missing,
+            "header `Authorization`: environment variable `POLICY_TOKEN` is not set"
+        );
+        let cases = [
+            (
+                "[hooks.remotes.r]\nurl='tcp://x:1'\n",
+                "remote hook `r`: key `url`: scheme `tcp` is not one of ws, wss, http, https",
+            ),
+            ("[hooks.remotes.r]\nurl='localhost:1'\n", "has no scheme"),
+            ("[hooks.remotes.r]\nurl='ws:///x'\n", "names no host"),
+            (
+                "[hooks.remotes.r]\n",
+                "remote hook `r`: missing field `url`",
+            ),
+            (
+                "[hooks.remotes.r]\nurl='http://x'\nobserve=['*']\n",
+                "an http:// hook gets requests only",
+            ),
+            (
+                "[hooks.remotes.r]\nurl='ws://x'\nheaders={'a b'='1'}\n",
+                "\"a b\" is not a valid header name",
+            ),
+            (
+                "[hooks.remotes.r]\nurl='ws://x'\nheaders={A='${env:T'}\n",
+                "key `headers.A`: `${env:` without its closing `}`",
+            ),
+            (
+                "[hooks.remotes.r]\nurl='ws://x'\nconnect_timeout_ms=0\n",
+                "key `connect_timeout_ms`: must be at least 1",
+            ),
+            (
+                "[hooks.remotes.r]\nurl='ws://x'\ncommand=['x']\n",
+                "unknown field `command`",
             ),
         ];
         for (text, want) in cases {

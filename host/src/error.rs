@@ -24,6 +24,10 @@ pub enum CallError {
     /// failed after repeated crashes, or shut down.
     #[error("the hook is unavailable: {0}")]
     Unavailable(String),
+    /// The connection to a remote hook failed during the call (refused,
+    /// reset, closed, or an HTTP status other than 200).
+    #[error("the connection to the remote hook failed: {0}")]
+    Network(String),
     /// The hook answered with a JSON-RPC error.
     #[error("the hook answered an error: {0}")]
     Rpc(ErrorObject),

@@ -4,11 +4,11 @@
 //! breaker) is a [`crate::member::Member`]; two configured hooks with the
 //! same command, folder and environment share one `HookEntry`.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use hookhost_protocol::event::{EventPattern, intersect_patterns};
+use hookhost_protocol::event::EventPattern;
 use hookhost_protocol::{HelloResult, Stage};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
@@ -16,6 +16,7 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::config::{Defaults, ProcessConfig};
 use crate::connection::Connection;
+use crate::declaration::Declaration;
 use crate::error::CallError;
 use crate::process::StderrTail;
 use crate::supervisor::stopping;
@@ -34,14 +35,7 @@ pub enum HookState {
     Stopped,
 }
 
-/// What the hook gets called for: config narrowed by its hello declaration.
-#[derive(Debug, Clone, Default)]
-pub struct Effective {
-    /// Stages it is called for.
-    pub intercept: Vec<Stage>,
-    /// Event kinds forwarded to it.
-    pub observe: Vec<EventPattern>,
-}
+pub use crate::declaration::Effective;
 
 /// Counters a process accumulates over the host's life.
 #[derive(Debug, Default)]
@@ -55,13 +49,6 @@ pub struct Counters {
     pub dropped_events: AtomicU64,
 }
 
-/// What the hook declared in its last hello; `None` = no declaration.
-#[derive(Debug, Clone, Default)]
-struct Declared {
-    intercept: Option<Vec<Stage>>,
-    observe: Option<Vec<EventPattern>>,
-}
-
 /// The shared handle of one hook process.
 pub struct HookEntry {
     /// The name of the first configured hook that uses this process.
@@ -72,15 +59,13 @@ pub struct HookEntry {
     /// Stage defaults and limits.
     pub defaults: Defaults,
     pub(crate) state: watch::Sender<HookState>,
-    declared: RwLock<Declared>,
-    effective: RwLock<Effective>,
+    declaration: Declaration,
     /// The last lines of its stderr.
     pub stderr: StderrTail,
     /// Counters.
     pub counters: Counters,
     pub(crate) events: mpsc::Sender<Arc<[u8]>>,
     pid: AtomicU32,
-    observe_override: RwLock<Option<Vec<EventPattern>>>,
 }
 
 impl HookEntry {
@@ -91,113 +76,51 @@ impl HookEntry {
         defaults: Defaults,
     ) -> (Arc<HookEntry>, mpsc::Receiver<Arc<[u8]>>) {
         let (events, rx) = mpsc::channel(defaults.event_queue);
-        let effective = Effective {
-            intercept: config.intercept.clone(),
-            observe: config.observe_patterns(),
-        };
+        let declaration = Declaration::new(config.intercept.clone(), config.observe_patterns());
         let entry = Arc::new(HookEntry {
             name: name.into(),
             config,
             defaults,
             state: watch::channel(HookState::Starting).0,
-            declared: RwLock::new(Declared::default()),
-            effective: RwLock::new(effective),
+            declaration,
             stderr: StderrTail::default(),
             counters: Counters::default(),
             events,
             pid: AtomicU32::new(0),
-            observe_override: RwLock::new(None),
         });
         (entry, rx)
     }
 
     /// What it is called for now.
     pub fn effective(&self) -> Effective {
-        self.effective
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.declaration.effective()
     }
 
     /// Records a hello declaration and narrows config by it; config may
     /// narrow, never widen.
     pub(crate) fn apply_hello(&self, hello: &HelloResult) {
-        let declared_observe: Option<Vec<EventPattern>> = hello.observe.as_ref().map(|list| {
-            list.iter()
-                .filter_map(|p| EventPattern::parse(p).ok())
-                .collect()
-        });
-        *self.declared.write().unwrap_or_else(|p| p.into_inner()) = Declared {
-            intercept: hello.intercept.clone(),
-            observe: declared_observe,
-        };
-        self.recompute();
-    }
-
-    fn recompute(&self) {
-        let declared = self
-            .declared
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let intercept = self
-            .config
-            .intercept
-            .iter()
-            .copied()
-            .filter(|s| declared.intercept.as_ref().is_none_or(|d| d.contains(s)))
-            .collect();
-        let configured = self.observe_config();
-        let observe = intersect_patterns(declared.observe.as_deref(), &configured);
-        *self.effective.write().unwrap_or_else(|p| p.into_inner()) =
-            Effective { intercept, observe };
-    }
-
-    fn observe_config(&self) -> Vec<EventPattern> {
-        self.observe_override
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .unwrap_or_else(|| self.config.observe_patterns())
+        self.declaration.apply_hello(hello);
     }
 
     /// Replaces the configured observe list (after a reload changed the
     /// hooks that share this process).
     pub(crate) fn set_observe(&self, patterns: Vec<EventPattern>) {
-        *self
-            .observe_override
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = Some(patterns);
-        self.recompute();
+        self.declaration.set_observe(patterns);
     }
 
     /// Whether the process declared `stage` (true when it declared nothing).
     pub fn declares(&self, stage: Stage) -> bool {
-        self.declared
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .intercept
-            .as_ref()
-            .is_none_or(|d| d.contains(&stage))
+        self.declaration.declares(stage)
     }
 
     /// Whether it is called at `stage` (config narrowed by hello).
     pub fn intercepts(&self, stage: Stage) -> bool {
-        self.effective
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .intercept
-            .contains(&stage)
+        self.declaration.intercepts(stage)
     }
 
     /// Whether it wants events of `kind`.
     pub fn observes(&self, kind: &str) -> bool {
-        self.effective
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .observe
-            .iter()
-            .any(|p| p.matches(kind))
+        self.declaration.observes(kind)
     }
 
     /// The process id of the latest start (0 before the first).

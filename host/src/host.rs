@@ -24,11 +24,12 @@ use crate::audit::{AuditLog, AuditRecord};
 use crate::breaker::Admission;
 use crate::builtin::BuiltinRegistry;
 use crate::command::CommandHook;
-use crate::config::{Config, Defaults, ProcessConfig, SpawnKey};
+use crate::config::{Config, Defaults, ProcessConfig, RemoteTransport, SpawnKey};
 use crate::error::CallError;
 use crate::hook::{HookEntry, forward_events};
 use crate::member::{Member, MemberKind};
 use crate::outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
+use crate::remote::RemoteHook;
 use crate::stats::{HookStats, MemberStats};
 use crate::supervisor::{Started, supervise};
 
@@ -85,6 +86,15 @@ struct ProcessSlot {
     tasks: Vec<JoinHandle<()>>,
 }
 
+/// A remote hook's connector and what stops it; `fingerprint` tells a
+/// reload whether its settings changed.
+struct RemoteSlot {
+    hook: Arc<RemoteHook>,
+    fingerprint: String,
+    shutdown: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
 /// The hook host. Cheap to clone; all clones share the same hooks.
 #[derive(Clone)]
 pub struct Host {
@@ -96,6 +106,8 @@ struct Inner {
     /// whole on reload; a stage run keeps the snapshot it started with.
     chain: RwLock<Arc<Vec<Arc<Member>>>>,
     processes: Mutex<BTreeMap<SpawnKey, ProcessSlot>>,
+    /// Remote hooks by name (never shared: each has its own connection).
+    remotes: Mutex<BTreeMap<String, RemoteSlot>>,
     defaults: RwLock<Defaults>,
     registry: BuiltinRegistry,
     audit: Option<AuditLog>,
@@ -113,6 +125,10 @@ impl Drop for Inner {
         // if it is going away too, each process's guard SIGKILLs its group.
         let processes = self.processes.get_mut().unwrap_or_else(|p| p.into_inner());
         for slot in processes.values() {
+            slot.shutdown.send_replace(true);
+        }
+        let remotes = self.remotes.get_mut().unwrap_or_else(|p| p.into_inner());
+        for slot in remotes.values() {
             slot.shutdown.send_replace(true);
         }
     }
@@ -227,6 +243,76 @@ async fn start_processes(
     (slots, started, failures)
 }
 
+/// Reports a remote's first connect and handshake.
+type FirstAttempt = oneshot::Receiver<Result<(), String>>;
+
+/// Starts the connectors of new remote hooks; the receivers report each
+/// first attempt.
+fn start_remotes(
+    config: &Config,
+    fresh: Vec<String>,
+    defaults: &Defaults,
+    failures: &mut Vec<StartFailure>,
+) -> Vec<(String, RemoteSlot, FirstAttempt)> {
+    let mut pending = Vec::new();
+    for name in fresh {
+        let Some(c) = config.remotes.get(&name) else {
+            continue;
+        };
+        let (hook, events) = match RemoteHook::new(&name, c.clone(), defaults.clone()) {
+            Ok(h) => h,
+            Err(e) => {
+                // Only a config built in code, which skipped
+                // `Config::parse`, gets here; its member fails every call.
+                failures.push(StartFailure {
+                    hook: name.clone(),
+                    error: e,
+                });
+                continue;
+            }
+        };
+        let (shutdown, _) = watch::channel(false);
+        let (tx, rx) = oneshot::channel();
+        let mut tasks = vec![tokio::spawn(crate::remote::maintain(
+            hook.clone(),
+            shutdown.subscribe(),
+            tx,
+        ))];
+        if hook.transport == RemoteTransport::WebSocket {
+            tasks.push(tokio::spawn(crate::remote::forward_events(
+                hook.clone(),
+                events,
+                shutdown.subscribe(),
+            )));
+        }
+        let fingerprint = crate::member::fingerprint(c, defaults);
+        pending.push((
+            name,
+            RemoteSlot {
+                hook,
+                fingerprint,
+                shutdown,
+                tasks,
+            },
+            rx,
+        ));
+    }
+    pending
+}
+
+/// Stops one remote: waits (bounded) for its in-flight calls, then closes
+/// its connection.
+async fn stop_remote(slot: RemoteSlot, drain_within: Duration) {
+    let until = Instant::now() + drain_within;
+    while slot.hook.counters.in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    slot.shutdown.send_replace(true);
+    for t in slot.tasks {
+        let _ = t.await;
+    }
+}
+
 /// Stops one process: waits (bounded) for its in-flight calls, then the
 /// graceful ladder.
 async fn stop_process(slot: ProcessSlot, drain_within: Duration) {
@@ -337,6 +423,7 @@ impl Host {
             inner: Arc::new(Inner {
                 chain: RwLock::new(Arc::new(Vec::new())),
                 processes: Mutex::new(BTreeMap::new()),
+                remotes: Mutex::new(BTreeMap::new()),
                 defaults: RwLock::new(config.defaults.clone()),
                 registry,
                 audit,
@@ -388,7 +475,69 @@ impl Host {
             }
             (keep, start)
         };
+        // Remotes: those whose settings (and the defaults) are unchanged
+        // keep their connection; the others get a new one.
+        let (keep_remotes, fresh_remotes): (Vec<String>, Vec<String>) = {
+            let running = lock(&self.inner.remotes);
+            config
+                .remotes
+                .iter()
+                .filter(|(_, c)| config.enabled && c.enabled)
+                .map(|(name, c)| {
+                    let same = running.get(name).is_some_and(|slot| {
+                        slot.fingerprint == crate::member::fingerprint(c, &defaults)
+                    });
+                    (name.clone(), same)
+                })
+                .fold(
+                    (Vec::new(), Vec::new()),
+                    |(mut keep, mut fresh), (name, same)| {
+                        if same {
+                            keep.push(name);
+                        } else {
+                            fresh.push(name);
+                        }
+                        (keep, fresh)
+                    },
+                )
+        };
+        let mut remote_failures = Vec::new();
+        let connecting = start_remotes(&config, fresh_remotes, &defaults, &mut remote_failures);
+        // Processes and remotes come up together; each is bounded by its
+        // own handshake deadline.
         let (new_slots, started, failures) = start_processes(to_start, &defaults).await;
+        let mut new_remotes = Vec::new();
+        for (name, slot, rx) in connecting {
+            let error = match rx.await {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e),
+                Err(_) => Some("its connector ended before the handshake".into()),
+            };
+            if let Some(error) = error {
+                remote_failures.push(StartFailure {
+                    hook: name.clone(),
+                    error,
+                });
+            }
+            new_remotes.push((name, slot));
+        }
+        let (remote_hooks, removed_remotes) = {
+            let mut running = lock(&self.inner.remotes);
+            let mut next: BTreeMap<String, RemoteSlot> = BTreeMap::new();
+            for name in &keep_remotes {
+                if let Some(slot) = running.remove(name) {
+                    next.insert(name.clone(), slot);
+                }
+            }
+            next.extend(new_remotes);
+            let removed: Vec<RemoteSlot> = std::mem::take(&mut *running).into_values().collect();
+            let hooks: BTreeMap<String, Arc<RemoteHook>> = next
+                .iter()
+                .map(|(k, s)| (k.clone(), s.hook.clone()))
+                .collect();
+            *running = next;
+            (hooks, removed)
+        };
         let mut removed_slots = Vec::new();
         let entries: BTreeMap<SpawnKey, Arc<HookEntry>> = {
             let mut running = lock(&self.inner.processes);
@@ -430,6 +579,7 @@ impl Host {
         }
         lock(&self.inner.started).extend(started);
         lock(&self.inner.failures).extend(failures);
+        lock(&self.inner.failures).extend(remote_failures.iter().cloned());
 
         // Members, reusing unchanged ones.
         let old: BTreeMap<String, Arc<Member>> = self
@@ -444,6 +594,7 @@ impl Host {
                 m.fingerprint == fresh.fingerprint
                     && match (&m.kind, &fresh.kind) {
                         (MemberKind::Process(a), MemberKind::Process(b)) => Arc::ptr_eq(a, b),
+                        (MemberKind::Remote(a), MemberKind::Remote(b)) => Arc::ptr_eq(a, b),
                         (MemberKind::Builtin(_), MemberKind::Builtin(_))
                         | (MemberKind::Command(_), MemberKind::Command(_)) => true,
                         _ => false,
@@ -505,6 +656,20 @@ impl Host {
                 );
             }
         }
+        for (name, c) in config
+            .remotes
+            .iter()
+            .filter(|(_, c)| config.enabled && c.enabled)
+        {
+            let hook = remote_hooks.get(name).cloned().ok_or_else(|| {
+                remote_failures
+                    .iter()
+                    .find(|f| &f.hook == name)
+                    .map(|f| f.error.clone())
+                    .unwrap_or_else(|| "its connector could not be built".into())
+            });
+            take(name, Member::remote(name, c, hook, &defaults), &mut report);
+        }
         if config.enabled {
             for (name, c) in config.commands.iter().filter(|(_, c)| c.enabled) {
                 match CommandHook::new(name, c, &config.command_dir(c)) {
@@ -540,6 +705,9 @@ impl Host {
         );
         for slot in removed_slots {
             stop_process(slot, drain).await;
+        }
+        for slot in removed_remotes {
+            stop_remote(slot, drain).await;
         }
         report
     }
@@ -589,6 +757,10 @@ impl Host {
                     MemberKind::Process(p) => (
                         p.counters.restarts.load(Ordering::Relaxed),
                         p.counters.dropped_events.load(Ordering::Relaxed),
+                    ),
+                    MemberKind::Remote(r) => (
+                        r.counters.restarts.load(Ordering::Relaxed),
+                        r.counters.dropped_events.load(Ordering::Relaxed),
                     ),
                     _ => (0, 0),
                 };
@@ -940,6 +1112,24 @@ impl Host {
             .filter(|s| s.entry.observes(&event.kind))
             .map(|s| s.entry.clone())
             .collect();
+        let remotes: Vec<Arc<RemoteHook>> = lock(&self.inner.remotes)
+            .values()
+            .filter(|s| s.hook.observes(&event.kind))
+            .map(|s| s.hook.clone())
+            .collect();
+        if !remotes.is_empty() {
+            match serde_json::value::to_raw_value(&event) {
+                Ok(params) => {
+                    let params: Arc<serde_json::value::RawValue> = Arc::from(params);
+                    for hook in remotes {
+                        hook.offer_event(&params);
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(kind = %event.kind, "event did not encode ({e}); not sent")
+                }
+            }
+        }
         if targets.is_empty() {
             return;
         }
@@ -963,9 +1153,20 @@ impl Host {
         let slots: Vec<ProcessSlot> = std::mem::take(&mut *lock(&self.inner.processes))
             .into_values()
             .collect();
+        let remotes: Vec<RemoteSlot> = std::mem::take(&mut *lock(&self.inner.remotes))
+            .into_values()
+            .collect();
         // Signal all first so that slow hooks stop in parallel.
         for slot in &slots {
             slot.shutdown.send_replace(true);
+        }
+        for slot in &remotes {
+            slot.shutdown.send_replace(true);
+        }
+        for slot in remotes {
+            for t in slot.tasks {
+                let _ = t.await;
+            }
         }
         for slot in slots {
             for t in slot.tasks {

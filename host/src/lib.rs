@@ -32,6 +32,7 @@ pub mod command;
 pub mod config;
 pub mod conformance;
 pub mod connection;
+mod declaration;
 pub mod error;
 pub mod filter;
 pub mod hook;
@@ -43,12 +44,13 @@ pub mod outcome;
 pub mod preflight;
 pub mod process;
 pub mod redact;
+pub mod remote;
 pub mod sidecar;
 pub mod stats;
 pub mod supervisor;
 
 pub use builtin::{BuiltinHook, BuiltinRegistry};
-pub use config::{Config, ConfigError, Defaults, ProcessConfig};
+pub use config::{Config, ConfigError, Defaults, ProcessConfig, RemoteConfig};
 pub use error::CallError;
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;

@@ -1,4 +1,4 @@
-//! A member of the chain: one configured hook, of either kind, with
+//! A member of the chain: one configured hook, of any kind, with
 //! everything that decides whether and how it is called: its priority,
 //! filters, deadline, failure policy, circuit breaker and figures.
 
@@ -12,10 +12,11 @@ use tokio::time::Instant;
 use crate::breaker::Breaker;
 use crate::builtin::BuiltinHook;
 use crate::command::{CommandConfig, CommandHook};
-use crate::config::{BreakerConfig, BuiltinConfig, Defaults, ProcessConfig};
+use crate::config::{BreakerConfig, BuiltinConfig, Defaults, ProcessConfig, RemoteConfig};
 use crate::error::CallError;
 use crate::filter::Filter;
 use crate::hook::HookEntry;
+use crate::remote::RemoteHook;
 use crate::stats::MemberStats;
 
 /// What answers the calls.
@@ -27,6 +28,8 @@ pub enum MemberKind {
     Builtin(Arc<dyn BuiltinHook>),
     /// A one-shot command, spawned per call.
     Command(Arc<CommandHook>),
+    /// A hook served over WebSocket or HTTP.
+    Remote(Arc<RemoteHook>),
     /// A builtin that could not be built; every call fails with this text,
     /// so its `on_error` policy still answers for it.
     Unavailable(String),
@@ -66,6 +69,35 @@ impl Member {
         Member::assemble(
             name,
             MemberKind::Process(entry),
+            Settings {
+                priority: config.priority,
+                intercept: config.intercept.clone(),
+                on_error: config.on_error,
+                timeout_ms: config.timeout_ms,
+                matcher: config.matcher.as_deref(),
+                condition: config.condition.as_deref(),
+                breaker: config.breaker(),
+                fingerprint: fingerprint(config, defaults),
+            },
+            defaults,
+        )
+    }
+
+    /// A member answered by a hook service over the network (or by
+    /// nothing, when its connector could not be built).
+    pub fn remote(
+        name: &str,
+        config: &RemoteConfig,
+        hook: Result<Arc<RemoteHook>, String>,
+        defaults: &Defaults,
+    ) -> Member {
+        let kind = match hook {
+            Ok(h) => MemberKind::Remote(h),
+            Err(why) => MemberKind::Unavailable(why),
+        };
+        Member::assemble(
+            name,
+            kind,
             Settings {
                 priority: config.priority,
                 intercept: config.intercept.clone(),
@@ -163,10 +195,11 @@ impl Member {
         }
     }
 
-    /// `process`, `builtin` or `command`.
+    /// `process`, `remote`, `builtin` or `command`.
     pub fn kind_name(&self) -> &'static str {
         match self.kind {
             MemberKind::Process(_) => "process",
+            MemberKind::Remote(_) => "remote",
             MemberKind::Command(_) => "command",
             MemberKind::Builtin(_) | MemberKind::Unavailable(_) => "builtin",
         }
@@ -178,6 +211,7 @@ impl Member {
         self.intercept.contains(&stage)
             && match &self.kind {
                 MemberKind::Process(p) => p.declares(stage),
+                MemberKind::Remote(r) => r.declares(stage),
                 MemberKind::Builtin(_) | MemberKind::Command(_) | MemberKind::Unavailable(_) => {
                     true
                 }
@@ -215,6 +249,7 @@ impl Member {
     ) -> Result<Value, CallError> {
         match &self.kind {
             MemberKind::Process(p) => p.request(stage.method(), params, deadline, budget).await,
+            MemberKind::Remote(r) => r.request(stage.method(), params, deadline, budget).await,
             MemberKind::Builtin(b) => {
                 match tokio::time::timeout_at(deadline, b.call(stage, params)).await {
                     Ok(Ok(result)) => Ok(result),

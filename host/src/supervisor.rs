@@ -19,7 +19,7 @@ use crate::hook::{HookEntry, HookState};
 use crate::process::{self, Running};
 
 /// A process that stays up this long resets the backoff.
-const STABLE_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const STABLE_AFTER: Duration = Duration::from_secs(60);
 
 /// What the first start reported, for `Host::start`.
 #[derive(Debug, Clone)]
@@ -233,26 +233,11 @@ async fn start(
 }
 
 async fn hello(entry: &HookEntry, conn: &Connection) -> Result<u32, String> {
-    let mut modes: Vec<String> = Vec::new();
-    if !entry.config.observe.is_empty() {
-        modes.push("observe".into());
-    }
-    for s in &entry.config.intercept {
-        let m = s.mode().to_string();
-        if !modes.contains(&m) {
-            modes.push(m);
-        }
-    }
-    let params = HelloParams {
-        name: entry.name.to_string(),
-        version: PROTOCOL_VERSION,
-        modes,
-        host: Some(HostInfo {
-            name: "hookhost".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        }),
-    };
-    let params = serde_json::to_value(&params).map_err(|e| e.to_string())?;
+    let params = hello_params(
+        &entry.name,
+        &entry.config.intercept,
+        !entry.config.observe.is_empty(),
+    )?;
     let budget = Duration::from_millis(entry.defaults.hello_timeout_ms);
     let reply = conn
         .request(method::HELLO, &params, Instant::now() + budget, budget)
@@ -263,13 +248,48 @@ async fn hello(entry: &HookEntry, conn: &Connection) -> Result<u32, String> {
             }
             other => format!("hook.hello failed: {other}"),
         })?;
+    let (version, result) = accept_hello(&reply)?;
+    entry.apply_hello(&result);
+    Ok(version)
+}
+
+/// The `hook.hello` params for a hook configured with `intercept` (and
+/// some `observe` list when `observes`): the modes it will be used in.
+pub(crate) fn hello_params(
+    name: &str,
+    intercept: &[hookhost_protocol::Stage],
+    observes: bool,
+) -> Result<serde_json::Value, String> {
+    let mut modes: Vec<String> = Vec::new();
+    if observes {
+        modes.push("observe".into());
+    }
+    for s in intercept {
+        let m = s.mode().to_string();
+        if !modes.contains(&m) {
+            modes.push(m);
+        }
+    }
+    let params = HelloParams {
+        name: name.to_string(),
+        version: PROTOCOL_VERSION,
+        modes,
+        host: Some(HostInfo {
+            name: "hookhost".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }),
+    };
+    serde_json::to_value(&params).map_err(|e| e.to_string())
+}
+
+/// Reads a hello answer and agrees on the version, or says why not.
+pub(crate) fn accept_hello(reply: &serde_json::Value) -> Result<(u32, HelloResult), String> {
     let result =
-        HelloResult::deserialize(&reply).map_err(|e| format!("invalid hook.hello result: {e}"))?;
+        HelloResult::deserialize(reply).map_err(|e| format!("invalid hook.hello result: {e}"))?;
     let version = result
         .negotiate(PROTOCOL_VERSION)
         .map_err(|e| format!("handshake refused: {e}"))?;
-    entry.apply_hello(&result);
-    Ok(version)
+    Ok((version, result))
 }
 
 /// Graceful stop: close stdin, then the signal ladder.
@@ -287,7 +307,7 @@ async fn stop(entry: &HookEntry, mut live: Live) {
 
 /// Exponential backoff with jitter: about 25 ms first, doubling, capped at
 /// `max` (`restart_backoff_max_ms`).
-fn backoff(attempt: u32, max: Duration) -> Duration {
+pub(crate) fn backoff(attempt: u32, max: Duration) -> Duration {
     let base = Duration::from_millis(25).saturating_mul(1u32 << attempt.min(16));
     let base = base.min(max);
     // ±25% jitter from the clock's low bits; no need for a real RNG here.

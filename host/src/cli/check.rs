@@ -39,7 +39,7 @@ pub async fn run(args: CheckArgs) -> ExitCode {
     let mut rows = vec![[
         "hook".to_string(),
         "kind".into(),
-        "pid".into(),
+        "pid/url".into(),
         "protocol".into(),
         "intercepts".into(),
         "observes".into(),
@@ -74,6 +74,26 @@ pub async fn run(args: CheckArgs) -> ExitCode {
                             .collect(),
                     ),
                     format!("{} ms", info.hello_time.as_millis()),
+                ]);
+            }
+            MemberKind::Remote(r) => {
+                if r.version() == 0 {
+                    continue;
+                }
+                rows.push([
+                    m.name.to_string(),
+                    "remote".into(),
+                    r.config.url.clone(),
+                    format!("v{}", r.version()),
+                    stages,
+                    list(
+                        r.effective()
+                            .observe
+                            .iter()
+                            .map(|o| o.to_string())
+                            .collect(),
+                    ),
+                    format!("{} ms", r.hello_time().as_millis()),
                 ]);
             }
             MemberKind::Builtin(_) | MemberKind::Command(_) => rows.push([

@@ -1,0 +1,357 @@
+//! Remote hooks over WebSocket, against a scripted hook server on loopback
+//! that can be stopped, restarted, made to hang or to send garbage: the
+//! handshake, verdicts, runtime events, headers from the environment, and
+//! what the host does when the server goes away and comes back.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hookhost::config::RemoteConfig;
+use hookhost::protocol::event::RuntimeEvent;
+use hookhost::protocol::params::ToolCall;
+use hookhost::{Config, Host, ToolOutcome};
+use hookhost_protocol::{OnError, Stage};
+use serde_json::{Map, Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+use tokio_util::compat::TokioAsyncReadCompatExt;
+
+/// How the scripted server answers stage requests.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// `modify`, adding `arguments.<name> = true`.
+    Modify,
+    /// Never answers a stage request.
+    Hang,
+    /// Answers each stage request with a frame that is not JSON.
+    Garbage,
+}
+
+/// What the server saw, for the test to check.
+#[derive(Default)]
+struct Seen {
+    hellos: usize,
+    events: Vec<String>,
+    authorization: Vec<String>,
+}
+
+/// A hook server on one port; dropping it (or `stop`) closes the listener
+/// and every connection, as a killed process would.
+struct Server {
+    addr: String,
+    seen: Arc<Mutex<Seen>>,
+    tasks: JoinSet<()>,
+}
+
+impl Server {
+    async fn start(name: &'static str, mode: Mode) -> Server {
+        Server::on("127.0.0.1:0", name, mode, Arc::default()).await
+    }
+
+    async fn on(addr: &str, name: &'static str, mode: Mode, seen: Arc<Mutex<Seen>>) -> Server {
+        let listener = TcpListener::bind(addr).await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let mut tasks = JoinSet::new();
+        let conns = seen.clone();
+        tasks.spawn(async move {
+            let mut connections = JoinSet::new();
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                connections.spawn(session(stream, name, mode, conns.clone()));
+            }
+        });
+        Server { addr, seen, tasks }
+    }
+
+    fn url(&self) -> String {
+        format!("ws://{}/hook", self.addr)
+    }
+
+    /// Closes the listener and every connection at once.
+    async fn stop(mut self) -> (String, Arc<Mutex<Seen>>) {
+        self.tasks.abort_all();
+        while self.tasks.join_next().await.is_some() {}
+        (self.addr, self.seen)
+    }
+}
+
+async fn session(stream: TcpStream, name: &'static str, mode: Mode, seen: Arc<Mutex<Seen>>) {
+    // soketto does not expose arbitrary request headers: read the upgrade
+    // request's head without consuming it.
+    let mut head = vec![0u8; 8192];
+    loop {
+        let n = match stream.peek(&mut head).await {
+            Ok(n) => n,
+            Err(_) => return,
+        };
+        let text = String::from_utf8_lossy(&head[..n]).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            for line in text[..end].lines() {
+                if let Some((k, v)) = line.split_once(':')
+                    && k.eq_ignore_ascii_case("authorization")
+                {
+                    seen.lock()
+                        .unwrap()
+                        .authorization
+                        .push(v.trim().to_string());
+                }
+            }
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let mut server = soketto::handshake::Server::new(stream.compat());
+    let key = match server.receive_request().await {
+        Ok(r) => r.key(),
+        Err(_) => return,
+    };
+    let accept = soketto::handshake::server::Response::Accept {
+        key,
+        protocol: None,
+    };
+    if server.send_response(&accept).await.is_err() {
+        return;
+    }
+    let (mut tx, mut rx) = server.into_builder().finish();
+    loop {
+        let mut buf = Vec::new();
+        if rx.receive_data(&mut buf).await.is_err() {
+            return;
+        }
+        let msg: Value = serde_json::from_slice(&buf).unwrap();
+        let method = msg["method"].as_str().unwrap_or("");
+        let answer = match method {
+            "hook.hello" => {
+                seen.lock().unwrap().hellos += 1;
+                json!({"version": 1, "intercept": ["before_tool"], "observe": ["agent.*"]})
+            }
+            "hook.runtime_event" => {
+                let kind = msg["params"]["kind"].as_str().unwrap_or("").to_string();
+                seen.lock().unwrap().events.push(kind);
+                continue;
+            }
+            _ => match mode {
+                Mode::Hang => continue,
+                Mode::Garbage => {
+                    tx.send_text("this is not JSON").await.unwrap();
+                    tx.flush().await.unwrap();
+                    continue;
+                }
+                Mode::Modify => json!({"action": "modify", "call": {"arguments": {name: true}}}),
+            },
+        };
+        let reply = json!({"jsonrpc": "2.0", "id": msg["id"], "result": answer});
+        if tx.send_text(reply.to_string()).await.is_err() || tx.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+fn config(remotes: &[(&str, RemoteConfig)]) -> Config {
+    let mut config = Config::empty(".");
+    config.defaults.restart_backoff_max_ms = 100;
+    // Failures open the breaker; it must let a trial through soon after
+    // the server is back.
+    config.defaults.breaker_cooldown_ms = 100;
+    config.defaults.hello_timeout_ms = 2000;
+    for (name, r) in remotes {
+        config.remotes.insert(name.to_string(), r.clone());
+    }
+    config
+}
+
+fn remote(url: &str, on_error: OnError) -> RemoteConfig {
+    let mut r = RemoteConfig::new(url, vec![Stage::BeforeTool]);
+    r.on_error = Some(on_error);
+    r.timeout_ms = Some(1000);
+    r.observe = vec!["*".into()];
+    r
+}
+
+fn call() -> ToolCall {
+    ToolCall {
+        tool: "shell".into(),
+        arguments: Map::from_iter([("command".into(), json!("ls"))]),
+        ..Default::default()
+    }
+}
+
+fn event(kind: &str) -> RuntimeEvent {
+    RuntimeEvent {
+        id: "e".into(),
+        kind: kind.into(),
+        time: "2026-11-22T00:00:00Z".into(),
+        source: None,
+        scope: None,
+        severity: None,
+        payload: json!({}),
+        extra: Map::new(),
+    }
+}
+
+#[tokio::test]
+async fn a_websocket_hook_answers_observes_and_gets_its_headers() {
+    let server = Server::start("remote", Mode::Modify).await;
+    let mut r = remote(&server.url(), OnError::Deny);
+    // SAFETY: set before the host (the only reader) starts; no other
+    // test in this binary reads this variable.
+    unsafe { std::env::set_var("HOOKHOST_TEST_REMOTE_TOKEN", "t0ken") };
+    r.headers.insert(
+        "Authorization".into(),
+        "Bearer ${env:HOOKHOST_TEST_REMOTE_TOKEN}".into(),
+    );
+    let host = Host::start(config(&[("remote", r)])).await;
+    assert!(
+        host.start_failures().is_empty(),
+        "{:?}",
+        host.start_failures()
+    );
+    match host.before_tool(call()).await {
+        ToolOutcome::Continue(c) => assert_eq!(c.arguments["remote"], true, "{c:?}"),
+        other => panic!("{other:?}"),
+    }
+    // Hello narrowed `observe = ["*"]` to what the hook declared.
+    host.emit(event("agent.turn.start"));
+    host.emit(event("tool.exec"));
+    host.emit(event("agent.turn.end"));
+    let until = tokio::time::Instant::now() + Duration::from_secs(5);
+    while server.seen.lock().unwrap().events.len() < 2 && tokio::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    {
+        let seen = server.seen.lock().unwrap();
+        assert_eq!(seen.events, ["agent.turn.start", "agent.turn.end"]);
+        assert_eq!(seen.authorization, ["Bearer t0ken"]);
+        assert_eq!(seen.hellos, 1);
+    }
+    let stats = host.stats();
+    assert_eq!((stats[0].kind.as_str(), stats[0].calls), ("remote", 1));
+    host.shutdown().await;
+}
+
+/// The server goes away mid-run: the call pending on it and the calls that
+/// follow are answered by policy at once (not at their deadlines); when it
+/// is back on the same port the host reconnects, handshakes again, and the
+/// hook answers again.
+#[tokio::test]
+async fn a_websocket_hook_server_killed_and_restarted() {
+    let server = Server::start("remote", Mode::Modify).await;
+    let host = Host::start(config(&[("remote", remote(&server.url(), OnError::Deny))])).await;
+    assert!(matches!(
+        host.before_tool(call()).await,
+        ToolOutcome::Continue(_)
+    ));
+
+    let (addr, seen) = server.stop().await;
+    let begun = std::time::Instant::now();
+    for _ in 0..5 {
+        match host.before_tool(call()).await {
+            ToolOutcome::Deny { reason } => {
+                assert!(
+                    reason.contains("hook `remote` failed (on_error = deny)"),
+                    "{reason}"
+                );
+            }
+            other => panic!("expected the deny policy, got {other:?}"),
+        }
+    }
+    assert!(
+        begun.elapsed() < Duration::from_millis(900),
+        "calls to a dead server waited for their deadlines: {:?}",
+        begun.elapsed()
+    );
+
+    let server = Server::on(&addr, "remote", Mode::Modify, seen).await;
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let ToolOutcome::Continue(c) = host.before_tool(call()).await {
+            assert_eq!(c.arguments["remote"], true);
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "never reconnected");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        server.seen.lock().unwrap().hellos,
+        2,
+        "a handshake per connection"
+    );
+    assert!(host.stats()[0].restarts >= 1);
+    host.shutdown().await;
+}
+
+/// A frame that is not JSON ends the connection (jsonrpsee's client treats
+/// it as fatal): the pending call fails at once by policy, and the host
+/// reconnects for the next one.
+#[tokio::test]
+async fn a_garbage_frame_fails_the_call_by_policy_and_the_host_reconnects() {
+    let server = Server::start("remote", Mode::Garbage).await;
+    let host = Host::start(config(&[("remote", remote(&server.url(), OnError::Allow))])).await;
+    let begun = std::time::Instant::now();
+    match host.before_tool(call()).await {
+        ToolOutcome::Continue(c) => assert!(c.arguments.get("remote").is_none()),
+        other => panic!("expected the allow policy, got {other:?}"),
+    }
+    assert!(
+        begun.elapsed() < Duration::from_millis(900),
+        "{:?}",
+        begun.elapsed()
+    );
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while server.seen.lock().unwrap().hellos < 2 {
+        assert!(std::time::Instant::now() < until, "never reconnected");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    host.shutdown().await;
+}
+
+/// A hook that never answers is resolved by policy at its deadline.
+#[tokio::test]
+async fn a_hanging_websocket_hook_times_out_by_policy() {
+    let server = Server::start("remote", Mode::Hang).await;
+    let mut r = remote(&server.url(), OnError::Deny);
+    r.timeout_ms = Some(150);
+    let host = Host::start(config(&[("remote", r)])).await;
+    match host.before_tool(call()).await {
+        ToolOutcome::Deny { reason } => {
+            assert!(reason.contains("no answer within 150 ms"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(host.stats()[0].timeouts, 1);
+    host.shutdown().await;
+}
+
+/// Nothing listens at start: a start failure naming the URL, calls
+/// answered by policy at once; once a server appears, the hook is used.
+#[tokio::test]
+async fn a_remote_down_at_start_is_reported_and_joins_when_it_comes_up() {
+    let spare = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = spare.local_addr().unwrap().to_string();
+    drop(spare);
+    let url = format!("ws://{addr}/hook");
+    let host = Host::start(config(&[("remote", remote(&url, OnError::Deny))])).await;
+    let failures = host.start_failures();
+    assert_eq!(failures.len(), 1);
+    assert!(failures[0].error.contains(&url), "{:?}", failures[0]);
+    let begun = std::time::Instant::now();
+    assert!(matches!(
+        host.before_tool(call()).await,
+        ToolOutcome::Deny { .. }
+    ));
+    assert!(begun.elapsed() < Duration::from_millis(500));
+
+    let _server = Server::on(&addr, "remote", Mode::Modify, Arc::default()).await;
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let ToolOutcome::Continue(c) = host.before_tool(call()).await {
+            assert_eq!(c.arguments["remote"], true);
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "never connected");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    host.shutdown().await;
+}
