@@ -3,11 +3,12 @@
 //! `host.reload`) and gets the merged verdicts, so it embeds hookhost
 //! without linking it. `spec/sidecar.md` is the contract.
 //!
-//! [`serve`] runs one connection over any line stream: a reader that
-//! decodes each line and starts a task per request, and a writer that owns
-//! the output, so slow hooks never hold up other requests and nothing but
-//! JSON-RPC reaches the output. It returns at end of input once every
-//! request read has been answered.
+//! [`serve`] runs one connection over any line stream, and
+//! [`serve_websocket`] one WebSocket connection (one message per text
+//! frame). Both feed a `Session`: a task per request and one writer that
+//! owns the output, so slow hooks never hold up other requests and nothing
+//! but JSON-RPC reaches the output. Each returns at the end of input once
+//! every request read has been answered.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,13 +19,16 @@ use hookhost_protocol::{ErrorObject, Id, LifecycleParams, Stage, error_code};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio_util::compat::TokioAsyncReadCompatExt;
 
 use crate::host::Host;
 use crate::line_reader::{Line, LineReader};
 
-/// The longest request line accepted; a longer one is answered -32600.
+/// The longest request (line or WebSocket message) accepted; a longer one
+/// is answered -32600.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
 /// Requests served at once; past this the sidecar stops reading until one
@@ -178,6 +182,103 @@ fn response(id: Option<Id>, payload: Result<Value, ErrorObject>) -> Vec<u8> {
     Message::Response(Response { id, payload }).encode()
 }
 
+/// One message read from the agent, whatever the transport.
+enum Inbound<'a> {
+    /// One JSON-RPC message's text.
+    Message(&'a [u8]),
+    /// A message over [`MAX_REQUEST_BYTES`], of this many bytes, skipped.
+    TooLong(usize),
+    /// A WebSocket binary frame: not JSON-RPC text.
+    Binary,
+}
+
+/// One agent connection's requests in flight and its answer queue. The
+/// transport reads messages into [`Session::handle`] and writes what comes
+/// out of the queue; everything else is the same over stdio and WebSocket.
+struct Session {
+    sidecar: Arc<Sidecar>,
+    answers: mpsc::Sender<Vec<u8>>,
+    running: JoinSet<()>,
+}
+
+impl Session {
+    fn new(sidecar: Arc<Sidecar>) -> (Session, mpsc::Receiver<Vec<u8>>) {
+        let (answers, rx) = mpsc::channel::<Vec<u8>>(MAX_IN_FLIGHT);
+        let session = Session {
+            sidecar,
+            answers,
+            running: JoinSet::new(),
+        };
+        (session, rx)
+    }
+
+    async fn reply(&self, id: Option<Id>, error: ErrorObject) {
+        let _ = self.answers.send(response(id, Err(error))).await;
+    }
+
+    /// Starts a request, applies a notification, or answers an error; then
+    /// waits while [`MAX_IN_FLIGHT`] requests are running.
+    async fn handle(&mut self, inbound: Inbound<'_>) {
+        match inbound {
+            Inbound::TooLong(n) => {
+                let e = ErrorObject::new(
+                    error_code::INVALID_REQUEST,
+                    format!("a {n}-byte message is longer than {MAX_REQUEST_BYTES} bytes"),
+                );
+                self.reply(None, e).await;
+            }
+            Inbound::Binary => {
+                let e = ErrorObject::new(
+                    error_code::INVALID_REQUEST,
+                    "a binary frame: send each message as one text frame",
+                );
+                self.reply(None, e).await;
+            }
+            Inbound::Message(m) if m.iter().all(u8::is_ascii_whitespace) => {}
+            Inbound::Message(m) => match Message::decode(m) {
+                Ok(Message::Request(req)) => {
+                    let (sidecar, tx) = (self.sidecar.clone(), self.answers.clone());
+                    self.running.spawn(async move {
+                        let params = req.params.unwrap_or(Value::Null);
+                        let reply = sidecar.call(&req.method, params).await;
+                        let _ = tx.send(response(Some(req.id), reply)).await;
+                    });
+                }
+                Ok(Message::Notification(n)) if n.method == "host.emit" => {
+                    if let Err(e) = self.sidecar.emit(n.params.unwrap_or(Value::Null)) {
+                        tracing::warn!("host.emit: skipped an invalid event: {e}");
+                    }
+                }
+                Ok(Message::Notification(n)) => {
+                    tracing::warn!(method = %n.method, "ignored a notification the sidecar does not know");
+                }
+                Ok(Message::Response(_)) => {
+                    tracing::warn!("ignored a response: the sidecar sends no requests");
+                }
+                Err(DecodeError::Parse(e)) => {
+                    let e = ErrorObject::new(error_code::PARSE_ERROR, format!("not JSON: {e}"));
+                    self.reply(None, e).await;
+                }
+                Err(DecodeError::Invalid { reason, id }) => {
+                    let e = ErrorObject::new(error_code::INVALID_REQUEST, reason);
+                    self.reply(id, e).await;
+                }
+            },
+        }
+        // Reap finished requests so the set does not grow with the session.
+        while self.running.try_join_next().is_some() {}
+        while self.running.len() >= MAX_IN_FLIGHT {
+            self.running.join_next().await;
+        }
+    }
+
+    /// Waits for every request read so far to be answered, then closes the
+    /// answer queue, which ends the writer once it has written them.
+    async fn finish(mut self) {
+        while self.running.join_next().await.is_some() {}
+    }
+}
+
 /// Serves one connection until `input` ends, then waits for every request
 /// read so far to be answered and written. The host is not shut down here.
 pub async fn serve<R, W>(sidecar: Arc<Sidecar>, input: R, output: W) -> std::io::Result<()>
@@ -185,7 +286,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(MAX_IN_FLIGHT);
+    let (mut session, mut rx) = Session::new(sidecar);
     let writer = tokio::spawn(async move {
         let mut out = BufWriter::new(output);
         while let Some(line) = rx.recv().await {
@@ -204,55 +305,81 @@ where
         MAX_REQUEST_BYTES,
     );
     let mut buf = Vec::new();
-    let mut running = JoinSet::new();
     loop {
         match reader.next(&mut buf).await? {
             Line::Eof => break,
-            Line::TooLong(n) => {
-                let e = ErrorObject::new(
-                    error_code::INVALID_REQUEST,
-                    format!("a {n}-byte line is longer than {MAX_REQUEST_BYTES} bytes"),
-                );
-                let _ = tx.send(response(None, Err(e))).await;
-            }
-            Line::Complete if buf.iter().all(u8::is_ascii_whitespace) => {}
-            Line::Complete => match Message::decode(&buf) {
-                Ok(Message::Request(req)) => {
-                    let (sidecar, tx) = (sidecar.clone(), tx.clone());
-                    running.spawn(async move {
-                        let params = req.params.unwrap_or(Value::Null);
-                        let reply = sidecar.call(&req.method, params).await;
-                        let _ = tx.send(response(Some(req.id), reply)).await;
-                    });
-                }
-                Ok(Message::Notification(n)) if n.method == "host.emit" => {
-                    if let Err(e) = sidecar.emit(n.params.unwrap_or(Value::Null)) {
-                        tracing::warn!("host.emit: skipped an invalid event: {e}");
-                    }
-                }
-                Ok(Message::Notification(n)) => {
-                    tracing::warn!(method = %n.method, "ignored a notification the sidecar does not know");
-                }
-                Ok(Message::Response(_)) => {
-                    tracing::warn!("ignored a response: the sidecar sends no requests");
-                }
-                Err(DecodeError::Parse(e)) => {
-                    let e = ErrorObject::new(error_code::PARSE_ERROR, format!("not JSON: {e}"));
-                    let _ = tx.send(response(None, Err(e))).await;
-                }
-                Err(DecodeError::Invalid { reason, id }) => {
-                    let e = ErrorObject::new(error_code::INVALID_REQUEST, reason);
-                    let _ = tx.send(response(id, Err(e))).await;
-                }
-            },
-        }
-        // Reap finished requests so the set does not grow with the session.
-        while running.try_join_next().is_some() {}
-        while running.len() >= MAX_IN_FLIGHT {
-            running.join_next().await;
+            Line::TooLong(n) => session.handle(Inbound::TooLong(n)).await,
+            Line::Complete => session.handle(Inbound::Message(&buf)).await,
         }
     }
-    while running.join_next().await.is_some() {}
-    drop(tx);
+    session.finish().await;
     writer.await.map_err(std::io::Error::other)?
+}
+
+/// Serves one WebSocket connection (already accepted on TCP): performs the
+/// upgrade, then treats each text frame as one message, exactly as
+/// [`serve`] treats a line. Returns when the agent closes the connection
+/// (or it fails) and every request read has been answered; answers that
+/// can no longer be delivered are dropped.
+pub async fn serve_websocket(sidecar: Arc<Sidecar>, stream: TcpStream) -> Result<(), WsError> {
+    let peer = stream.peer_addr().ok();
+    let _ = stream.set_nodelay(true);
+    let mut server = soketto::handshake::Server::new(BufReader::new(stream).compat());
+    let key = match server.receive_request().await {
+        Ok(request) => request.key(),
+        Err(e) => return Err(WsError::Handshake(e.to_string())),
+    };
+    let accept = soketto::handshake::server::Response::Accept {
+        key,
+        protocol: None,
+    };
+    server
+        .send_response(&accept)
+        .await
+        .map_err(|e| WsError::Handshake(e.to_string()))?;
+    let mut builder = server.into_builder();
+    builder.set_max_message_size(MAX_REQUEST_BYTES);
+    builder.set_max_frame_size(MAX_REQUEST_BYTES);
+    let (mut sender, mut receiver) = builder.finish();
+    tracing::debug!(?peer, "sidecar: WebSocket session opened");
+
+    let (mut session, mut rx) = Session::new(sidecar);
+    let writer = tokio::spawn(async move {
+        while let Some(answer) = rx.recv().await {
+            let text = String::from_utf8_lossy(&answer);
+            sender.send_text(text.as_ref()).await?;
+            if rx.is_empty() {
+                sender.flush().await?;
+            }
+        }
+        sender.close().await
+    });
+    let mut buf = Vec::new();
+    let ended = loop {
+        buf.clear();
+        match receiver.receive_data(&mut buf).await {
+            Ok(soketto::Data::Text(_)) => session.handle(Inbound::Message(&buf)).await,
+            Ok(soketto::Data::Binary(_)) => session.handle(Inbound::Binary).await,
+            Err(soketto::connection::Error::MessageTooLarge { current, .. }) => {
+                session.handle(Inbound::TooLong(current)).await
+            }
+            Err(soketto::connection::Error::Closed) => break Ok(()),
+            Err(e) => break Err(WsError::Connection(e.to_string())),
+        }
+    };
+    session.finish().await;
+    let _ = writer.await;
+    tracing::debug!(?peer, "sidecar: WebSocket session closed");
+    ended
+}
+
+/// How a WebSocket session ended early.
+#[derive(Debug, thiserror::Error)]
+pub enum WsError {
+    /// The upgrade request was not a valid WebSocket handshake.
+    #[error("WebSocket handshake failed: {0}")]
+    Handshake(String),
+    /// The connection failed mid-session.
+    #[error("WebSocket connection failed: {0}")]
+    Connection(String),
 }

@@ -1,7 +1,8 @@
-//! `hookhost serve --stdio` as an agent drives it: the sessions of
-//! spec/vectors/sidecar.json, answers to requests still in flight at end of
-//! input, policies of process hooks, stats, reload by request and by
-//! SIGHUP.
+//! `hookhost serve` as an agent drives it: the sessions of
+//! spec/vectors/sidecar.json over stdio and over WebSocket (`--listen`),
+//! answers to requests still in flight at end of input, several WebSocket
+//! agents at once, policies of process hooks, stats, reload by request and
+//! by SIGHUP.
 
 #![allow(clippy::unwrap_used)]
 
@@ -79,6 +80,21 @@ fn check(expect: &Value, got: &Value) -> Result<(), String> {
     }
 }
 
+/// Pairs each expected answer with the one of the same id and checks it.
+fn match_by_id(name: &str, expect: &[Value], mut got: Vec<Value>, failures: &mut Vec<String>) {
+    for e in expect {
+        match got.iter().position(|g| g["id"] == e["id"]) {
+            Some(i) => {
+                let g = got.remove(i);
+                if let Err(why) = check(e, &g) {
+                    failures.push(format!("{name}: id {}: {why}", e["id"]));
+                }
+            }
+            None => failures.push(format!("{name}: no response with id {}", e["id"])),
+        }
+    }
+}
+
 #[test]
 fn the_sidecar_vectors() {
     let vectors: Value = serde_json::from_str(&std::fs::read_to_string(VECTORS).unwrap()).unwrap();
@@ -92,7 +108,7 @@ fn the_sidecar_vectors() {
         for line in session["send"].as_array().unwrap() {
             send(&mut child, line);
         }
-        let mut got = finish(child);
+        let got = finish(child);
         let expect = session["expect"].as_array().unwrap();
         if got.len() != expect.len() {
             failures.push(format!(
@@ -102,20 +118,180 @@ fn the_sidecar_vectors() {
             ));
             continue;
         }
-        for e in expect {
-            let at = got.iter().position(|g| g["id"] == e["id"]);
-            match at {
-                Some(i) => {
-                    let g = got.remove(i);
-                    if let Err(why) = check(e, &g) {
-                        failures.push(format!("{name}: id {}: {why}", e["id"]));
-                    }
-                }
-                None => failures.push(format!("{name}: no response with id {}", e["id"])),
-            }
-        }
+        match_by_id(name, expect, got, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `hookhost serve --listen 127.0.0.1:0`, and the address from the line it
+/// prints once bound.
+fn serve_ws(config: &Path) -> (Child, String) {
+    let mut child = Command::new(HOOKHOST)
+        .args(["serve", "--listen", "127.0.0.1:0", "-c"])
+        .arg(config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ws://")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (child, addr)
+}
+
+type WsSender = soketto::connection::Sender<tokio_util::compat::Compat<tokio::net::TcpStream>>;
+type WsReceiver = soketto::connection::Receiver<tokio_util::compat::Compat<tokio::net::TcpStream>>;
+
+/// An agent's WebSocket connection to the sidecar.
+async fn ws_connect(addr: &str) -> (WsSender, WsReceiver) {
+    use tokio_util::compat::TokioAsyncReadCompatExt;
+    let socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut client = soketto::handshake::Client::new(socket.compat(), "127.0.0.1", "/");
+    match client.handshake().await.unwrap() {
+        soketto::handshake::ServerResponse::Accepted { .. } => {}
+        other => panic!("upgrade refused: {other:?}"),
+    }
+    client.into_builder().finish()
+}
+
+async fn ws_send(tx: &mut WsSender, message: &Value) {
+    let text = match message {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    };
+    tx.send_text(text).await.unwrap();
+    tx.flush().await.unwrap();
+}
+
+/// The next `n` answers, each within 10 s.
+async fn ws_receive(rx: &mut WsReceiver, n: usize) -> Vec<Value> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        let mut buf = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), rx.receive_data(&mut buf))
+            .await
+            .unwrap_or_else(|_| panic!("only {} of {n} answers: {got:?}", got.len()))
+            .unwrap();
+        got.push(serde_json::from_slice(&buf).unwrap());
+    }
+    got
+}
+
+fn stop(child: Child) {
+    // SAFETY: a signal to the sidecar this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The same sessions as `the_sidecar_vectors`, each sent as text frames
+/// over `--listen`: the answers must be the same.
+#[tokio::test]
+async fn the_sidecar_vectors_over_websocket() {
+    let vectors: Value = serde_json::from_str(&std::fs::read_to_string(VECTORS).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    for (n, session) in vectors["sessions"].as_array().unwrap().iter().enumerate() {
+        let name = session["name"].as_str().unwrap();
+        let dir = scratch(&format!("ws-vector-{n}"));
+        let config = dir.join("hooks.toml");
+        std::fs::write(&config, session["config"].as_str().unwrap()).unwrap();
+        let (child, addr) = serve_ws(&config);
+        let (mut tx, mut rx) = ws_connect(&addr).await;
+        for message in session["send"].as_array().unwrap() {
+            ws_send(&mut tx, message).await;
+        }
+        let expect = session["expect"].as_array().unwrap();
+        let got = ws_receive(&mut rx, expect.len()).await;
+        // Nothing more may come: notifications are never answered.
+        let mut extra = Vec::new();
+        let more =
+            tokio::time::timeout(Duration::from_millis(200), rx.receive_data(&mut extra)).await;
+        assert!(
+            more.is_err(),
+            "{name}: an extra answer {:?}",
+            String::from_utf8_lossy(&extra)
+        );
+        match_by_id(name, expect, got, &mut failures);
+        stop(child);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Several agents at once over WebSocket, each its own session on one
+/// host: answers go to the connection that asked, a binary frame is
+/// refused, and one agent leaving does not disturb the others.
+#[tokio::test]
+async fn several_websocket_agents_share_one_sidecar() {
+    let dir = scratch("ws-agents");
+    let config = dir.join("hooks.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[hooks.processes.echo]\ncommand = [\"{TEST_HOOK}\", \"--echo-args\"]\nintercept = [\"before_tool\"]\n"
+        ),
+    )
+    .unwrap();
+    let (child, addr) = serve_ws(&config);
+    let mut agents = Vec::new();
+    for _ in 0..3 {
+        agents.push(ws_connect(&addr).await);
+    }
+    for round in 0..20 {
+        for (a, (tx, _)) in agents.iter_mut().enumerate() {
+            ws_send(
+                tx,
+                &json!({"jsonrpc": "2.0", "id": round, "method": "host.before_tool",
+                        "params": {"tool": "t", "arguments": {"agent": a, "round": round}}}),
+            )
+            .await;
+        }
+    }
+    for (a, (_, rx)) in agents.iter_mut().enumerate() {
+        let got = ws_receive(rx, 20).await;
+        let mut rounds: Vec<i64> = got
+            .iter()
+            .map(|g| {
+                let seen = &g["result"]["call"]["arguments"]["seen"];
+                assert_eq!(seen["agent"], a, "agent {a} got another's answer: {g}");
+                assert_eq!(seen["round"], g["id"], "{g}");
+                g["id"].as_i64().unwrap()
+            })
+            .collect();
+        rounds.sort_unstable();
+        assert_eq!(rounds, (0..20).collect::<Vec<_>>());
+    }
+    // A binary frame is not JSON-RPC text: answered -32600, session kept.
+    let (tx, rx) = &mut agents[0];
+    tx.send_binary(b"{}").await.unwrap();
+    tx.flush().await.unwrap();
+    let refused = ws_receive(rx, 1).await;
+    assert_eq!(refused[0]["error"]["code"], -32600, "{refused:?}");
+    // One agent leaves; the others carry on.
+    let (mut gone, _) = agents.remove(0);
+    gone.close().await.unwrap();
+    let (tx, rx) = &mut agents[0];
+    ws_send(
+        tx,
+        &json!({"jsonrpc": "2.0", "id": "after", "method": "host.stats"}),
+    )
+    .await;
+    let stats = ws_receive(rx, 1).await;
+    assert_eq!(stats[0]["result"]["hooks"][0]["calls"], 60, "{stats:?}");
+    stop(child);
 }
 
 /// End of input while slow hooks are still answering: every request read is
@@ -278,7 +454,7 @@ fn usage_and_config_errors_exit_2() {
     let cases = [
         (
             vec!["serve", "-c", good.to_str().unwrap()],
-            "choose a transport: --stdio",
+            "choose a transport: --stdio or --listen ADDR",
         ),
         (
             vec!["serve", "--stdio", "-c", bad.to_str().unwrap()],

@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::io;
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -25,21 +26,28 @@ Methods: host.before_tool, host.after_tool, host.before_llm, host.after_llm, \
 host.approve_tool, host.lifecycle, host.stats, host.reload, and the notification host.emit. \
 SIGHUP reloads the config. At end of input every request read is answered, the hooks are \
 stopped, and hookhost exits 0.\n\n\
-Example:\n  \
-hookhost serve -c examples/hooks.toml --stdio"
+With --listen ADDR it serves WebSocket instead (one message per text frame; any number of \
+agents, each connection its own session) and prints `listening on ws://ADDR` on stdout once \
+bound; SIGTERM or SIGINT stops it. There is no authentication: bind a loopback address.\n\n\
+Examples:\n  \
+hookhost serve -c examples/hooks.toml --stdio\n  \
+hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070"
 )]
 pub struct ServeArgs {
     /// The config file (TOML, or JSON in PicoClaw's shape).
     #[arg(short = 'c', long = "config")]
     config: PathBuf,
     /// Speak JSON-RPC over stdin and stdout.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "listen")]
     stdio: bool,
+    /// Serve JSON-RPC over WebSocket on this address (port 0: any free port).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
 }
 
 pub async fn run(args: ServeArgs) -> ExitCode {
-    if !args.stdio {
-        return usage_error("serve: choose a transport: --stdio");
+    if !args.stdio && args.listen.is_none() {
+        return usage_error("serve: choose a transport: --stdio or --listen ADDR");
     }
     let config = match super::load_config(&args.config) {
         Ok(c) => c,
@@ -55,6 +63,12 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         let sidecar = sidecar.clone();
         tokio::spawn(async move { reload_on_sighup(&sidecar).await })
     };
+    if let Some(addr) = args.listen {
+        let code = listen(sidecar, addr).await;
+        reloads.abort();
+        host.shutdown().await;
+        return code;
+    }
     let (input, output) = match take_stdio() {
         Ok(io) => io,
         Err(e) => {
@@ -76,6 +90,56 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Accepts WebSocket agents until SIGTERM or SIGINT, each connection its
+/// own session over the one host.
+async fn listen(sidecar: std::sync::Arc<Sidecar>, addr: SocketAddr) -> ExitCode {
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("hookhost: serve: cannot listen on {addr}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let bound = listener.local_addr().unwrap_or(addr);
+    if !bound.ip().is_loopback() {
+        tracing::warn!(
+            "serve: listening on {bound}, which is not a loopback address; the sidecar has no authentication"
+        );
+    }
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on ws://{bound}");
+        let _ = out.flush();
+    }
+    let mut sessions = tokio::task::JoinSet::new();
+    let terminated = super::terminated();
+    tokio::pin!(terminated);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let sidecar = sidecar.clone();
+                    sessions.spawn(async move {
+                        if let Err(e) = hookhost::sidecar::serve_websocket(sidecar, stream).await {
+                            tracing::warn!(%peer, "sidecar session: {e}");
+                        }
+                    });
+                }
+                // Out of descriptors and the like: pause rather than spin.
+                Err(e) => {
+                    tracing::warn!("serve: accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
+            _ = &mut terminated => break,
+        }
+    }
+    sessions.abort_all();
+    ExitCode::SUCCESS
 }
 
 /// Reloads the config file at every SIGHUP; the outcome goes to the log.
