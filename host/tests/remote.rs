@@ -102,6 +102,7 @@ async fn session(stream: TcpStream, name: &'static str, mode: Mode, seen: Arc<Mu
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
+    let _ = stream.set_nodelay(true);
     let mut server = soketto::handshake::Server::new(stream.compat());
     let key = match server.receive_request().await {
         Ok(r) => r.key(),
@@ -354,4 +355,102 @@ async fn a_remote_down_at_start_is_reported_and_joins_when_it_comes_up() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     host.shutdown().await;
+}
+
+/// A round-robin TCP balancer on loopback: each connection goes to the
+/// next backend that accepts it, as a load balancer's health check would
+/// arrange.
+async fn balancer(backends: Vec<String>) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let task = tokio::spawn(async move {
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        loop {
+            let (mut client, _) = listener.accept().await.unwrap();
+            let (backends, next) = (backends.clone(), next.clone());
+            tokio::spawn(async move {
+                for _ in 0..backends.len() {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if let Ok(mut up) = TcpStream::connect(&backends[i % backends.len()]).await {
+                        // Without these, Nagle's algorithm meets delayed
+                        // ACKs at the proxy and each call waits ~40 ms.
+                        let _ = (client.set_nodelay(true), up.set_nodelay(true));
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut up).await;
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, task)
+}
+
+/// Which instance answered a call, from the key it added.
+fn served_by(outcome: ToolOutcome<ToolCall>) -> Option<&'static str> {
+    let ToolOutcome::Continue(call) = outcome else {
+        panic!("{outcome:?}");
+    };
+    ["a", "b", "c"]
+        .into_iter()
+        .find(|k| call.arguments.get(*k).is_some())
+}
+
+/// The fleet pattern of the README: several agents (hosts) share three
+/// instances of one hook service behind a balancer, one WebSocket each.
+/// An instance going away moves its agents to the others on reconnect.
+#[tokio::test]
+async fn a_fleet_of_agents_shares_hook_instances_behind_a_balancer() {
+    let a = Server::start("a", Mode::Modify).await;
+    let b = Server::start("b", Mode::Modify).await;
+    let c = Server::start("c", Mode::Modify).await;
+    let (lb, _lb) = balancer(vec![a.addr.clone(), b.addr.clone(), c.addr.clone()]).await;
+    let mut agents = Vec::new();
+    for _ in 0..6 {
+        let r = remote(&format!("ws://{lb}/hook"), OnError::Allow);
+        agents.push(Host::start(config(&[("policy", r)])).await);
+    }
+    let mut by_instance = std::collections::BTreeMap::<&str, usize>::new();
+    for agent in &agents {
+        let first = served_by(agent.before_tool(call()).await).expect("served");
+        for _ in 0..10 {
+            let again = served_by(agent.before_tool(call()).await);
+            assert_eq!(
+                again,
+                Some(first),
+                "one agent, one connection, one instance"
+            );
+        }
+        *by_instance.entry(first).or_default() += 1;
+    }
+    assert_eq!(
+        by_instance,
+        [("a", 2), ("b", 2), ("c", 2)].into_iter().collect(),
+        "round robin over connections"
+    );
+
+    // Instance b goes away: its two agents reconnect through the balancer
+    // to a or c; calls meanwhile are allowed by policy, none is lost.
+    let _ = b.stop().await;
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    for agent in &agents {
+        loop {
+            match served_by(agent.before_tool(call()).await) {
+                Some("a" | "c") => break,
+                Some(other) => panic!("served by the stopped instance {other}"),
+                None => {
+                    assert!(
+                        std::time::Instant::now() < until,
+                        "an agent never came back"
+                    );
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        }
+    }
+    let reconnects: u64 = agents.iter().map(|h| h.stats()[0].restarts).sum();
+    assert_eq!(reconnects, 2, "only b's agents reconnect");
+    for agent in agents {
+        agent.shutdown().await;
+    }
+    drop((a, c));
 }
