@@ -1,24 +1,37 @@
-"""Serving one connection: threads, the event loop, and who answers what.
+"""Serving the protocol: one dispatch core, and the stdio transport on top of it.
+
+The core is shared by every transport (stdio here, WebSocket and HTTP in
+:mod:`hookhost_sdk.netserve`), so validation, error codes, result checks,
+event order and cancellation cannot drift apart between them:
+
+- A :class:`Runtime` is what one process shares: the asyncio loop, the pool
+  of sync workers, the event thread, shutdown. There is one per ``serve``.
+- A :class:`Session` is one conversation with a host: its request ids in
+  flight and the function that sends its answers. Over stdio there is one;
+  over the network, one per WebSocket connection and one per HTTP request,
+  so two hosts that pick the same ids never collide.
 
 Layout, chosen for throughput without giving up concurrency:
 
-- A **reader thread** does blocking ``os.read`` calls on the input fd and
-  handles every complete line in the chunk it got. Cheap requests (hello,
-  unknown methods, bad params, cancels) are answered right there. So a
-  burst of lines costs one wake-up, not one thread hop per line.
+- Messages are dispatched where they are read (the stdio **reader thread**,
+  or the loop for network connections). Cheap requests (hello, unknown
+  methods, bad params, cancels) are answered right there. So a burst of
+  lines costs one wake-up, not one thread hop per line.
 - **Sync handlers** go to a bounded pool of daemon worker threads through a
-  C-implemented queue. A worker writes its own answer: no hop back.
+  C-implemented queue. A worker sends its own answer: no hop back.
 - **Async handlers** run as tasks on the asyncio loop of the thread that
   called :meth:`App.serve`; the reader hands them over once per chunk.
 - **Event handlers** run on one thread, one event at a time, in arrival
-  order (async ones are awaited on the loop), so an audit log keeps order.
-- Every answer is one ``os.write`` of one whole line under a lock, so lines
-  never interleave and nothing sits in a buffer.
+  order (async ones are awaited on the loop), so an audit log keeps order,
+  even with several connections.
+- Over stdio every answer is one ``os.write`` of one whole line under a
+  lock, so lines never interleave and nothing sits in a buffer.
 
-Ownership rule for answers: a request id sits in ``inflight`` until someone
-pops it; only the popper may answer. A handler that finishes pops and sends
-its result; a ``$/cancel_request`` pops and sends -32800. So every request is
-answered exactly once, whichever comes first.
+Ownership rule for answers: a request id sits in its session's ``inflight``
+until someone pops it; only the popper may answer. A handler that finishes
+pops and sends its result; a ``$/cancel_request`` pops and sends -32800; a
+session that closes pops everything and sends nothing. So every request is
+answered at most once, and exactly once while its session is open.
 
 Workers are daemon threads and are never joined: a sync handler stuck in a
 system call cannot keep the process alive after stdin closes or SIGTERM.
@@ -47,6 +60,7 @@ from .wire import (
     PARSE_ERROR,
     REQUEST_CANCELLED,
     Id,
+    Kind,
     classify,
     encode_error,
     encode_result,
@@ -60,12 +74,17 @@ log = logging.getLogger("hookhost_sdk")
 _READ_SIZE = 1 << 16
 _SPAWN_AFTER = 0.02  # seconds a queued sync job may wait before the pool grows
 
+#: Sends one encoded answer (a JSON line, newline included). Called from any
+#: thread; it must be safe for that and must not raise.
+Send = Callable[[bytes], None]
+
 
 class _Job:
-    __slots__ = ("id", "handler", "params", "cancelled", "task", "queued_at")
+    __slots__ = ("id", "session", "handler", "params", "cancelled", "task", "queued_at")
 
-    def __init__(self, msg_id: Id, handler: Handler, params: dict[str, Any]) -> None:
+    def __init__(self, msg_id: Id, session: Session, handler: Handler, params: dict[str, Any]) -> None:
         self.id = msg_id
+        self.session = session
         self.handler = handler
         self.params = params
         self.cancelled = False
@@ -73,50 +92,326 @@ class _Job:
         self.queued_at = 0.0
 
 
-class Server:
-    """Serves one app over one pair of file descriptors until told to stop."""
+class Runtime:
+    """What all sessions of one serving process share."""
 
-    def __init__(self, app: App, input_fd: int, output_fd: int, protect_stdio: bool) -> None:
+    def __init__(self, app: App) -> None:
         self.app = app
-        self.input_fd = input_fd
-        self.output_fd = output_fd
-        self.protect_stdio = protect_stdio
         self.methods: dict[str, Handler] = {f"hook.{s}": h for s, h in app.stage_handlers.items()}
-        self.inflight: dict[Id, _Job] = {}
+        self.sessions: set[Session] = set()
         self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self.events: queue.SimpleQueue[tuple[list[Handler], dict[str, Any]] | None] = queue.SimpleQueue()
         self.events_pending = 0
         self.events_lock = threading.Lock()
-        self.write_lock = threading.Lock()
         self.backlog = threading.Event()
         self.last_dequeue = 0.0
         self.workers = 0
         self.workers_lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stop: asyncio.Event | None = None
+        self.signals: list[int] = []
 
     # --- lifecycle ------------------------------------------------------------
 
-    async def serve(self) -> None:
+    def start(self) -> None:
+        """Start the shared threads and catch SIGTERM/SIGINT; call on the loop."""
         self.loop = asyncio.get_running_loop()
         self.stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                self.loop.add_signal_handler(sig, self.request_stop)
+            except (RuntimeError, ValueError, NotImplementedError):
+                continue  # not the main thread, or no signals here
+            self.signals.append(sig)
+        handlers = [*self.methods.values(), *self.app.lifecycle_handlers.values()]
+        if any(not h.is_async for h in handlers):
+            threading.Thread(target=self._watch_pool, name="hookhost-pool", daemon=True).start()
+        if self.app.event_handlers:
+            threading.Thread(target=self._event_loop, name="hookhost-events", daemon=True).start()
+
+    def close(self) -> None:
+        """Undo :meth:`start`: release the signals and let idle threads end."""
+        assert self.loop is not None
+        for sig in self.signals:
+            self.loop.remove_signal_handler(sig)
+        for _ in range(self.workers):
+            self.jobs.put(None)
+        self.events.put(None)
+
+    def request_stop(self) -> None:
+        if self.stop is not None:
+            self.stop.set()
+
+    def stop_threadsafe(self) -> None:
+        try:
+            assert self.loop is not None
+            self.loop.call_soon_threadsafe(self.request_stop)
+        except RuntimeError:
+            pass  # the loop is already closed
+
+    async def drain(self) -> None:
+        """Let pending work finish within the grace period, then cancel the rest."""
+        assert self.loop is not None
+        deadline = self.loop.time() + self.app.shutdown_grace
+        while self.loop.time() < deadline and (self.events_pending or any(s.inflight for s in self.sessions)):
+            await asyncio.sleep(0.005)
+        tasks = [job.task for s in self.sessions for job in list(s.inflight.values()) if job.task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=0.1)
+
+    # --- sync handlers -----------------------------------------------------------
+
+    # The pool grows only when a job has waited in the queue longer than
+    # _SPAWN_AFTER: fast handlers then run on one or two threads, which is
+    # much quicker under the GIL than many threads fighting over it, while a
+    # handler that blocks (a human approval, a network call) still gets
+    # company within milliseconds, up to max_workers.
+
+    def submit(self, job: _Job) -> None:
+        job.queued_at = time.monotonic()
+        self.jobs.put(job)
+        if self.workers == 0:
+            self._spawn()
+        elif not self.backlog.is_set():
+            self.backlog.set()
+
+    def _spawn(self) -> None:
+        with self.workers_lock:
+            if self.workers < self.app.max_workers:
+                self.workers += 1
+                threading.Thread(target=self._work, name=f"hookhost-worker-{self.workers}", daemon=True).start()
+
+    def _work(self) -> None:
+        jobs = self.jobs
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            now = time.monotonic()
+            self.last_dequeue = now
+            if now - job.queued_at > _SPAWN_AFTER:
+                self._spawn()
+            if not job.cancelled:
+                job.session.answer(job, self._call_sync(job))
+
+    def _watch_pool(self) -> None:
+        """Grow the pool when queued jobs wait because every worker is stuck."""
+        while True:
+            self.backlog.wait()
+            time.sleep(_SPAWN_AFTER)
+            if self.jobs.qsize() == 0:
+                self.backlog.clear()
+                if self.jobs.qsize() == 0:
+                    continue
+                self.backlog.set()
+            if time.monotonic() - self.last_dequeue > _SPAWN_AFTER:
+                self._spawn()
+
+    def _call_sync(self, job: _Job) -> bytes:
+        try:
+            value = job.handler.fn(job.params)
+            return encode_result(job.id, to_wire(job.handler.stage, value, job.params.get("event")))
+        except Exception as exc:
+            return _failure(job, exc)
+
+    # --- async handlers ----------------------------------------------------------
+
+    def start_async_threadsafe(self, batch: list[_Job]) -> None:
+        try:
+            assert self.loop is not None
+            self.loop.call_soon_threadsafe(self.start_async, batch)
+        except RuntimeError:
+            pass
+
+    def start_async(self, batch: list[_Job]) -> None:
+        """Start the async jobs a dispatch collected; call on the loop."""
+        assert self.loop is not None
+        for job in batch:
+            if not job.cancelled:
+                job.task = self.loop.create_task(self._call_async(job))
+
+    def cancel_task(self, job: _Job) -> None:
+        if job.task is not None:
+            job.task.cancel()
+
+    async def _call_async(self, job: _Job) -> None:
+        try:
+            value = await job.handler.fn(job.params)
+            data = encode_result(job.id, to_wire(job.handler.stage, value, job.params.get("event")))
+        except asyncio.CancelledError:
+            # Cancelled by shutdown (a $/cancel_request has already answered).
+            job.session.answer(job, encode_error(job.id, REQUEST_CANCELLED, "request cancelled"))
+            raise
+        except Exception as exc:
+            data = _failure(job, exc)
+        job.session.answer(job, data)
+
+    # --- events ------------------------------------------------------------------
+
+    def _event_loop(self) -> None:
+        while True:
+            item = self.events.get()
+            if item is None:
+                return
+            handlers, params = item
+            for handler in handlers:
+                try:
+                    event = handler.view(params)
+                    if handler.is_async:
+                        assert self.loop is not None
+                        asyncio.run_coroutine_threadsafe(handler.fn(event), self.loop).result()
+                    else:
+                        handler.fn(event)
+                except Exception:
+                    log.exception("hookhost_sdk: event handler %s failed", getattr(handler.fn, "__name__", "?"))
+            with self.events_lock:
+                self.events_pending -= 1
+
+
+class Session:
+    """One conversation with a host: its ids in flight, where its answers go."""
+
+    def __init__(self, runtime: Runtime, send: Send) -> None:
+        self.runtime = runtime
+        self.app = runtime.app
+        self.send = send
+        self.inflight: dict[Id, _Job] = {}
+        runtime.sessions.add(self)
+
+    def close(self) -> None:
+        """The peer is gone: drop its pending work, answer nothing more."""
+        self.runtime.sessions.discard(self)
+        while self.inflight:
+            _, job = self.inflight.popitem()
+            job.cancelled = True
+            if job.handler.is_async and job.task is not None:
+                job.task.cancel()
+
+    def answer(self, job: _Job, data: bytes) -> None:
+        if self.inflight.pop(job.id, None) is job:
+            self.send(data)
+
+    def on_message(self, data: bytes | str, batch: list[_Job]) -> Kind:
+        """Dispatch one message; async jobs go to ``batch`` for the loop to start.
+
+        Returns the message's kind: a request is answered exactly once (now
+        or later), parse errors and invalid messages at once, the rest never.
+        """
+        msg = classify(data)
+        kind = msg.kind
+        if kind == "request":
+            assert msg.id is not None and msg.method is not None and msg.params is not None
+            self._on_request(msg.id, msg.method, msg.params, batch)
+        elif kind == "notification":
+            assert msg.method is not None and msg.params is not None
+            self._on_notification(msg.method, msg.params)
+        elif kind == "parse_error":
+            log.warning("hookhost_sdk: ignoring a message that is not JSON: %.200r", data)
+            self.send(encode_error(None, PARSE_ERROR, "parse error: the message is not JSON"))
+        elif kind == "invalid":
+            log.warning("hookhost_sdk: invalid message (%s): %.200r", msg.problem, data)
+            self.send(encode_error(msg.id, INVALID_REQUEST, f"invalid request: {msg.problem}"))
+        # A response: the host sends none in protocol version 1; ignore it.
+        return kind
+
+    def _on_request(self, msg_id: Id, method: str, params: dict[str, Any], batch: list[_Job]) -> None:
+        handler = self.runtime.methods.get(method)
+        if handler is None and not (method == "hook.lifecycle" and self.app.lifecycle_handlers):
+            if method == "hook.hello":
+                self._hello(msg_id, params)
+            else:
+                self.send(encode_error(msg_id, METHOD_NOT_FOUND, f"method not found: {method}"))
+            return
+        try:
+            check_params(method, params)
+        except ProtocolError as exc:
+            self.send(encode_error(msg_id, INVALID_PARAMS, f"invalid params for {method}: {exc}"))
+            return
+        if msg_id in self.inflight:
+            self.send(encode_error(msg_id, INVALID_REQUEST, "a request with this id is already in flight"))
+            return
+        if handler is None:
+            handler = self.app.lifecycle_handlers.get(params["event"])
+            if handler is None:
+                # The host sends every lifecycle request to a hook that
+                # intercepts "lifecycle"; one this app has no handler for passes.
+                self.send(encode_result(msg_id, {"action": "continue"}))
+                return
+        job = _Job(msg_id, self, handler, handler.view(params))
+        self.inflight[msg_id] = job
+        if handler.is_async:
+            batch.append(job)
+        else:
+            self.runtime.submit(job)
+
+    def _hello(self, msg_id: Id, params: dict[str, Any]) -> None:
+        from .params import Hello
+
+        try:
+            check_params("hook.hello", params)
+        except ProtocolError as exc:
+            self.send(encode_error(msg_id, INVALID_PARAMS, f"invalid params for hook.hello: {exc}"))
+            return
+        self.app.hello_params = Hello(params)
+        self.send(encode_result(msg_id, self.app.hello_result()))
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "$/cancel_request":
+            target = params.get("id")
+            if isinstance(target, (int, str)) and not isinstance(target, bool):
+                self._cancel(target)
+        elif method == "hook.runtime_event":
+            try:
+                check_params(method, params)
+            except ProtocolError as exc:
+                log.warning("hookhost_sdk: ignoring a malformed runtime event: %s", exc)
+                return
+            handlers = self.app.handlers_for_event(params["kind"])
+            if handlers:
+                runtime = self.runtime
+                with runtime.events_lock:
+                    runtime.events_pending += 1
+                runtime.events.put((handlers, params))
+        # Any other notification is unknown and ignored, as the spec requires.
+
+    def _cancel(self, target: Id) -> None:
+        job = self.inflight.pop(target, None)
+        if job is None:
+            return  # unknown or already answered: ignore
+        job.cancelled = True
+        self.send(encode_error(target, REQUEST_CANCELLED, "request cancelled"))
+        if job.handler.is_async:
+            try:
+                assert self.runtime.loop is not None
+                self.runtime.loop.call_soon_threadsafe(self.runtime.cancel_task, job)
+            except RuntimeError:
+                pass
+
+
+class Server:
+    """Serves one app over one pair of file descriptors until told to stop."""
+
+    def __init__(self, app: App, input_fd: int, output_fd: int, protect_stdio: bool) -> None:
+        self.runtime = Runtime(app)
+        self.session = Session(self.runtime, self._write)
+        self.input_fd = input_fd
+        self.output_fd = output_fd
+        self.protect_stdio = protect_stdio
+        self.write_lock = threading.Lock()
+
+    async def serve(self) -> None:
         restore = self._take_stdio() if self.protect_stdio else None
-        signals = self._install_signals()
+        runtime = self.runtime
+        runtime.start()
         try:
             threading.Thread(target=self._read_loop, name="hookhost-reader", daemon=True).start()
-            handlers = [*self.methods.values(), *self.app.lifecycle_handlers.values()]
-            if any(not h.is_async for h in handlers):
-                threading.Thread(target=self._watch_pool, name="hookhost-pool", daemon=True).start()
-            if self.app.event_handlers:
-                threading.Thread(target=self._event_loop, name="hookhost-events", daemon=True).start()
-            await self.stop.wait()
-            await self._drain()
+            assert runtime.stop is not None
+            await runtime.stop.wait()
+            await runtime.drain()
         finally:
-            for sig in signals:
-                self.loop.remove_signal_handler(sig)
-            for _ in range(self.workers):
-                self.jobs.put(None)
-            self.events.put(None)
+            runtime.close()
             if restore is not None:
                 restore()
 
@@ -148,42 +443,6 @@ class Server:
 
         return restore
 
-    def _install_signals(self) -> list[int]:
-        installed: list[int] = []
-        assert self.loop is not None
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                self.loop.add_signal_handler(sig, self._request_stop)
-            except (RuntimeError, ValueError, NotImplementedError):
-                continue  # not the main thread, or no signals here
-            installed.append(sig)
-        return installed
-
-    def _request_stop(self) -> None:
-        if self.stop is not None:
-            self.stop.set()
-
-    def _stop_threadsafe(self) -> None:
-        try:
-            assert self.loop is not None
-            self.loop.call_soon_threadsafe(self._request_stop)
-        except RuntimeError:
-            pass  # the loop is already closed
-
-    async def _drain(self) -> None:
-        """Let pending work finish within the grace period, then cancel the rest."""
-        assert self.loop is not None
-        deadline = self.loop.time() + self.app.shutdown_grace
-        while (self.inflight or self.events_pending) and self.loop.time() < deadline:
-            await asyncio.sleep(0.005)
-        tasks = [job.task for job in list(self.inflight.values()) if job.task is not None]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=0.1)
-
-    # --- output -----------------------------------------------------------------
-
     def _write(self, data: bytes) -> None:
         """Write one whole line. The lock keeps lines from interleaving."""
         try:
@@ -192,13 +451,7 @@ class Server:
                 while view:
                     view = view[os.write(self.output_fd, view) :]
         except OSError:  # the host has gone (EPIPE) or the fd is closed
-            self._stop_threadsafe()
-
-    def _answer(self, job: _Job, data: bytes) -> None:
-        if self.inflight.pop(job.id, None) is job:
-            self._write(data)
-
-    # --- input --------------------------------------------------------------------
+            self.runtime.stop_threadsafe()
 
     def _read_loop(self) -> None:
         pending: list[bytes] = []
@@ -218,220 +471,23 @@ class Server:
                 rest = lines.pop()
                 if rest:
                     pending.append(rest)
-                batch: list[_Job] = []
-                for line in lines:
-                    self._on_line(line, batch)
-                if batch:
-                    self._start_async_threadsafe(batch)
+                self._dispatch(lines)
             if pending:
-                batch = []
-                self._on_line(b"".join(pending), batch)
-                if batch:
-                    self._start_async_threadsafe(batch)
+                self._dispatch([b"".join(pending)])
         except OSError:
             pass
         except Exception:  # never expected; do not die silently
             log.exception("hookhost_sdk: reader failed")
         finally:
-            self._stop_threadsafe()
+            self.runtime.stop_threadsafe()
 
-    def _on_line(self, line: bytes, batch: list[_Job]) -> None:
-        if not line.strip():
-            return
-        msg = classify(line)
-        kind = msg.kind
-        if kind == "request":
-            assert msg.id is not None and msg.method is not None and msg.params is not None
-            self._on_request(msg.id, msg.method, msg.params, batch)
-        elif kind == "notification":
-            assert msg.method is not None and msg.params is not None
-            self._on_notification(msg.method, msg.params)
-        elif kind == "parse_error":
-            log.warning("hookhost_sdk: ignoring a line that is not JSON: %.200r", line)
-            self._write(encode_error(None, PARSE_ERROR, "parse error: the line is not JSON"))
-        elif kind == "invalid":
-            log.warning("hookhost_sdk: invalid message (%s): %.200r", msg.problem, line)
-            self._write(encode_error(msg.id, INVALID_REQUEST, f"invalid request: {msg.problem}"))
-        # A response: the host sends none in protocol version 1; ignore it.
-
-    def _on_request(self, msg_id: Id, method: str, params: dict[str, Any], batch: list[_Job]) -> None:
-        handler = self.methods.get(method)
-        if handler is None and not (method == "hook.lifecycle" and self.app.lifecycle_handlers):
-            if method == "hook.hello":
-                self._hello(msg_id, params)
-            else:
-                self._write(encode_error(msg_id, METHOD_NOT_FOUND, f"method not found: {method}"))
-            return
-        try:
-            check_params(method, params)
-        except ProtocolError as exc:
-            self._write(encode_error(msg_id, INVALID_PARAMS, f"invalid params for {method}: {exc}"))
-            return
-        if msg_id in self.inflight:
-            self._write(encode_error(msg_id, INVALID_REQUEST, "a request with this id is already in flight"))
-            return
-        if handler is None:
-            handler = self.app.lifecycle_handlers.get(params["event"])
-            if handler is None:
-                # The host sends every lifecycle request to a hook that
-                # intercepts "lifecycle"; one this app has no handler for passes.
-                self._write(encode_result(msg_id, {"action": "continue"}))
-                return
-        job = _Job(msg_id, handler, handler.view(params))
-        self.inflight[msg_id] = job
-        if handler.is_async:
-            batch.append(job)
-        else:
-            self._submit(job)
-
-    def _hello(self, msg_id: Id, params: dict[str, Any]) -> None:
-        from .params import Hello
-
-        try:
-            check_params("hook.hello", params)
-        except ProtocolError as exc:
-            self._write(encode_error(msg_id, INVALID_PARAMS, f"invalid params for hook.hello: {exc}"))
-            return
-        self.app.hello_params = Hello(params)
-        self._write(encode_result(msg_id, self.app.hello_result()))
-
-    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        if method == "$/cancel_request":
-            target = params.get("id")
-            if isinstance(target, (int, str)) and not isinstance(target, bool):
-                self._cancel(target)
-        elif method == "hook.runtime_event":
-            try:
-                check_params(method, params)
-            except ProtocolError as exc:
-                log.warning("hookhost_sdk: ignoring a malformed runtime event: %s", exc)
-                return
-            handlers = self.app.handlers_for_event(params["kind"])
-            if handlers:
-                with self.events_lock:
-                    self.events_pending += 1
-                self.events.put((handlers, params))
-        # Any other notification is unknown and ignored, as the spec requires.
-
-    def _cancel(self, target: Id) -> None:
-        job = self.inflight.pop(target, None)
-        if job is None:
-            return  # unknown or already answered: ignore
-        job.cancelled = True
-        self._write(encode_error(target, REQUEST_CANCELLED, "request cancelled"))
-        if job.handler.is_async:
-            try:
-                assert self.loop is not None
-                self.loop.call_soon_threadsafe(self._cancel_task, job)
-            except RuntimeError:
-                pass
-
-    # --- sync handlers -----------------------------------------------------------
-
-    # The pool grows only when a job has waited in the queue longer than
-    # _SPAWN_AFTER: fast handlers then run on one or two threads, which is
-    # much quicker under the GIL than many threads fighting over it, while a
-    # handler that blocks (a human approval, a network call) still gets
-    # company within milliseconds, up to max_workers.
-
-    def _submit(self, job: _Job) -> None:
-        job.queued_at = time.monotonic()
-        self.jobs.put(job)
-        if self.workers == 0:
-            self._spawn()
-        elif not self.backlog.is_set():
-            self.backlog.set()
-
-    def _spawn(self) -> None:
-        with self.workers_lock:
-            if self.workers < self.app.max_workers:
-                self.workers += 1
-                threading.Thread(target=self._work, name=f"hookhost-worker-{self.workers}", daemon=True).start()
-
-    def _work(self) -> None:
-        jobs = self.jobs
-        while True:
-            job = jobs.get()
-            if job is None:
-                return
-            now = time.monotonic()
-            self.last_dequeue = now
-            if now - job.queued_at > _SPAWN_AFTER:
-                self._spawn()
-            if not job.cancelled:
-                self._answer(job, self._call_sync(job))
-
-    def _watch_pool(self) -> None:
-        """Grow the pool when queued jobs wait because every worker is stuck."""
-        while True:
-            self.backlog.wait()
-            time.sleep(_SPAWN_AFTER)
-            if self.jobs.qsize() == 0:
-                self.backlog.clear()
-                if self.jobs.qsize() == 0:
-                    continue
-                self.backlog.set()
-            if time.monotonic() - self.last_dequeue > _SPAWN_AFTER:
-                self._spawn()
-
-    def _call_sync(self, job: _Job) -> bytes:
-        try:
-            value = job.handler.fn(job.params)
-            return encode_result(job.id, to_wire(job.handler.stage, value, job.params.get("event")))
-        except Exception as exc:
-            return _failure(job, exc)
-
-    # --- async handlers ----------------------------------------------------------
-
-    def _start_async_threadsafe(self, batch: list[_Job]) -> None:
-        try:
-            assert self.loop is not None
-            self.loop.call_soon_threadsafe(self._start_async, batch)
-        except RuntimeError:
-            pass
-
-    def _start_async(self, batch: list[_Job]) -> None:
-        assert self.loop is not None
-        for job in batch:
-            if not job.cancelled:
-                job.task = self.loop.create_task(self._call_async(job))
-
-    def _cancel_task(self, job: _Job) -> None:
-        if job.task is not None:
-            job.task.cancel()
-
-    async def _call_async(self, job: _Job) -> None:
-        try:
-            value = await job.handler.fn(job.params)
-            data = encode_result(job.id, to_wire(job.handler.stage, value, job.params.get("event")))
-        except asyncio.CancelledError:
-            # Cancelled by shutdown (a $/cancel_request has already answered).
-            self._answer(job, encode_error(job.id, REQUEST_CANCELLED, "request cancelled"))
-            raise
-        except Exception as exc:
-            data = _failure(job, exc)
-        self._answer(job, data)
-
-    # --- events ------------------------------------------------------------------
-
-    def _event_loop(self) -> None:
-        while True:
-            item = self.events.get()
-            if item is None:
-                return
-            handlers, params = item
-            for handler in handlers:
-                try:
-                    event = handler.view(params)
-                    if handler.is_async:
-                        assert self.loop is not None
-                        asyncio.run_coroutine_threadsafe(handler.fn(event), self.loop).result()
-                    else:
-                        handler.fn(event)
-                except Exception:
-                    log.exception("hookhost_sdk: event handler %s failed", getattr(handler.fn, "__name__", "?"))
-            with self.events_lock:
-                self.events_pending -= 1
+    def _dispatch(self, lines: list[bytes]) -> None:
+        batch: list[_Job] = []
+        for line in lines:
+            if line.strip():  # blank lines (and a lone "\r") are skipped, as the host does
+                self.session.on_message(line, batch)
+        if batch:
+            self.runtime.start_async_threadsafe(batch)
 
 
 def _failure(job: _Job, exc: Exception) -> bytes:
