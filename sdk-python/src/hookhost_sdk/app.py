@@ -1,10 +1,11 @@
 """The :class:`App`: register handlers with decorators, then ``app.run()``.
 
 The app only records what the hook does; serving (threads, the event loop,
-file descriptors) lives in :mod:`hookhost_sdk.server`. The hello answer is
-derived from the registrations, so the host is told exactly the stages and
-events this process handles and a config typo cannot route it a call it has
-no handler for.
+file descriptors) lives in :mod:`hookhost_sdk.server`, and on the network in
+:mod:`hookhost_sdk.netserve`. The hello answer is derived from the
+registrations, so the host is told exactly the stages and events this
+process handles and a config typo cannot route it a call it has no handler
+for.
 """
 
 from __future__ import annotations
@@ -182,24 +183,74 @@ class App:
 
     # --- running --------------------------------------------------------------
 
-    async def serve(self, *, input_fd: int = 0, output_fd: int = 1, protect_stdio: bool = True) -> None:
+    async def serve(
+        self, *, input_fd: int = 0, output_fd: int = 1, protect_stdio: bool = True, listen: str | None = None
+    ) -> None:
         """Serve the protocol until stdin closes or SIGTERM/SIGINT arrives.
 
         With ``protect_stdio`` (the default) fd 1 is reserved for the wire
         while serving: the real stdout is duplicated for protocol output and
         fd 1 and ``sys.stdout`` point at stderr; fd 0 is moved aside likewise
         so that a child process cannot swallow protocol input.
+
+        With ``listen="HOST:PORT"`` it serves WebSocket and HTTP on that
+        address instead (:mod:`hookhost_sdk.netserve`), until SIGTERM/SIGINT;
+        stdin and stdout are then left alone.
         """
+        if listen is not None:
+            from .netserve import serve
+
+            await serve(self, listen)
+            return
         from .server import Server
 
         await Server(self, input_fd, output_fd, protect_stdio).serve()
 
-    def run(self) -> None:
-        """Serve on stdin/stdout; return (exit status 0) when the host is done."""
+    def run(self, listen: str | None = None) -> None:
+        """Serve on stdin/stdout; return (exit status 0) when the host is done.
+
+        ``listen="HOST:PORT"``, or ``--listen HOST:PORT`` (``--listen=HOST:PORT``)
+        on the command line, serves WebSocket and HTTP on that address
+        instead: it prints ``listening on ws://HOST:PORT`` once bound (port 0
+        picks a free port) and returns on SIGTERM/SIGINT. The flag is removed
+        from ``sys.argv``.
+        """
+        if listen is None:
+            listen = _take_listen_flag(sys.argv)
+        if listen is not None:
+            from .netserve import parse_address  # not imported for stdio: start-up stays lean
+
+            try:
+                parse_address(listen)
+            except ValueError as exc:
+                print(f"{self.name}: --listen: {exc}", file=sys.stderr)
+                raise SystemExit(2) from None
         try:
-            asyncio.run(self.serve())
+            asyncio.run(self.serve(listen=listen))
         except KeyboardInterrupt:
             pass
+        except OSError as exc:
+            if listen is None:
+                raise
+            raise SystemExit(f"{self.name}: cannot listen on {listen}: {exc}") from None
+
+
+def _take_listen_flag(argv: list[str]) -> str | None:
+    """Remove ``--listen ADDR`` or ``--listen=ADDR`` from ``argv``; return ADDR."""
+    for i, arg in enumerate(argv[1:], 1):
+        if arg == "--":
+            break
+        if arg.startswith("--listen="):
+            del argv[i]
+            return arg.partition("=")[2]
+        if arg == "--listen":
+            if i + 1 >= len(argv):
+                print("--listen needs HOST:PORT", file=sys.stderr)
+                raise SystemExit(2)
+            value = argv[i + 1]
+            del argv[i : i + 2]
+            return value
+    return None
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
