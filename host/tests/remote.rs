@@ -454,3 +454,111 @@ async fn a_fleet_of_agents_shares_hook_instances_behind_a_balancer() {
     }
     drop((a, c));
 }
+
+/// A reload keeps an unchanged remote's connection (no second hello),
+/// reconnects a changed one, and closes a removed one.
+#[tokio::test]
+async fn reload_keeps_unchanged_remotes_and_replaces_changed_ones() {
+    let one = Server::start("one", Mode::Modify).await;
+    let two = Server::start("two", Mode::Modify).await;
+    let r1 = remote(&one.url(), OnError::Allow);
+    let r2 = remote(&two.url(), OnError::Allow);
+    let host = Host::start(config(&[("one", r1.clone()), ("two", r2.clone())])).await;
+    assert!(host.start_failures().is_empty());
+
+    let mut r2_changed = r2.clone();
+    r2_changed.timeout_ms = Some(900);
+    let report = host.reload(config(&[("one", r1.clone()), ("two", r2_changed)])).await;
+    assert_eq!(report.unchanged, ["one"]);
+    assert_eq!(report.changed, ["two"]);
+    assert_eq!(one.seen.lock().unwrap().hellos, 1, "kept, not reconnected");
+    assert_eq!(two.seen.lock().unwrap().hellos, 2, "a new connection, a new hello");
+
+    let report = host.reload(config(&[("one", r1)])).await;
+    assert_eq!(report.removed, ["two"]);
+    match host.before_tool(call()).await {
+        ToolOutcome::Continue(c) => {
+            assert_eq!(c.arguments.get("one"), Some(&json!(true)));
+            assert_eq!(c.arguments.get("two"), None);
+        }
+        other => panic!("{other:?}"),
+    }
+    host.shutdown().await;
+}
+
+/// A Rust SDK hook that appends its tag to `arguments.trail`, so the
+/// merged call shows which hooks ran and in which order.
+struct Trail(&'static str);
+
+impl hookhost_sdk::Hook for Trail {
+    fn intercepts(&self) -> Vec<Stage> {
+        vec![Stage::BeforeTool]
+    }
+
+    async fn before_tool(&self, call: ToolCall) -> hookhost_sdk::ToolVerdict {
+        let before = call
+            .arguments
+            .get("trail")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let trail = format!("{before},{}", self.0);
+        hookhost_sdk::ToolVerdict::modify(
+            hookhost_sdk::Patch::new().set(&["arguments", "trail"], trail),
+        )
+    }
+}
+
+fn trail(outcome: ToolOutcome<ToolCall>) -> String {
+    match outcome {
+        ToolOutcome::Continue(c) => c.arguments["trail"].as_str().unwrap().to_string(),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// One chain of a stdio process, a WebSocket hook and an HTTP hook (the
+/// last two served by the Rust SDK): run in priority order, each seeing
+/// the patches before it. The WebSocket server is then stopped and started
+/// again on its port: its calls resolve by policy, then it is back.
+#[tokio::test]
+async fn a_chain_mixes_stdio_websocket_and_http_hooks() {
+    let ws = hookhost_sdk::serve_ws(Trail("ws"), "127.0.0.1:0").await.unwrap();
+    let http = hookhost_sdk::serve_ws(Trail("http"), "127.0.0.1:0").await.unwrap();
+    let ws_addr = ws.local_addr();
+    let mut config = config(&[]);
+    let mut stdio = hookhost::ProcessConfig::new(
+        vec![
+            env!("CARGO_BIN_EXE_hookhost-test-hook").into(),
+            "--answer".into(),
+            r#"{"action":"modify","call":{"arguments":{"trail":"stdio"}}}"#.into(),
+        ],
+        vec![Stage::BeforeTool],
+    );
+    stdio.priority = 1;
+    config.processes.insert("stdio".into(), stdio);
+    let mut r = remote(&format!("ws://{ws_addr}"), OnError::Allow);
+    r.priority = 2;
+    config.remotes.insert("ws".into(), r);
+    let mut r = RemoteConfig::new(format!("http://{}", http.local_addr()), vec![Stage::BeforeTool]);
+    r.priority = 3;
+    config.remotes.insert("http".into(), r);
+    let host = Host::start(config).await;
+    assert!(host.start_failures().is_empty(), "{:?}", host.start_failures());
+    for _ in 0..20 {
+        assert_eq!(trail(host.before_tool(call()).await), "stdio,ws,http");
+    }
+
+    ws.stop();
+    ws.stopped().await;
+    assert_eq!(trail(host.before_tool(call()).await), "stdio,http", "ws allowed by policy");
+    let ws = hookhost_sdk::serve_ws(Trail("ws"), ws_addr).await.unwrap();
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while trail(host.before_tool(call()).await) != "stdio,ws,http" {
+        assert!(std::time::Instant::now() < until, "the WebSocket hook never came back");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let kinds: Vec<String> = host.stats().iter().map(|s| s.kind.clone()).collect();
+    assert_eq!(kinds, ["process", "remote", "remote"]);
+    host.shutdown().await;
+    ws.stop();
+    http.stop();
+}
