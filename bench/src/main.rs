@@ -11,7 +11,10 @@
 //! 5. an MCP tool call over stdio with rmcp;
 //! 6. the sidecar: `hookhost serve --stdio` (the release binary) with the
 //!    hook of row 2, driven over its stdin and stdout as an agent in
-//!    another language would (`host.before_tool`, answers matched by id).
+//!    another language would (`host.before_tool`, answers matched by id);
+//! 7. hookhost to the hook of row 2 served over WebSocket on loopback
+//!    (`bench-hook --listen`, a `[hooks.remotes]` entry);
+//! 8. the same server reached over HTTP (one POST per call).
 //!
 //! For each: sequential latency (p50, p99, max) and throughput with 1, 8
 //! and 64 calls in flight, each also as a ratio to the floor. Then the
@@ -33,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookhost::protocol::{Outcome, Stage};
-use hookhost::{Config, Host, ProcessConfig};
+use hookhost::{Config, Host, ProcessConfig, RemoteConfig};
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -243,6 +246,8 @@ async fn run(args: &[String]) -> Res<()> {
     rows.push(step("5 rmcp tool call", rmcp_row(&paths, plan)).await?);
     let mut sidecar = SidecarFigures::default();
     rows.push(step("6 sidecar → Rust", sidecar_row(&paths, plan, &mut sidecar)).await?);
+    rows.push(step("7 hookhost → Rust over WebSocket", remote_row(&paths, plan, "ws")).await?);
+    rows.push(step("8 hookhost → Rust over HTTP", remote_row(&paths, plan, "http")).await?);
     eprint!("  startup and RSS probe ...");
     let probe = run_probe(&paths, plan).await?;
     eprintln!(" done");
@@ -571,6 +576,40 @@ async fn rust_row(paths: &Paths, plan: Plan) -> Res<Row> {
         plan,
     )
     .await
+}
+
+/// Rows 7 and 8: the hook of row 2 as a network service on loopback,
+/// reached with `scheme` (`ws` or `http`).
+async fn remote_row(paths: &Paths, plan: Plan, scheme: &str) -> Res<Row> {
+    let mut server = Command::new(paths.bin("bench-hook"))
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut line = String::new();
+    let stdout = server.stdout.take().ok_or("no stdout")?;
+    let mut stdout = BufReader::new(stdout);
+    tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line))
+        .await
+        .map_err(|_| "bench-hook --listen printed no address within 10 s")??;
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ws://")
+        .ok_or_else(|| format!("bench-hook --listen printed {line:?}"))?;
+    let mut config = Config::empty(&paths.bench_dir);
+    config.remotes.insert(
+        "bench".into(),
+        RemoteConfig::new(format!("{scheme}://{addr}"), vec![Stage::BeforeTool]),
+    );
+    let name = if scheme == "ws" {
+        "7. hookhost → Rust SDK hook over WebSocket"
+    } else {
+        "8. hookhost → Rust SDK hook over HTTP"
+    };
+    let row = host_row(name, config, plan).await;
+    let _ = server.kill().await;
+    row
 }
 
 async fn python_row(paths: &Paths, plan: Plan) -> Res<Row> {
@@ -1179,6 +1218,17 @@ fn render(
         sidecar.ready_ms,
         sidecar.hwm_kib as f64 / 1024.0,
     );
+    if let (Some(ws), Some(http)) = (rows.get(6), rows.get(7)) {
+        let vs = |r: &Row| ratio(r.latency.p50 as f64 / rows[1].latency.p50.max(1) as f64);
+        s += &format!(
+            "Network (rows 7 and 8): the row 2 hook served on loopback by the Rust SDK's \
+             jsonrpsee server; p50 over WebSocket **{}** ({} row 2's stdio), over HTTP **{}** ({}).\n\n",
+            micros(ws.latency.p50),
+            vs(ws),
+            micros(http.latency.p50),
+            vs(http),
+        );
+    }
     // Targets.
     let (fl, rust, py, one, mcp, side) =
         (&rows[0], &rows[1], &rows[2], &rows[3], &rows[4], &rows[5]);
