@@ -246,8 +246,20 @@ async fn run(args: &[String]) -> Res<()> {
     rows.push(step("5 rmcp tool call", rmcp_row(&paths, plan)).await?);
     let mut sidecar = SidecarFigures::default();
     rows.push(step("6 sidecar → Rust", sidecar_row(&paths, plan, &mut sidecar)).await?);
-    rows.push(step("7 hookhost → Rust over WebSocket", remote_row(&paths, plan, "ws")).await?);
-    rows.push(step("8 hookhost → Rust over HTTP", remote_row(&paths, plan, "http")).await?);
+    rows.push(
+        step(
+            "7 hookhost → Rust over WebSocket",
+            remote_row(&paths, plan, "ws"),
+        )
+        .await?,
+    );
+    rows.push(
+        step(
+            "8 hookhost → Rust over HTTP",
+            remote_row(&paths, plan, "http"),
+        )
+        .await?,
+    );
     eprint!("  startup and RSS probe ...");
     let probe = run_probe(&paths, plan).await?;
     eprintln!(" done");
