@@ -83,7 +83,11 @@
 //! never sent by hookhost itself) is carried as `null` through jsonrpsee and
 //! the real id is put back into the reply.
 
+mod dispatch;
 mod hook;
+#[cfg(feature = "ws")]
+mod net;
+mod run;
 mod server;
 mod stdio;
 mod verdict;
@@ -97,6 +101,9 @@ pub use hookhost_protocol::lifecycle::{LifecycleEvent, LifecycleParams};
 /// The typed params each stage receives.
 pub use hookhost_protocol::params;
 pub use hookhost_protocol::params::ToolResult;
+#[cfg(feature = "ws")]
+pub use net::{NetServer, serve_ws};
+pub use run::run;
 pub use server::serve;
-pub use stdio::{run, serve_stdio};
+pub use stdio::serve_stdio;
 pub use verdict::{Approval, LifecycleVerdict, Patch, ToolVerdict, Verdict};

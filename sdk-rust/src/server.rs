@@ -7,11 +7,13 @@
 //! before_tool. Answers go through one writer task that drains whatever is
 //! ready and writes it with one `write` and one flush.
 //!
-//! Method dispatch goes through a jsonrpsee [`RpcModule`]: it maps method
-//! names to the typed handlers, deserializes params (a bad params object
-//! becomes -32602 naming the field) and serializes the response. What
-//! jsonrpsee's servers do not offer for this protocol is built around it
-//! here: the line transport, notifications (`hook.runtime_event`,
+//! Method dispatch goes through the jsonrpsee [`RpcModule`] that module
+//! `dispatch` builds for every transport: it maps method names to the typed
+//! handlers, deserializes params (a bad params object becomes -32602 naming
+//! the field) and serializes the response. jsonrpsee's own server speaks
+//! HTTP and WebSocket (module `net`), not newline-delimited stdio, so what
+//! the line transport needs is built around the module here: the line
+//! reader and writer, notifications (`hook.runtime_event`,
 //! `$/cancel_request`), per-request cancellation by id, panics turned into
 //! error replies, and negative integer ids, which jsonrpsee's `Id` (an
 //! unsigned number) cannot hold and which are echoed here by putting the
@@ -23,36 +25,25 @@ use std::future::Future;
 use std::io;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
-use hookhost_protocol::envelope::{CancelParams, ErrorObject, Id, error_code};
-use hookhost_protocol::event::RuntimeEvent;
-use hookhost_protocol::hello::{HelloParams, HelloResult, PROTOCOL_VERSION};
-use hookhost_protocol::params::{
-    AfterLlmParams, AfterToolParams, BeforeLlmParams, LifecycleParams, ToolCall,
-};
+use hookhost_protocol::envelope::{ErrorObject, Id, error_code};
 use hookhost_protocol::stage::method;
 use jsonrpsee_core::server::{ConnectionId, Extensions, MethodCallback, MethodResponse, RpcModule};
-use jsonrpsee_types::{ErrorObjectOwned, Params};
+use jsonrpsee_types::Params;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::dispatch::{
+    CANCELLED, DRAIN_GRACE, EventQueue, FLUSH_GRACE, build_module, cancel_target, jsonrpsee_id,
+    lock, panic_message,
+};
 use crate::hook::Hook;
 
-/// How long, after end of input (or SIGTERM), requests still running and
-/// queued events get to finish before they are abandoned. The host waits
-/// `shutdown_grace_ms` (2 s by default) before it escalates, so this keeps a
-/// hook well inside that.
-const DRAIN_GRACE: Duration = Duration::from_millis(600);
-/// How long the writer gets to flush the last answers after that.
-const FLUSH_GRACE: Duration = Duration::from_millis(200);
-/// Runtime events buffered for [`Hook::on_event`] before new ones are
-/// dropped (with a warning on stderr) so that the reader never blocks.
-const EVENT_QUEUE: usize = 4096;
 /// The most answers gathered into one write.
 const WRITE_BATCH: usize = 256;
 
@@ -93,15 +84,14 @@ where
     let module = build_module(hook.clone()).map_err(io::Error::other)?;
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_loop(out_rx, output));
-    let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
-    let events = tokio::spawn(event_loop(hook, event_rx));
+    // Ends when the server drops its queue below, after draining it.
+    let (event_queue, events) = EventQueue::start(hook, std::future::pending());
     let server = Server {
         module,
         inflight: Arc::new(Mutex::new(HashMap::new())),
         generation: AtomicU64::new(0),
         out: out_tx,
-        events: event_tx,
-        dropped_events: AtomicU64::new(0),
+        events: event_queue,
     };
 
     let mut reader = BufReader::with_capacity(64 * 1024, input);
@@ -138,68 +128,6 @@ where
     read_result
 }
 
-/// Registers the six stages and the handshake with jsonrpsee.
-fn build_module<H: Hook>(
-    hook: Arc<H>,
-) -> Result<RpcModule<H>, jsonrpsee_core::RegisterMethodError> {
-    let mut m = RpcModule::from_arc(hook);
-    m.register_async_method(method::HELLO, |params, hook, _| async move {
-        let _host: HelloParams = params.parse()?;
-        Ok::<_, ErrorObjectOwned>(HelloResult {
-            name: hook.name(),
-            version: Some(PROTOCOL_VERSION),
-            intercept: Some(hook.intercepts()),
-            observe: Some(hook.observes()),
-            ..HelloResult::default()
-        })
-    })?;
-    m.register_async_method(method::BEFORE_LLM, |params, hook, _| async move {
-        let p: BeforeLlmParams = params.parse()?;
-        Ok::<_, ErrorObjectOwned>(hook.before_llm(p).await.into_before_llm())
-    })?;
-    m.register_async_method(method::AFTER_LLM, |params, hook, _| async move {
-        let p: AfterLlmParams = params.parse()?;
-        Ok::<_, ErrorObjectOwned>(hook.after_llm(p).await.into_after_llm())
-    })?;
-    m.register_async_method(method::BEFORE_TOOL, |params, hook, _| async move {
-        let p: ToolCall = params.parse()?;
-        Ok::<_, ErrorObjectOwned>(hook.before_tool(p).await.into_result())
-    })?;
-    m.register_async_method(method::AFTER_TOOL, |params, hook, _| async move {
-        let p: AfterToolParams = params.parse()?;
-        Ok::<_, ErrorObjectOwned>(hook.after_tool(p).await.into_after_tool())
-    })?;
-    m.register_async_method(method::APPROVE_TOOL, |params, hook, _| async move {
-        let p: ToolCall = params.parse()?;
-        Ok::<_, ErrorObjectOwned>(hook.approve_tool(p).await.into_result())
-    })?;
-    m.register_async_method(method::LIFECYCLE, |params, hook, _| async move {
-        let p: LifecycleParams = params.parse()?;
-        let event = p.event;
-        if !event.is_request() {
-            let why = format!(
-                "invalid params: event `{event}` is not a request event; it arrives as the runtime event `{}`",
-                event.event_kind()
-            );
-            return Err(ErrorObjectOwned::owned(
-                error_code::INVALID_PARAMS as i32,
-                why,
-                None::<()>,
-            ));
-        }
-        // Checked here so that the host gets an error naming the field, not
-        // an answer it would have to reject.
-        hook.lifecycle(p).await.into_result(event).map_err(|e| {
-            ErrorObjectOwned::owned(
-                error_code::INTERNAL_ERROR as i32,
-                format!("the hook's answer is not allowed: {e}"),
-                None::<()>,
-            )
-        })
-    })?;
-    Ok(m)
-}
-
 /// A request in flight: its generation (to tell it from a later request
 /// reusing the id) and the sender whose firing, or dropping, cancels it.
 type Inflight = Arc<Mutex<HashMap<Id, (u64, oneshot::Sender<()>)>>>;
@@ -209,8 +137,7 @@ struct Server<H: Hook> {
     inflight: Inflight,
     generation: AtomicU64,
     out: mpsc::UnboundedSender<Box<str>>,
-    events: mpsc::Sender<RuntimeEvent>,
-    dropped_events: AtomicU64,
+    events: EventQueue,
 }
 
 /// The envelope, read just far enough to route a line. Unknown members are
@@ -232,18 +159,6 @@ struct Incoming<'a> {
 /// Reads a member that is present, `null` included, as `Some`.
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
-}
-
-/// A request id as jsonrpsee can carry it, and whether the reply needs the
-/// real id put back (negative integers, which jsonrpsee's `Id` cannot hold).
-fn jsonrpsee_id(id: &Id) -> (jsonrpsee_types::Id<'static>, bool) {
-    match id {
-        Id::Number(n) => match u64::try_from(*n) {
-            Ok(u) => (jsonrpsee_types::Id::Number(u), false),
-            Err(_) => (jsonrpsee_types::Id::Null, true),
-        },
-        Id::String(s) => (jsonrpsee_types::Id::Str(Cow::Owned(s.clone())), false),
-    }
 }
 
 impl<H: Hook> Server<H> {
@@ -302,23 +217,12 @@ impl<H: Hook> Server<H> {
     fn notification(&self, name: &str, params: Option<&RawValue>) {
         let raw = params.map_or("{}", RawValue::get);
         match name {
-            method::CANCEL_REQUEST => match serde_json::from_str::<CancelParams>(raw) {
-                Ok(p) => self.cancel(&p.id),
-                Err(e) => eprintln!("hookhost-sdk: ignoring a bad $/cancel_request: {e}"),
-            },
-            method::RUNTIME_EVENT => match serde_json::from_str::<RuntimeEvent>(raw) {
-                Ok(ev) => {
-                    if self.events.try_send(ev).is_err() {
-                        let n = self.dropped_events.fetch_add(1, Ordering::Relaxed) + 1;
-                        if n == 1 || n.is_multiple_of(1000) {
-                            eprintln!(
-                                "hookhost-sdk: on_event is falling behind; {n} runtime event(s) dropped so far"
-                            );
-                        }
-                    }
+            method::CANCEL_REQUEST => {
+                if let Some(id) = cancel_target(raw) {
+                    self.cancel(&id);
                 }
-                Err(e) => eprintln!("hookhost-sdk: ignoring a bad runtime event: {e}"),
-            },
+            }
+            method::RUNTIME_EVENT => self.events.push_raw(raw),
             // Unknown notifications must be ignored.
             _ => {}
         }
@@ -371,10 +275,7 @@ impl<H: Hook> Server<H> {
                 Err(panic) => error_line(
                     Some(&id),
                     error_code::INTERNAL_ERROR,
-                    &format!(
-                        "internal error: the handler panicked: {}",
-                        panic_text(&*panic)
-                    ),
+                    &panic_message(&*panic),
                 ),
             };
             let _ = out.send(line);
@@ -386,7 +287,7 @@ impl<H: Hook> Server<H> {
         // An unknown or already answered id is ignored, as the spec says.
         if let Some((_, stop)) = entry {
             let _ = stop.send(());
-            self.reply_error(Some(id), error_code::REQUEST_CANCELLED, "request cancelled");
+            self.reply_error(Some(id), error_code::REQUEST_CANCELLED, CANCELLED);
         }
     }
 
@@ -409,12 +310,6 @@ impl<H: Hook> Server<H> {
     fn reply_error(&self, id: Option<&Id>, code: i64, message: &str) {
         let _ = self.out.send(error_line(id, code, message));
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding this lock cannot leave the map inconsistent
-    // (each operation is one insert or remove), so poisoning is ignored.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The reply line jsonrpsee built, with the request's real id put back when
@@ -481,16 +376,6 @@ fn error_line(id: Option<&Id>, code: i64, message: &str) -> Box<str> {
         .into_boxed_str()
 }
 
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        s
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s
-    } else {
-        "(no message)"
-    }
-}
-
 /// Writes answers as they come: everything ready goes out in one write,
 /// then one flush, so a burst of answers costs one syscall, not one each.
 async fn write_loop<W: AsyncWrite + Unpin>(mut rx: mpsc::UnboundedReceiver<Box<str>>, mut w: W) {
@@ -514,21 +399,16 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut rx: mpsc::UnboundedReceiver<Box<s
     }
 }
 
-/// Hands runtime events to the hook one at a time, in arrival order.
-async fn event_loop<H: Hook>(hook: Arc<H>, mut rx: mpsc::Receiver<RuntimeEvent>) {
-    while let Some(event) = rx.recv().await {
-        if let Err(panic) = AssertUnwindSafe(hook.on_event(event)).catch_unwind().await {
-            eprintln!("hookhost-sdk: on_event panicked: {}", panic_text(&*panic));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicBool;
     use std::time::Instant;
 
     use hookhost_protocol::Stage;
+    use hookhost_protocol::event::RuntimeEvent;
+    use hookhost_protocol::params::{
+        AfterLlmParams, AfterToolParams, BeforeLlmParams, LifecycleParams, ToolCall,
+    };
     use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 

@@ -4,7 +4,6 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::pin::Pin;
-use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -41,30 +40,6 @@ pub async fn serve_stdio<H: Hook>(hook: H) -> io::Result<()> {
     serve_until(hook, input, output, stop).await
 }
 
-/// Runs `hook` as a whole hook process: builds a single-threaded tokio
-/// runtime and calls [`serve_stdio`] on it. This is what a hook's `main`
-/// usually is.
-///
-/// A single thread keeps a round trip free of cross-thread wake-ups, which
-/// is most of the latency of a small hook; requests are still served
-/// concurrently (one task each). A hook with CPU-heavy handlers that wants
-/// several cores should build its own multi-threaded runtime and call
-/// [`serve_stdio`].
-///
-/// # Errors
-///
-/// As [`serve_stdio`], or when the runtime cannot be built.
-pub fn run<H: Hook>(hook: H) -> io::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let result = rt.block_on(serve_stdio(hook));
-    // A blocking read on a non-pipe stdin may still be parked on a pool
-    // thread; do not wait for it.
-    rt.shutdown_timeout(Duration::from_millis(100));
-    result
-}
-
 type Input = Pin<Box<dyn AsyncRead + Send>>;
 type Output = Pin<Box<dyn AsyncWrite + Send>>;
 
@@ -72,10 +47,7 @@ type Output = Pin<Box<dyn AsyncWrite + Send>>;
 fn take_stdio() -> io::Result<(Input, Output)> {
     let wire_out = dup_cloexec(1)?;
     let wire_in = dup_cloexec(0)?;
-    // SAFETY: dup2 on descriptors this process owns; fd 2 stays open.
-    if unsafe { libc::dup2(2, 1) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    stdout_to_stderr()?;
     if let Ok(null) = File::open("/dev/null") {
         // SAFETY: as above; `null` is open for the duration of the call.
         unsafe {
@@ -95,6 +67,18 @@ fn take_stdio() -> io::Result<(Input, Output)> {
         Box::pin(tokio::fs::File::from_std(File::from(wire_out)))
     };
     Ok((input, output))
+}
+
+/// Points fd 1 at stderr, so that a `println!` in a handler, or a library
+/// writing to stdout, ends up in the log of the hook's stderr: over stdio
+/// because stdout is the wire, over the network because stdout carries
+/// only the listening line, which a supervisor may stop reading.
+pub(crate) fn stdout_to_stderr() -> io::Result<()> {
+    // SAFETY: dup2 on descriptors this process owns; fd 2 stays open.
+    if unsafe { libc::dup2(2, 1) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn dup_cloexec(fd: i32) -> io::Result<OwnedFd> {
