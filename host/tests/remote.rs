@@ -468,11 +468,17 @@ async fn reload_keeps_unchanged_remotes_and_replaces_changed_ones() {
 
     let mut r2_changed = r2.clone();
     r2_changed.timeout_ms = Some(900);
-    let report = host.reload(config(&[("one", r1.clone()), ("two", r2_changed)])).await;
+    let report = host
+        .reload(config(&[("one", r1.clone()), ("two", r2_changed)]))
+        .await;
     assert_eq!(report.unchanged, ["one"]);
     assert_eq!(report.changed, ["two"]);
     assert_eq!(one.seen.lock().unwrap().hellos, 1, "kept, not reconnected");
-    assert_eq!(two.seen.lock().unwrap().hellos, 2, "a new connection, a new hello");
+    assert_eq!(
+        two.seen.lock().unwrap().hellos,
+        2,
+        "a new connection, a new hello"
+    );
 
     let report = host.reload(config(&[("one", r1)])).await;
     assert_eq!(report.removed, ["two"]);
@@ -521,8 +527,12 @@ fn trail(outcome: ToolOutcome<ToolCall>) -> String {
 /// again on its port: its calls resolve by policy, then it is back.
 #[tokio::test]
 async fn a_chain_mixes_stdio_websocket_and_http_hooks() {
-    let ws = hookhost_sdk::serve_ws(Trail("ws"), "127.0.0.1:0").await.unwrap();
-    let http = hookhost_sdk::serve_ws(Trail("http"), "127.0.0.1:0").await.unwrap();
+    let ws = hookhost_sdk::serve_ws(Trail("ws"), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let http = hookhost_sdk::serve_ws(Trail("http"), "127.0.0.1:0")
+        .await
+        .unwrap();
     let ws_addr = ws.local_addr();
     let mut config = config(&[]);
     let mut stdio = hookhost::ProcessConfig::new(
@@ -538,22 +548,36 @@ async fn a_chain_mixes_stdio_websocket_and_http_hooks() {
     let mut r = remote(&format!("ws://{ws_addr}"), OnError::Allow);
     r.priority = 2;
     config.remotes.insert("ws".into(), r);
-    let mut r = RemoteConfig::new(format!("http://{}", http.local_addr()), vec![Stage::BeforeTool]);
+    let mut r = RemoteConfig::new(
+        format!("http://{}", http.local_addr()),
+        vec![Stage::BeforeTool],
+    );
     r.priority = 3;
     config.remotes.insert("http".into(), r);
     let host = Host::start(config).await;
-    assert!(host.start_failures().is_empty(), "{:?}", host.start_failures());
+    assert!(
+        host.start_failures().is_empty(),
+        "{:?}",
+        host.start_failures()
+    );
     for _ in 0..20 {
         assert_eq!(trail(host.before_tool(call()).await), "stdio,ws,http");
     }
 
     ws.stop();
     ws.stopped().await;
-    assert_eq!(trail(host.before_tool(call()).await), "stdio,http", "ws allowed by policy");
+    assert_eq!(
+        trail(host.before_tool(call()).await),
+        "stdio,http",
+        "ws allowed by policy"
+    );
     let ws = hookhost_sdk::serve_ws(Trail("ws"), ws_addr).await.unwrap();
     let until = std::time::Instant::now() + Duration::from_secs(10);
     while trail(host.before_tool(call()).await) != "stdio,ws,http" {
-        assert!(std::time::Instant::now() < until, "the WebSocket hook never came back");
+        assert!(
+            std::time::Instant::now() < until,
+            "the WebSocket hook never came back"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let kinds: Vec<String> = host.stats().iter().map(|s| s.kind.clone()).collect();

@@ -448,7 +448,10 @@ struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         let mut map = lock(&self.inflight);
-        if map.get(&self.id).is_some_and(|(g, _)| *g == self.generation) {
+        if map
+            .get(&self.id)
+            .is_some_and(|(g, _)| *g == self.generation)
+        {
             map.remove(&self.id);
         }
     }

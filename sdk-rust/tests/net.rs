@@ -251,9 +251,8 @@ async fn stages_answer_typed_verdicts_and_errors() {
 
     // The lifecycle verdict is checked against the event: blocking
     // turn_start is not allowed, and goes out as -32603 naming it.
-    let lifecycle = |event: &str, answer: &str| {
-        params(json!({"event": event, "payload": {"answer": answer}}))
-    };
+    let lifecycle =
+        |event: &str, answer: &str| params(json!({"event": event, "payload": {"answer": answer}}));
     let r: Value = ws
         .request("hook.lifecycle", lifecycle("user_prompt_submit", "block"))
         .await
@@ -317,12 +316,16 @@ async fn runtime_events_reach_on_event_in_arrival_order() {
         if i == 100 {
             // Skipped and logged, not fatal; unknown notifications are
             // ignored; a stage method sent as a notification is not run.
-            c.send(&json!({"jsonrpc": "2.0", "method": "hook.runtime_event", "params": {"kind": 7}}))
-                .await;
+            c.send(
+                &json!({"jsonrpc": "2.0", "method": "hook.runtime_event", "params": {"kind": 7}}),
+            )
+            .await;
             c.send(&json!({"jsonrpc": "2.0", "method": "hook.unknown", "params": {}}))
                 .await;
-            c.send(&json!({"jsonrpc": "2.0", "method": "hook.before_tool", "params": {"tool": "t"}}))
-                .await;
+            c.send(
+                &json!({"jsonrpc": "2.0", "method": "hook.before_tool", "params": {"tool": "t"}}),
+            )
+            .await;
         }
     }
     c.call(json!(1), "hook.approve_tool", json!({"tool": "x"}))
@@ -508,7 +511,8 @@ async fn a_notification_post_gets_an_empty_answer() {
     assert_eq!(body, "", "a notification is never answered");
     assert_eq!(wait_for_events(&events, 1).await, vec!["agent.http"]);
     // A request on the same port still gets its answer.
-    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "hook.approve_tool", "params": {"tool": "x"}});
+    let call =
+        json!({"jsonrpc": "2.0", "id": 3, "method": "hook.approve_tool", "params": {"tool": "x"}});
     let (status, body) = post(server.local_addr(), &call.to_string()).await;
     assert!(status.contains(" 200 "), "{status}");
     let body: Value = serde_json::from_str(&body).unwrap();
@@ -522,11 +526,17 @@ async fn malformed_requests_are_rejected_as_over_stdio() {
     c.send_text(r#"{"jsonrpc":"2.0","id":null,"method":"hook.before_tool","params":{"tool":"t"}}"#)
         .await;
     let r = c.recv().await;
-    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (Value::Null, json!(-32600)));
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (Value::Null, json!(-32600))
+    );
     c.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"hook.before_tool","params":["t"]}"#)
         .await;
     let r = c.recv().await;
-    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(5), json!(-32600)));
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(5), json!(-32600))
+    );
     // The protocol has no batches.
     c.send_text(r#"[{"jsonrpc":"2.0","id":6,"method":"hook.approve_tool","params":{"tool":"t"}}]"#)
         .await;

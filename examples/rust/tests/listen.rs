@@ -171,10 +171,7 @@ async fn the_host_reaches_guard_over_websocket_and_http() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn audit_log_records_events_sent_over_websocket_in_order() {
     let audit = scratch_file("listen-audit.jsonl");
-    let served = listen(
-        EXAMPLES[3],
-        &[("AUDIT_LOG_FILE", audit.to_str().unwrap())],
-    );
+    let served = listen(EXAMPLES[3], &[("AUDIT_LOG_FILE", audit.to_str().unwrap())]);
     let mut remote = RemoteConfig::new(format!("ws://{}", served.addr), Vec::new());
     remote.observe = vec!["agent.*".into()];
     let host = Host::start(host_config(&[("audit_log", remote)])).await;
