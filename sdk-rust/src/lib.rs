@@ -2,9 +2,11 @@
 //!
 //! A hook is a long-lived process that the hookhost host starts and talks
 //! to over its stdin and stdout (JSON-RPC 2.0, one message per line; the
-//! protocol is `spec/protocol.md` in the repository). With this crate a hook
-//! is a type implementing [`Hook`]: one async method per stage, each
-//! answering a typed verdict, and a `main` that calls [`run`].
+//! protocol is `spec/protocol.md` in the repository), or a network service
+//! the host reaches over WebSocket or HTTP (see [below](#serving-over-websocket-and-http)).
+//! With this crate a hook is a type implementing [`Hook`]: one async method
+//! per stage, each answering a typed verdict, and a `main` that calls
+//! [`run`], which serves either way.
 //!
 //! ```no_run
 //! use hookhost_sdk::{Hook, Patch, Stage, ToolVerdict, params::ToolCall};
@@ -70,18 +72,79 @@
 //! - **Prompt exit.** On stdin EOF or SIGTERM the server gives running
 //!   requests a short grace period, flushes, and returns within a second.
 //!
+//! # Serving over WebSocket and HTTP
+//!
+//! With the crate feature `ws`, [`run`] serves the hook as a network
+//! service (spec §2.2; `[hooks.remotes.NAME]` in the host's config) when
+//! the command line has `--listen ADDR` or `--listen=ADDR`:
+//!
+//! ```text
+//! $ guard --listen 127.0.0.1:0
+//! listening on ws://127.0.0.1:40213
+//! ```
+//!
+//! Once bound it prints exactly that one line to stdout, with the port it
+//! got, and flushes it; then stdout is pointed at stderr, as over stdio, so
+//! whoever started the hook reads the address and nothing else. SIGTERM or
+//! SIGINT stop it gracefully and it exits 0 within a second. `serve_ws`
+//! does the same from a hook's own code and returns a `NetServer` handle
+//! (`local_addr`, `stop`, `stopped`). Without the feature, `--listen` is
+//! an error that says so.
+//!
+//! One port takes both transports: a WebSocket upgrade opens a session of
+//! its own that starts with `hook.hello` like a process start (any number
+//! of sessions at once, one per agent); any other `POST` is one HTTP
+//! request. Messages may be up to 64 MiB each way, since params carry whole
+//! conversations.
+//!
+//! The server is jsonrpsee's, because it already serves WebSocket and HTTP
+//! on one port with limits and a graceful stop, and because it dispatches
+//! through the very [`RpcModule`](jsonrpsee_core::server::RpcModule) the
+//! stdio transport uses: the handshake, the stages, typed params (-32602)
+//! and the lifecycle verdict check are the same code on every transport.
+//! What jsonrpsee's server lacks for this protocol is added by one RPC
+//! middleware (jsonrpsee's `RpcServiceT`), which jsonrpsee instantiates per
+//! WebSocket connection:
+//!
+//! - **Notifications.** jsonrpsee never routes a notification to a module
+//!   method, but hands each one to the middleware's `notification`. There
+//!   `hook.runtime_event` goes to the hook's event task, one for all
+//!   connections, in arrival order (a bad event is logged on stderr and
+//!   skipped), and `$/cancel_request` cancels the request with that id on
+//!   the same connection. A notification sent as an HTTP `POST` gets an
+//!   empty answer (jsonrpsee alone would send `null`).
+//! - **Cancellation.** The middleware's `call` registers each request by
+//!   id, then races it against its cancel; a cancelled request's future is
+//!   dropped and it is answered -32800.
+//! - **Panics.** A panicking handler is answered -32603 and serving goes
+//!   on, as over stdio.
+//!
+//! Arrival order needs one more thing. jsonrpsee handles each WebSocket
+//! message in a task of its own, and only a current-thread tokio runtime
+//! runs such tasks in the order they were spawned. [`run`] builds one;
+//! `serve_ws` called on a multi-threaded runtime runs the server on a
+//! current-thread runtime of its own, on a thread of its own.
+//!
+//! Two things differ from stdio. Batches are refused (the protocol has
+//! none). And a request whose id jsonrpsee's `Id` cannot hold, a negative
+//! or fractional number, is read by jsonrpsee as a notification and never
+//! answered; the host's client is jsonrpsee's and sends unsigned ids only.
+//!
 //! # Why jsonrpsee, and how far
 //!
-//! Method dispatch is a jsonrpsee [`RpcModule`](jsonrpsee_core::server::RpcModule):
-//! it maps each method to its typed handler, deserializes `params` from the
-//! raw line text straight into the protocol's types (no intermediate
-//! `serde_json::Value`) and serializes the reply. jsonrpsee's own servers
-//! speak HTTP and WebSocket, not newline-delimited stdio, so the line
-//! transport, notifications, cancellation by id and panic capture are this
-//! crate's (module `server`). One gap is bridged there too: jsonrpsee's
-//! request id is unsigned, so a negative integer id (legal in the protocol,
-//! never sent by hookhost itself) is carried as `null` through jsonrpsee and
-//! the real id is put back into the reply.
+//! Method dispatch is a jsonrpsee [`RpcModule`](jsonrpsee_core::server::RpcModule),
+//! built in one place for every transport: it maps each method to its typed
+//! handler, deserializes `params` from the raw message text straight into
+//! the protocol's types (no intermediate `serde_json::Value`) and
+//! serializes the reply. Over the network jsonrpsee's server is the
+//! transport as well, with the middleware above for notifications,
+//! cancellation and panics. jsonrpsee has no newline-delimited stdio
+//! transport, so the line transport is this crate's (module `server`),
+//! with its own notifications, cancellation by id and panic capture. One
+//! gap is bridged there too: jsonrpsee's request id is unsigned, so a
+//! negative integer id (legal in the protocol, never sent by hookhost
+//! itself) is carried as `null` through jsonrpsee and the real id is put
+//! back into the reply.
 
 mod dispatch;
 mod hook;
