@@ -63,7 +63,8 @@ impl EmitParams {
 pub struct HookStats {
     /// The hook's name.
     pub hook: String,
-    /// `process`, `builtin` or `command`.
+    /// `process`, `remote` (a hook served over WebSocket or HTTP),
+    /// `builtin` or `command`.
     pub kind: String,
     /// Calls made.
     pub calls: u64,
@@ -71,7 +72,7 @@ pub struct HookStats {
     pub errors: u64,
     /// Of those, timeouts.
     pub timeouts: u64,
-    /// Process restarts (0 for other kinds).
+    /// Process restarts, or a remote's reconnects (0 for other kinds).
     pub restarts: u64,
     /// `closed`, `open` or `half_open`.
     pub breaker: String,
