@@ -36,6 +36,15 @@ pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 /// answers) meets backpressure instead of growing hookhost's memory.
 pub const MAX_IN_FLIGHT: usize = 1024;
 
+/// How long a new WebSocket connection may take to send its upgrade
+/// request; one that sends nothing does not hold a session open.
+pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// WebSocket connections served at once by `hookhost serve --listen`; one
+/// more is closed at once (and logged), so a connection flood cannot grow
+/// hookhost's memory without bound.
+pub const MAX_CONNECTIONS: usize = 1024;
+
 /// Server error: `host.reload` found the config invalid (hooks unchanged).
 pub const RELOAD_FAILED: i64 = -32000;
 
@@ -325,9 +334,15 @@ pub async fn serve_websocket(sidecar: Arc<Sidecar>, stream: TcpStream) -> Result
     let peer = stream.peer_addr().ok();
     let _ = stream.set_nodelay(true);
     let mut server = soketto::handshake::Server::new(BufReader::new(stream).compat());
-    let key = match server.receive_request().await {
-        Ok(request) => request.key(),
-        Err(e) => return Err(WsError::Handshake(e.to_string())),
+    let key = match tokio::time::timeout(HANDSHAKE_TIMEOUT, server.receive_request()).await {
+        Ok(Ok(request)) => request.key(),
+        Ok(Err(e)) => return Err(WsError::Handshake(e.to_string())),
+        Err(_) => {
+            return Err(WsError::Handshake(format!(
+                "no upgrade request within {} s",
+                HANDSHAKE_TIMEOUT.as_secs()
+            )));
+        }
     };
     let accept = soketto::handshake::server::Response::Accept {
         key,

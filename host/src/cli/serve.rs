@@ -120,6 +120,14 @@ async fn listen(sidecar: std::sync::Arc<Sidecar>, addr: SocketAddr) -> ExitCode 
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) if sessions.len() >= hookhost::sidecar::MAX_CONNECTIONS => {
+                    tracing::warn!(
+                        %peer,
+                        "serve: refused a connection: {} sessions are open already",
+                        hookhost::sidecar::MAX_CONNECTIONS
+                    );
+                    drop(stream);
+                }
                 Ok((stream, peer)) => {
                     let sidecar = sidecar.clone();
                     sessions.spawn(async move {
