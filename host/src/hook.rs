@@ -143,23 +143,21 @@ impl HookEntry {
         deadline: Instant,
         budget: Duration,
     ) -> Result<Arc<Connection>, CallError> {
-        let mut rx = self.state.subscribe();
-        loop {
-            let current = rx.borrow_and_update().clone();
-            match current {
-                HookState::Ready(conn) if !conn.is_closed() => return Ok(conn),
-                HookState::Ready(_) | HookState::Starting => {}
-                HookState::Failed(why) => return Err(CallError::Unavailable(why)),
-                HookState::Stopped => {
-                    return Err(CallError::Unavailable("the host is shutting down".into()));
-                }
-            }
-            match timeout_at(deadline, rx.changed()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => return Err(CallError::Unavailable("its supervisor ended".into())),
-                Err(_) => return Err(CallError::Timeout(budget)),
-            }
-        }
+        wait_for_state(
+            &self.state,
+            deadline,
+            budget,
+            "its supervisor ended",
+            |state| match state {
+                HookState::Ready(conn) if !conn.is_closed() => Some(Ok(conn)),
+                HookState::Ready(_) | HookState::Starting => None,
+                HookState::Failed(why) => Some(Err(CallError::Unavailable(why))),
+                HookState::Stopped => Some(Err(CallError::Unavailable(
+                    "the host is shutting down".into(),
+                ))),
+            },
+        )
+        .await
     }
 
     /// Sends one request once the process is ready, waiting at most until
@@ -192,6 +190,31 @@ impl HookEntry {
         // turn into a flood of log lines.
         if n == 1 || n.is_multiple_of(100) {
             tracing::warn!(hook = %self.name, dropped_total = n, "dropped a runtime event: {why}");
+        }
+    }
+}
+
+/// Waits on a state published by a supervisor (a process's or a remote's)
+/// until `settle` gives an answer for it, or `deadline` passes; `None`
+/// means "not yet" (starting, reconnecting). `ended` says why there is no
+/// answer when the publisher is gone.
+pub(crate) async fn wait_for_state<S: Clone, T>(
+    state: &watch::Sender<S>,
+    deadline: Instant,
+    budget: Duration,
+    ended: &str,
+    settle: impl Fn(S) -> Option<Result<T, CallError>>,
+) -> Result<T, CallError> {
+    let mut rx = state.subscribe();
+    loop {
+        let current = rx.borrow_and_update().clone();
+        if let Some(answer) = settle(current) {
+            return answer;
+        }
+        match timeout_at(deadline, rx.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(CallError::Unavailable(ended.into())),
+            Err(_) => return Err(CallError::Timeout(budget)),
         }
     }
 }

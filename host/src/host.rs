@@ -477,30 +477,25 @@ impl Host {
         };
         // Remotes: those whose settings (and the defaults) are unchanged
         // keep their connection; the others get a new one.
-        let (keep_remotes, fresh_remotes): (Vec<String>, Vec<String>) = {
+        let (mut keep_remotes, mut fresh_remotes) = (Vec::new(), Vec::new());
+        {
             let running = lock(&self.inner.remotes);
-            config
+            for (name, c) in config
                 .remotes
                 .iter()
                 .filter(|(_, c)| config.enabled && c.enabled)
-                .map(|(name, c)| {
-                    let same = running.get(name).is_some_and(|slot| {
-                        slot.fingerprint == crate::member::fingerprint(c, &defaults)
-                    });
-                    (name.clone(), same)
-                })
-                .fold(
-                    (Vec::new(), Vec::new()),
-                    |(mut keep, mut fresh), (name, same)| {
-                        if same {
-                            keep.push(name);
-                        } else {
-                            fresh.push(name);
-                        }
-                        (keep, fresh)
-                    },
-                )
-        };
+            {
+                let fingerprint = crate::member::fingerprint(c, &defaults);
+                if running
+                    .get(name)
+                    .is_some_and(|slot| slot.fingerprint == fingerprint)
+                {
+                    keep_remotes.push(name.clone());
+                } else {
+                    fresh_remotes.push(name.clone());
+                }
+            }
+        }
         let mut remote_failures = Vec::new();
         let connecting = start_remotes(&config, fresh_remotes, &defaults, &mut remote_failures);
         // Processes and remotes come up together; each is bounded by its
@@ -1117,25 +1112,35 @@ impl Host {
             .filter(|s| s.hook.observes(&event.kind))
             .map(|s| s.hook.clone())
             .collect();
-        if !remotes.is_empty() {
-            match serde_json::value::to_raw_value(&event) {
-                Ok(params) => {
-                    let params: Arc<serde_json::value::RawValue> = Arc::from(params);
-                    for hook in remotes {
-                        hook.offer_event(&params);
-                    }
-                }
-                Err(e) => {
-                    tracing::error!(kind = %event.kind, "event did not encode ({e}); not sent")
-                }
-            }
-        }
-        if targets.is_empty() {
+        if targets.is_empty() && remotes.is_empty() {
             return;
         }
-        let line = notification_line(method::RUNTIME_EVENT, &event);
-        for entry in targets {
-            entry.offer_event(&line);
+        // Encoded once: a remote takes the params as they are, and the
+        // processes' line is built around the same text.
+        let params = if remotes.is_empty() {
+            None
+        } else {
+            match serde_json::value::to_raw_value(&event) {
+                Ok(p) => Some(Arc::<serde_json::value::RawValue>::from(p)),
+                Err(e) => {
+                    tracing::error!(kind = %event.kind, "event did not encode ({e}); not sent");
+                    return;
+                }
+            }
+        };
+        if !targets.is_empty() {
+            let line = match &params {
+                Some(p) => notification_line(method::RUNTIME_EVENT, &**p),
+                None => notification_line(method::RUNTIME_EVENT, &event),
+            };
+            for entry in targets {
+                entry.offer_event(&line);
+            }
+        }
+        if let Some(params) = params {
+            for hook in remotes {
+                hook.offer_event(&params);
+            }
         }
     }
 
@@ -1213,7 +1218,7 @@ fn decode_or<P: DeserializeOwned>(value: Value, original: P) -> P {
     }
 }
 
-fn notification_line<T: Serialize>(method: &str, params: &T) -> Arc<[u8]> {
+fn notification_line<T: Serialize + ?Sized>(method: &str, params: &T) -> Arc<[u8]> {
     let mut line = Vec::with_capacity(256);
     line.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
     let _ = serde_json::to_writer(&mut line, method);

@@ -28,7 +28,7 @@ use tokio::time::{Instant, timeout_at};
 use crate::config::{Defaults, RemoteConfig, RemoteTransport};
 use crate::declaration::{Declaration, Effective};
 use crate::error::CallError;
-use crate::hook::Counters;
+use crate::hook::{Counters, wait_for_state};
 use crate::supervisor::{STABLE_AFTER, accept_hello, backoff, hello_params, stopping};
 
 /// How often an idle WebSocket is pinged, and how long without any frame
@@ -49,6 +49,16 @@ pub enum Link {
     Ws(Arc<WsClient>),
     /// An HTTP client (a connection pool; one POST per request).
     Http(HttpClient),
+}
+
+impl Link {
+    /// One request through whichever client this is.
+    async fn request(&self, method: &str, params: Raw) -> Result<Value, ClientError> {
+        match self {
+            Link::Ws(c) => c.request(method, params).await,
+            Link::Http(c) => c.request(method, params).await,
+        }
+    }
 }
 
 /// Where a remote hook is in its life.
@@ -149,24 +159,22 @@ impl RemoteHook {
 
     /// Waits until connected, at most until `deadline`.
     async fn ready(&self, deadline: Instant, budget: Duration) -> Result<Link, CallError> {
-        let mut rx = self.state.subscribe();
-        loop {
-            let current = rx.borrow_and_update().clone();
-            match current {
-                RemoteState::Ready(Link::Ws(c)) if c.is_connected() => return Ok(Link::Ws(c)),
-                RemoteState::Ready(Link::Http(c)) => return Ok(Link::Http(c)),
-                RemoteState::Ready(_) | RemoteState::Connecting => {}
-                RemoteState::Down(why) => return Err(CallError::Unavailable(why)),
-                RemoteState::Stopped => {
-                    return Err(CallError::Unavailable("the host is shutting down".into()));
-                }
-            }
-            match timeout_at(deadline, rx.changed()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => return Err(CallError::Unavailable("its connector ended".into())),
-                Err(_) => return Err(CallError::Timeout(budget)),
-            }
-        }
+        wait_for_state(
+            &self.state,
+            deadline,
+            budget,
+            "its connector ended",
+            |state| match state {
+                RemoteState::Ready(Link::Ws(c)) if c.is_connected() => Some(Ok(Link::Ws(c))),
+                RemoteState::Ready(Link::Http(c)) => Some(Ok(Link::Http(c))),
+                RemoteState::Ready(_) | RemoteState::Connecting => None,
+                RemoteState::Down(why) => Some(Err(CallError::Unavailable(why))),
+                RemoteState::Stopped => Some(Err(CallError::Unavailable(
+                    "the host is shutting down".into(),
+                ))),
+            },
+        )
+        .await
     }
 
     /// Sends one request once connected, waiting at most until `deadline`
@@ -182,11 +190,7 @@ impl RemoteHook {
         let _done = Leave(&self.counters.in_flight);
         let link = self.ready(deadline, budget).await?;
         let params = raw(params)?;
-        let sent = match &link {
-            Link::Ws(c) => timeout_at(deadline, c.request::<Value, _>(method, params)).await,
-            Link::Http(c) => timeout_at(deadline, c.request::<Value, _>(method, params)).await,
-        };
-        match sent {
+        match timeout_at(deadline, link.request(method, params)).await {
             Err(_) => Err(CallError::Timeout(budget)),
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => {
@@ -303,22 +307,11 @@ impl RemoteHook {
         )?;
         let budget = Duration::from_millis(self.defaults.hello_timeout_ms);
         let params = raw(&params).map_err(|e| e.to_string())?;
-        let reply = match &link {
-            Link::Ws(c) => {
-                timeout_at(
-                    begun + self.connect_timeout() + budget,
-                    c.request::<Value, _>(method::HELLO, params),
-                )
-                .await
-            }
-            Link::Http(c) => {
-                timeout_at(
-                    begun + self.connect_timeout() + budget,
-                    c.request::<Value, _>(method::HELLO, params),
-                )
-                .await
-            }
-        };
+        let reply = timeout_at(
+            begun + self.connect_timeout() + budget,
+            link.request(method::HELLO, params),
+        )
+        .await;
         let reply = match reply {
             Err(_) => {
                 return Err(format!(

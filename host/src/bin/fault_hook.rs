@@ -35,6 +35,8 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use support::{Out, send};
+
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -129,14 +131,6 @@ fn parse() -> Result<Opts, String> {
         }
     }
     Ok(o)
-}
-
-type Out = Arc<Mutex<std::io::Stdout>>;
-
-fn send(out: &Out, line: &str) {
-    let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = writeln!(o, "{line}");
-    let _ = o.flush();
 }
 
 fn respond(out: &Out, id: &Value, result: Value) {

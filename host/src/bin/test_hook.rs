@@ -26,7 +26,9 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use std::io::{BufRead, Write};
+use support::{Out, send};
+
+use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -115,14 +117,6 @@ fn parse() -> Result<Opts, String> {
         }
     }
     Ok(o)
-}
-
-type Out = Arc<Mutex<std::io::Stdout>>;
-
-fn send(out: &Out, line: &str) {
-    let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = writeln!(o, "{line}");
-    let _ = o.flush();
 }
 
 fn answer(o: &Opts, method: &str, params: &Value) -> Value {

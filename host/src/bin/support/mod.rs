@@ -1,6 +1,7 @@
 //! What the test hooks (`test_hook.rs`, `fault_hook.rs`) share.
 
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 
 /// Appends `line` to `file`, creating it: how a test hook reports what it
 /// saw (event kinds, its pids) to the test that started it. Errors are
@@ -13,4 +14,15 @@ pub fn append_line(file: &str, line: &str) {
     {
         let _ = writeln!(f, "{line}");
     }
+}
+
+/// Stdout shared by a test hook's answering threads.
+pub type Out = Arc<Mutex<std::io::Stdout>>;
+
+/// Writes one whole line and flushes, so that answers written from several
+/// threads never interleave.
+pub fn send(out: &Out, line: &str) {
+    let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = writeln!(o, "{line}");
+    let _ = o.flush();
 }
