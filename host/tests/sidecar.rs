@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -123,29 +125,6 @@ fn the_sidecar_vectors() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// `hookhost serve --listen 127.0.0.1:0`, and the address from the line it
-/// prints once bound.
-fn serve_ws(config: &Path) -> (Child, String) {
-    let mut child = Command::new(HOOKHOST)
-        .args(["serve", "--listen", "127.0.0.1:0", "-c"])
-        .arg(config)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ws://")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    (child, addr)
-}
-
 type WsSender = soketto::connection::Sender<tokio_util::compat::Compat<tokio::net::TcpStream>>;
 type WsReceiver = soketto::connection::Receiver<tokio_util::compat::Compat<tokio::net::TcpStream>>;
 
@@ -209,7 +188,7 @@ async fn the_sidecar_vectors_over_websocket() {
         let dir = scratch(&format!("ws-vector-{n}"));
         let config = dir.join("hooks.toml");
         std::fs::write(&config, session["config"].as_str().unwrap()).unwrap();
-        let (child, addr) = serve_ws(&config);
+        let (child, addr) = common::serve_listen(&config, &[]);
         let (mut tx, mut rx) = ws_connect(&addr).await;
         for message in session["send"].as_array().unwrap() {
             ws_send(&mut tx, message).await;
@@ -245,7 +224,7 @@ async fn several_websocket_agents_share_one_sidecar() {
         ),
     )
     .unwrap();
-    let (child, addr) = serve_ws(&config);
+    let (child, addr) = common::serve_listen(&config, &[]);
     let mut agents = Vec::new();
     for _ in 0..3 {
         agents.push(ws_connect(&addr).await);

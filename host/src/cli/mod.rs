@@ -5,6 +5,7 @@ mod call;
 mod check;
 mod conformance;
 mod demo;
+mod limits;
 mod replay;
 mod serve;
 
@@ -44,6 +45,7 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    limits::raise_nofile();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -92,3 +92,29 @@ pub fn write_reliability(name: &str, body: &str) -> bool {
     std::fs::write(path, text).unwrap();
     true
 }
+
+/// `hookhost serve -c CONFIG --listen 127.0.0.1:0 EXTRA...`, and the
+/// address from the one line it prints once bound.
+pub fn serve_listen(config: &std::path::Path, extra: &[&str]) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookhost"))
+        .args(["serve", "--listen", "127.0.0.1:0", "-c"])
+        .arg(config)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ws://")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (child, addr)
+}
