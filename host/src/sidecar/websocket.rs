@@ -1,0 +1,192 @@
+//! The sidecar over WebSocket (`hookhost serve --listen`): the upgrade,
+//! then one JSON message per text message, a reader feeding the session
+//! and one writer for answers, pongs and the close.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::mpsc;
+
+use super::admission::Admission;
+use super::budget::{Charge, Pool};
+use super::rfc6455 as ws;
+use super::session::{Answer, Inbound, Session};
+use super::{HANDSHAKE_TIMEOUT, IDLE_TIMEOUT, Sidecar};
+
+/// How `hookhost serve --listen` treats each WebSocket connection.
+#[derive(Debug, Clone)]
+pub struct WsOptions {
+    admission: Admission,
+    idle_timeout: Option<Duration>,
+}
+
+impl WsOptions {
+    /// Admits what `admission` admits; closes a connection idle for
+    /// [`IDLE_TIMEOUT`].
+    pub fn new(admission: Admission) -> WsOptions {
+        WsOptions {
+            admission,
+            idle_timeout: Some(IDLE_TIMEOUT),
+        }
+    }
+
+    /// Closes a connection that sent nothing and has nothing in flight
+    /// for this long (`None`: never).
+    pub fn idle_timeout(mut self, idle: Option<Duration>) -> WsOptions {
+        self.idle_timeout = idle;
+        self
+    }
+}
+
+/// Serves one WebSocket connection (already accepted on TCP): performs the
+/// upgrade if `options` admit it, then treats each text message as one
+/// message, exactly as [`serve`](super::serve) treats a line. Returns when the agent
+/// closes the connection (or it fails, idles out, or breaks the protocol)
+/// and every request read has been answered; answers that can no longer be
+/// delivered are dropped.
+pub async fn serve_websocket(
+    sidecar: Arc<Sidecar>,
+    stream: TcpStream,
+    options: &WsOptions,
+) -> Result<(), WsError> {
+    let peer = stream.peer_addr().ok();
+    let _ = stream.set_nodelay(true);
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::with_capacity(16 * 1024, read);
+    match tokio::time::timeout(
+        HANDSHAKE_TIMEOUT,
+        ws::upgrade(&mut read, &mut write, &options.admission),
+    )
+    .await
+    {
+        Ok(Ok(())) => {}
+        Ok(Err(ws::Fail::Refused(r))) => return Err(WsError::Refused(r.status, r.why)),
+        Ok(Err(e)) => return Err(WsError::Handshake(format!("{e:?}"))),
+        Err(_) => {
+            return Err(WsError::Handshake(format!(
+                "no upgrade request within {} s",
+                HANDSHAKE_TIMEOUT.as_secs()
+            )));
+        }
+    }
+    tracing::debug!(?peer, "sidecar: WebSocket session opened");
+    let pool = sidecar.bytes.clone();
+    let (mut session, answers) = Session::new(sidecar);
+    let (control_tx, control_rx) = mpsc::channel(8);
+    let writer = tokio::spawn(write_ws(write, answers, control_rx));
+    let mut frames = ws::Frames::new(read, control_tx.clone());
+    let ended = read_ws(&mut frames, &mut session, &pool, options.idle_timeout).await;
+    let close = match &ended {
+        Ok(()) | Err(WsError::Connection(_)) => None,
+        Err(WsError::Idle) => Some((ws::CLOSE_GOING_AWAY, "idle")),
+        Err(_) => Some((ws::CLOSE_PROTOCOL, "protocol error")),
+    };
+    if let Some((code, why)) = close {
+        let _ = control_tx.send(ws::Control::Close(code, why)).await;
+    }
+    drop((frames, control_tx));
+    session.finish().await;
+    let _ = writer.await;
+    tracing::debug!(?peer, "sidecar: WebSocket session closed");
+    ended
+}
+
+/// Reads messages into the session until the agent closes, idles out, or
+/// the connection fails.
+async fn read_ws(
+    frames: &mut ws::Frames,
+    session: &mut Session,
+    pool: &Pool,
+    idle: Option<Duration>,
+) -> Result<(), WsError> {
+    let mut buf = Vec::new();
+    loop {
+        if let Some(idle) = idle {
+            match tokio::time::timeout(idle, frames.wait_readable()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(WsError::Connection(e.to_string())),
+                Err(_) if session.busy() => continue,
+                Err(_) => return Err(WsError::Idle),
+            }
+        }
+        buf.clear();
+        let mut charge = Charge::default();
+        let inbound = match frames.next(&mut buf, &mut charge, pool).await {
+            Ok(ws::Message::Text) => Inbound::Message(&buf, charge),
+            Ok(ws::Message::Binary) => Inbound::Binary,
+            Ok(ws::Message::TooLong(n)) => Inbound::TooLong(n),
+            Ok(ws::Message::Busy) => Inbound::Busy,
+            Ok(ws::Message::Closed) => return Ok(()),
+            Err(ws::Fail::Protocol(why)) => return Err(WsError::Protocol(why)),
+            Err(ws::Fail::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(WsError::Connection(format!("{e:?}"))),
+        };
+        session.handle(inbound).await;
+    }
+}
+
+/// The one writer of a WebSocket connection: answers as text frames,
+/// pongs and the close frame. After a close nothing more is written and
+/// answers still coming are dropped.
+async fn write_ws(
+    write: OwnedWriteHalf,
+    mut answers: mpsc::Receiver<Answer>,
+    mut control: mpsc::Receiver<ws::Control>,
+) -> std::io::Result<()> {
+    let mut out = BufWriter::new(write);
+    let mut closed = false;
+    let mut control_open = true;
+    loop {
+        tokio::select! {
+            biased;
+            c = control.recv(), if control_open => match c {
+                Some(_) if closed => {}
+                Some(ws::Control::Pong(p)) => ws::write_pong(&mut out, &p).await?,
+                Some(ws::Control::Close(code, why)) => {
+                    closed = true;
+                    ws::write_close(&mut out, code, why).await?;
+                }
+                None => control_open = false,
+            },
+            a = answers.recv() => match a {
+                Some(_) if closed => {}
+                Some(answer) => {
+                    ws::write_text(&mut out, &answer.bytes).await?;
+                    if answers.is_empty() {
+                        out.flush().await?;
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    if !closed {
+        ws::write_close(&mut out, ws::CLOSE_NORMAL, "").await?;
+    }
+    out.shutdown().await
+}
+
+/// How a WebSocket session ended early.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WsError {
+    /// The upgrade request was not a valid WebSocket handshake.
+    #[error("WebSocket handshake failed: {0}")]
+    Handshake(String),
+    /// The upgrade was refused (origin, host or token): the HTTP status
+    /// sent, and why.
+    #[error("WebSocket upgrade refused with {0}: {1}")]
+    Refused(u16, String),
+    /// The agent broke RFC 6455; the connection was closed with 1002.
+    #[error("WebSocket protocol error: {0}; closed with 1002")]
+    Protocol(&'static str),
+    /// Nothing was sent or in flight for the idle timeout; closed with 1001.
+    #[error("WebSocket connection idle; closed with 1001")]
+    Idle,
+    /// The connection failed mid-session.
+    #[error("WebSocket connection failed: {0}")]
+    Connection(String),
+}
