@@ -209,18 +209,35 @@ fn check<B>(request: &mut HttpRequest<B>, token: Option<&[u8]>) -> Result<(), Re
 
 /// The credentials of `Bearer CREDENTIALS`, the scheme in any case.
 fn bearer(value: &[u8]) -> Option<&[u8]> {
-    let value = value.trim_ascii();
-    let space = value.iter().position(|&b| b == b' ' || b == b'\t')?;
+    let value = trim_ows(value);
+    let space = value.iter().position(|&b| is_ows(b))?;
     let (scheme, rest) = value.split_at(space);
     scheme
         .eq_ignore_ascii_case(b"bearer")
-        .then(|| rest.trim_ascii())
+        .then(|| trim_ows(rest))
 }
 
 /// `application/json`, in any case, with or without parameters.
 fn is_json(value: &[u8]) -> bool {
     let media = value.split(|&b| b == b';').next().unwrap_or_default();
-    media.trim_ascii().eq_ignore_ascii_case(b"application/json")
+    trim_ows(media).eq_ignore_ascii_case(b"application/json")
+}
+
+/// HTTP's optional whitespace: spaces and tabs.
+fn is_ows(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+fn trim_ows(value: &[u8]) -> &[u8] {
+    let start = value
+        .iter()
+        .position(|&b| !is_ows(b))
+        .unwrap_or(value.len());
+    let end = value
+        .iter()
+        .rposition(|&b| !is_ows(b))
+        .map_or(start, |i| i + 1);
+    &value[start..end]
 }
 
 /// Whether `a` and `b` are equal, in a time that depends on their lengths

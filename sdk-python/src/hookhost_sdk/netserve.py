@@ -10,8 +10,15 @@ file plus this package wherever Python 3.11 runs. The part of RFC 6455 and
 HTTP/1.1 a hook needs is small: text frames, fragmentation, ping, close;
 one POST, one message, keep-alive. What it leaves out, on purpose: TLS (put
 a proxy or balancer in front for ``wss://``/``https://``), extensions such
-as compression, subprotocols, authentication, and concurrency within one
-HTTP connection (pipelined requests are served one after another).
+as compression, subprotocols, and concurrency within one HTTP connection
+(pipelined requests are served one after another).
+
+Who may connect (the Rust SDK applies the same rules, in the same order):
+a request or upgrade with an ``Origin`` header, which browsers send and
+hosts do not, is refused with 403, since any web page may reach
+``127.0.0.1``; with a token (``--token-file``, ``token=``), one without
+``Authorization: Bearer TOKEN`` is refused with 401; a ``POST`` that is not
+``Content-Type: application/json`` with 415. Each refusal logs one line.
 
 Dispatch is :mod:`hookhost_sdk.server`'s, shared with stdio: same checks,
 error codes, worker pool, event order and cancellation. Every socket write
@@ -25,6 +32,7 @@ import asyncio
 import base64
 import binascii
 import hashlib
+import hmac
 import logging
 import socket
 import struct
@@ -37,7 +45,7 @@ from .server import Runtime, Send, Session, _Job
 if TYPE_CHECKING:
     from .app import App
 
-__all__ = ["MAX_MESSAGE_BYTES", "parse_address", "serve"]
+__all__ = ["MAX_MESSAGE_BYTES", "check_token", "parse_address", "read_token_file", "serve"]
 
 log = logging.getLogger("hookhost_sdk")
 
@@ -54,8 +62,11 @@ _CONT, _TEXT, _BINARY, _CLOSE, _PING, _PONG = 0, 1, 2, 8, 9, 10
 _REASONS = {
     200: "OK",
     400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
     405: "Method Not Allowed",
     413: "Content Too Large",
+    415: "Unsupported Media Type",
     426: "Upgrade Required",
     431: "Request Header Fields Too Large",
 }
@@ -70,16 +81,44 @@ def parse_address(address: str) -> tuple[str | None, int]:
     return host or None, int(port)
 
 
-async def serve(app: App, address: str, *, max_message_bytes: int | None = None) -> None:
+def check_token(token: str) -> str:
+    """``token`` without surrounding whitespace; ValueError when that is empty or not printable ASCII."""
+    token = token.strip()
+    if not token:
+        raise ValueError("the token is empty")
+    if not all("!" <= c <= "~" for c in token):
+        raise ValueError("the token must be printable ASCII without spaces (it travels in an HTTP header)")
+    return token
+
+
+def read_token_file(path: str) -> str:
+    """The token in the file at ``path``, trimmed; ValueError (with the path) when it cannot be used."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--token-file {path}: cannot read it: {exc}") from None
+    if not text.strip():
+        raise ValueError(f"--token-file {path}: the file is empty; put the token in it")
+    try:
+        return check_token(text)
+    except ValueError as exc:
+        raise ValueError(f"--token-file {path}: {exc}") from None
+
+
+async def serve(app: App, address: str, *, max_message_bytes: int | None = None, token: str | None = None) -> None:
     """Serve ``app`` on ``address`` until SIGTERM or SIGINT.
 
     Prints ``listening on ws://HOST:PORT`` (the port actually bound, so port
     0 works) on stdout once bound. ``max_message_bytes`` defaults to
-    :data:`MAX_MESSAGE_BYTES` as it is at call time.
+    :data:`MAX_MESSAGE_BYTES` as it is at call time. With ``token`` (see
+    :func:`check_token`), every request and upgrade must carry
+    ``Authorization: Bearer TOKEN``.
     """
     host, port = parse_address(address)
     limit = MAX_MESSAGE_BYTES if max_message_bytes is None else max_message_bytes
-    await _Server(app, limit).serve(_bind(host, port))
+    secret = None if token is None else check_token(token).encode()
+    await _Server(app, limit, secret).serve(_bind(host, port))
 
 
 def _bind(host: str | None, port: int) -> socket.socket:
@@ -97,9 +136,10 @@ def _bind(host: str | None, port: int) -> socket.socket:
 
 
 class _Server:
-    def __init__(self, app: App, max_message: int) -> None:
+    def __init__(self, app: App, max_message: int, token: bytes | None) -> None:
         self.runtime = Runtime(app)
         self.max_message = max_message
+        self.token = token
         self.conns: set[_Connection] = set()
         self.stopping = False
         self.loop_thread = threading.get_ident()
@@ -201,6 +241,9 @@ class _Connection:
             if request is None:
                 return await self._refuse(400, "malformed request")
             method, version, headers = request
+            refusal = _refusal(method, headers, self.server.token)
+            if refusal is not None:
+                return await self._refuse(*refusal)
             if method == "GET" and "websocket" in _tokens(headers.get("upgrade", "")):
                 return await self._upgrade(headers)
             if method != "POST":
@@ -415,6 +458,37 @@ def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]] | None:
         name = name.lower()
         headers[name] = f"{headers[name]}, {value.strip()}" if name in headers else value.strip()
     return request[0], request[2], headers
+
+
+def _refusal(method: str, headers: dict[str, str], token: bytes | None) -> tuple[int, str, str] | None:
+    """Status, reason and extra header lines when a request may not be served (module docs)."""
+    if "origin" in headers:
+        log.warning("hookhost_sdk: refused a request with Origin %.200r (403)", headers["origin"])
+        return 403, "refused: requests from web pages (with an Origin header) are not served", ""
+    if token is not None and not _bearer_matches(headers.get("authorization"), token):
+        why = "a wrong" if "authorization" in headers else "no"
+        log.warning("hookhost_sdk: refused a request with %s token (401)", why)
+        reason = "refused: send `Authorization: Bearer <token>` with the hook's token"
+        return 401, reason, "WWW-Authenticate: Bearer\r\n"
+    content_type = headers.get("content-type")
+    if method == "POST" and not _is_json(content_type or ""):
+        log.warning("hookhost_sdk: refused a POST with Content-Type %.200r (415)", content_type or "(none)")
+        return 415, "refused: the body must be JSON, sent with Content-Type: application/json", ""
+    return None
+
+
+def _bearer_matches(value: str | None, token: bytes) -> bool:
+    """Whether ``value`` is ``Bearer TOKEN`` (scheme in any case), compared in constant time."""
+    raw = (value or "").encode("latin-1").strip(b" \t")
+    cut = min((i for i in (raw.find(b" "), raw.find(b"\t")) if i >= 0), default=-1)
+    if cut < 0 or raw[:cut].lower() != b"bearer":
+        return False
+    return hmac.compare_digest(raw[cut:].strip(b" \t"), token)
+
+
+def _is_json(value: str) -> bool:
+    """``application/json``, in any case, with or without parameters."""
+    return value.split(";")[0].strip(" \t").lower() == "application/json"
 
 
 def _tokens(value: str) -> list[str]:
