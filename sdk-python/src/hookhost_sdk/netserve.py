@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import hashlib
 import hmac
 import logging
 import socket
@@ -40,6 +39,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ._netcommon import BINARY, CLOSE, CONT, PING, PONG, TEXT, accept_key, check_token, read_token_file, xor_mask
 from .server import Runtime, Send, Session, _Job
 
 if TYPE_CHECKING:
@@ -57,8 +57,6 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 _MAX_HEAD = 64 * 1024  # request line and headers; also a chunk-size line
 _LINGER = 1.0  # seconds to drain a peer after refusing it (see _linger)
 _CLOSE_WAIT = 0.3  # seconds connections get at shutdown to finish closing
-_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-_CONT, _TEXT, _BINARY, _CLOSE, _PING, _PONG = 0, 1, 2, 8, 9, 10
 _REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -79,31 +77,6 @@ def parse_address(address: str) -> tuple[str | None, int]:
         raise ValueError(f"expected HOST:PORT, got {address!r}")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     return host or None, int(port)
-
-
-def check_token(token: str) -> str:
-    """``token`` without surrounding whitespace; ValueError when that is empty or not printable ASCII."""
-    token = token.strip()
-    if not token:
-        raise ValueError("the token is empty")
-    if not all("!" <= c <= "~" for c in token):
-        raise ValueError("the token must be printable ASCII without spaces (it travels in an HTTP header)")
-    return token
-
-
-def read_token_file(path: str) -> str:
-    """The token in the file at ``path``, trimmed; ValueError (with the path) when it cannot be used."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"--token-file {path}: cannot read it: {exc}") from None
-    if not text.strip():
-        raise ValueError(f"--token-file {path}: the file is empty; put the token in it")
-    try:
-        return check_token(text)
-    except ValueError as exc:
-        raise ValueError(f"--token-file {path}: {exc}") from None
 
 
 async def serve(app: App, address: str, *, max_message_bytes: int | None = None, token: str | None = None) -> None:
@@ -351,7 +324,7 @@ class _Connection:
             return await self._refuse(400, "bad WebSocket upgrade request")
         if headers.get("sec-websocket-version") != "13":
             return await self._refuse(426, "WebSocket version 13 only", "Sec-WebSocket-Version: 13\r\n")
-        accept = base64.b64encode(hashlib.sha1(key.encode() + _GUID).digest()).decode()
+        accept = accept_key(key)
         self.writer.write(
             b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + f"Sec-WebSocket-Accept: {accept}\r\n\r\n".encode()
@@ -382,29 +355,29 @@ class _Connection:
                 raise _Fail(1002, "reserved bits set, but no extension was negotiated")
             if not b1 & 0x80:
                 raise _Fail(1002, "client frames must be masked")
-            if opcode >= _CLOSE:
-                if opcode > _PONG or not fin or n > 125:
+            if opcode >= CLOSE:
+                if opcode > PONG or not fin or n > 125:
                     raise _Fail(1002, "bad control frame")
-            elif opcode == _BINARY:
+            elif opcode == BINARY:
                 raise _Fail(1003, "binary frames are not used: one JSON-RPC message per text frame")
-            elif opcode > _BINARY:
+            elif opcode > BINARY:
                 raise _Fail(1002, f"unknown opcode {opcode}")
-            elif (opcode == _CONT) != bool(parts):
+            elif (opcode == CONT) != bool(parts):
                 raise _Fail(1002, "continuation frame out of place")
             elif size + n > limit:
                 raise _Fail(1009, f"message over {limit} bytes")
             mask = await read(4)
-            payload = _unmask(await read(n), mask)
-            if opcode == _CLOSE:
+            payload = xor_mask(await read(n), mask)
+            if opcode == CLOSE:
                 if len(payload) == 1:
                     raise _Fail(1002, "bad close frame")
                 self._close(0, "", payload[:2])  # echo the peer's code, then hang up
                 return
-            if opcode == _PING:
+            if opcode == PING:
                 if not self.close_sent:
-                    self._frame(_PONG, payload)
+                    self._frame(PONG, payload)
                 continue
-            if opcode == _PONG:
+            if opcode == PONG:
                 continue
             parts.append(payload)  # even when empty: a non-empty list means "in a message"
             size += n
@@ -424,12 +397,12 @@ class _Connection:
 
     def _send_text(self, data: bytes) -> None:
         if not self.close_sent and not self.writer.is_closing():
-            self._frame(_TEXT, memoryview(data)[:-1] if data.endswith(b"\n") else data)
+            self._frame(TEXT, memoryview(data)[:-1] if data.endswith(b"\n") else data)
 
     def _close(self, code: int, reason: str, raw: bytes | None = None) -> None:
         if not self.close_sent and not self.writer.is_closing():
             self.close_sent = True
-            self._frame(_CLOSE, raw if raw is not None else struct.pack("!H", code) + reason.encode()[:123])
+            self._frame(CLOSE, raw if raw is not None else struct.pack("!H", code) + reason.encode()[:123])
 
     def _frame(self, opcode: int, payload: bytes | memoryview) -> None:
         n = len(payload)
@@ -500,16 +473,6 @@ def _valid_key(key: str) -> bool:
         return len(base64.b64decode(key, validate=True)) == 16
     except binascii.Error:
         return False
-
-
-def _unmask(data: bytes, mask: bytes) -> bytes:
-    # XOR as one big integer: done in C, so a 64 MiB frame costs milliseconds,
-    # where a Python loop over its bytes would take seconds.
-    n = len(data)
-    if n == 0:
-        return data
-    key = int.from_bytes((mask * (n // 4 + 1))[:n], "big")
-    return (int.from_bytes(data, "big") ^ key).to_bytes(n, "big")
 
 
 def _strip(data: bytes) -> bytes:
