@@ -70,7 +70,9 @@ impl NetConfig {
     ///
     /// # Errors
     ///
-    /// When the file cannot be read, or holds nothing but whitespace.
+    /// When the file cannot be read, holds nothing but whitespace, or a
+    /// token that is not printable ASCII without spaces; the message names
+    /// the file.
     pub fn token_file(self, path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| {
@@ -88,7 +90,11 @@ impl NetConfig {
                 ),
             ));
         }
-        Ok(self.token(text))
+        let config = self.token(text);
+        config.checked_token().map_err(|e| {
+            io::Error::new(e.kind(), format!("--token-file {}: {e}", path.display()))
+        })?;
+        Ok(config)
     }
 
     /// The token to require, checked; `None` when there is none.
