@@ -1,10 +1,12 @@
 """The README's network example end to end: the Python example guard served
 with `--listen`, wired as `[hooks.remotes]` over WebSocket and over HTTP,
-asked through the real `hookhost call`.
+asked through the real `hookhost call`; and both SDKs' guards served with
+`--token-file`, reached by a host whose remote `headers` carry the token.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -28,14 +30,10 @@ def hookhost_bin() -> str:
     return str(built)
 
 
-@pytest.fixture
-def guard_address() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(GUARD), "--listen", "127.0.0.1:0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+@contextlib.contextmanager
+def served(argv: list[str]) -> Iterator[str]:
+    """Run a hook with ``--listen 127.0.0.1:0`` among ``argv``; yield the address it printed."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()
@@ -46,10 +44,18 @@ def guard_address() -> Iterator[str]:
         assert proc.wait(timeout=10) == 0
 
 
-def call(tmp_path: Path, url: str, command: str) -> dict[str, object]:
+@pytest.fixture
+def guard_address() -> Iterator[str]:
+    with served([sys.executable, str(GUARD), "--listen", "127.0.0.1:0"]) as address:
+        yield address
+
+
+def call(
+    tmp_path: Path, url: str, command: str, *, headers: str = "", env: dict[str, str] | None = None
+) -> dict[str, object]:
     config = tmp_path / "hooks.toml"
     config.write_text(
-        f'[hooks.remotes.guard]\nurl = "{url}"\nintercept = ["before_tool"]\non_error = "deny"\n',
+        f'[hooks.remotes.guard]\nurl = "{url}"\nintercept = ["before_tool"]\non_error = "deny"\n{headers}',
         encoding="utf-8",
     )
     done = subprocess.run(
@@ -65,6 +71,7 @@ def call(tmp_path: Path, url: str, command: str) -> dict[str, object]:
         capture_output=True,
         text=True,
         timeout=30,
+        env=None if env is None else {**os.environ, **env},
     )
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(done.stdout)
@@ -86,3 +93,43 @@ def test_a_remote_that_is_down_is_decided_by_its_policy(tmp_path: Path) -> None:
     result = call(tmp_path, "ws://127.0.0.1:9", "ls")
     assert result["action"] == "deny_tool"
     assert "hook `guard` failed (on_error = deny)" in str(result["reason"])
+
+
+TOKEN = "e2e-token-0123456789"
+HEADERS = 'headers = { Authorization = "Bearer ${env:HOOK_TOKEN}" }\n'
+DENIED_BY_POLICY = "hook `guard` failed (on_error = deny)"
+
+
+def rust_guard() -> str:
+    built = REPO / "target" / "debug" / "guard"
+    if not built.exists():
+        pytest.fail(f"no Rust guard at {built}: run `cargo build -p hookhost-examples`")
+    return str(built)
+
+
+@pytest.fixture(params=["python", "rust"])
+def guard_with_token(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    token_file = tmp_path / "guard.token"
+    token_file.write_text(TOKEN + "\n", encoding="utf-8")
+    command = [sys.executable, str(GUARD)] if request.param == "python" else [rust_guard()]
+    with served([*command, "--listen", "127.0.0.1:0", "--token-file", str(token_file)]) as address:
+        yield address
+
+
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+def test_a_hook_with_a_token_answers_only_a_host_that_sends_it(
+    tmp_path: Path, guard_with_token: str, scheme: str
+) -> None:
+    url = f"{scheme}://{guard_with_token}"
+    sudo = "sudo rm -rf /"
+    # The remote's headers carry the token, read from hookhost's environment.
+    assert call(tmp_path, url, sudo, headers=HEADERS, env={"HOOK_TOKEN": TOKEN}) == {
+        "action": "deny_tool",
+        "reason": "guard: rule `sudo` denies this command: sudo rm -rf /",
+    }
+    assert call(tmp_path, url, "ls", headers=HEADERS, env={"HOOK_TOKEN": TOKEN}) == {"action": "continue"}
+    # Without it, or with a wrong one, the hook refuses the host (401) and
+    # the host's policy answers: on_error = "deny" even for a harmless ls.
+    for headers, env in (("", None), (HEADERS, {"HOOK_TOKEN": "wrong"})):
+        result = call(tmp_path, url, "ls", headers=headers, env=env)
+        assert result["action"] == "deny_tool" and DENIED_BY_POLICY in str(result["reason"]), result

@@ -44,6 +44,7 @@ app = App("probe")
 """
 
 CALL = {"tool": "shell", "arguments": {"command": "ls"}}
+JSON = {"Content-Type": "application/json"}
 HELLO = {"name": "probe", "version": 1, "host": {"name": "test", "version": "0"}}
 
 
@@ -102,12 +103,13 @@ class NetHook:
 class Ws:
     """A minimal WebSocket client: frames in, frames out, answers by id."""
 
-    def __init__(self, port: int, hello: bool = True) -> None:
+    def __init__(self, port: int, hello: bool = True, headers: dict[str, str] | None = None) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         key = base64.b64encode(os.urandom(16)).decode()
+        extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         self.sock.sendall(
             f"GET /hook HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+            f"{extra}Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
         )
         self.buf = b""
         while b"\r\n\r\n" not in self.buf:
@@ -453,7 +455,8 @@ def test_http_keep_alive_serves_two_requests_on_one_connection(spawn: Any) -> No
     # Connection: close is honoured: the answer, then the server hangs up.
     raw = socket.create_connection(("127.0.0.1", hook.port), timeout=10)
     body = b'{"jsonrpc":"2.0","id":3,"method":"hook.x","params":{}}'
-    raw.sendall(b"POST / HTTP/1.1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    head = b"POST / HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    raw.sendall(head % len(body) + body)
     received = b""
     while chunk := raw.recv(4096):
         received += chunk
@@ -470,11 +473,12 @@ def test_http_bad_json_notifications_chunked_bodies_and_refusals(spawn: Any) -> 
         "error": {"code": -32700, "message": "parse error: the message is not JSON"},
     }
     conn = hook.http_conn()
-    conn.request("POST", "/", body=json.dumps({"jsonrpc": "2.0", "method": "hook.runtime_event", "params": {}}))
+    event = json.dumps({"jsonrpc": "2.0", "method": "hook.runtime_event", "params": {}})
+    conn.request("POST", "/", body=event, headers=JSON)
     response = conn.getresponse()
     assert (response.status, response.read(), response.getheader("Content-Length")) == (200, b"", "0")
     message = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "hook.before_tool", "params": tool("rm")}).encode()
-    conn.request("POST", "/", body=iter([message[:7], message[7:]]), encode_chunked=True)
+    conn.request("POST", "/", body=iter([message[:7], message[7:]]), headers=JSON, encode_chunked=True)
     response = conn.getresponse()
     assert response.getheader("Content-Type") == "application/json"
     assert json.loads(response.read())["result"]["reason"] == "no rm"
@@ -485,6 +489,7 @@ def test_http_bad_json_notifications_chunked_bodies_and_refusals(spawn: Any) -> 
         assert response.status == 405 and "POST" in (response.getheader("Allow") or "")
     conn = hook.http_conn()
     conn.putrequest("POST", "/")
+    conn.putheader("Content-Type", "application/json")
     conn.putheader("Content-Length", str(64 * 1024 * 1024 + 1))
     conn.endheaders()  # no body: the answer comes before it
     assert conn.getresponse().status == 413
@@ -559,3 +564,149 @@ def test_the_example_guard_serves_with_the_listen_flag(tmp_path: Path) -> None:
     finally:
         hook.proc.kill()
         hook.proc.wait()
+
+
+# --- who may connect: Origin, Content-Type, the token -----------------------
+
+HELLO_CALL = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "hook.hello", "params": HELLO})
+TOKEN = "s3cret-token"
+
+
+def post_with(
+    port: int, headers: dict[str, str], body: str = HELLO_CALL
+) -> tuple[int, http.client.HTTPResponse, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("POST", "/", body=body.encode(), headers=headers)
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, response, data
+
+
+def upgrade(port: int, headers: dict[str, str]) -> tuple[int, bytes]:
+    """An upgrade request with ``headers`` added: the status and the whole response head."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall(
+        f"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n{extra}"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    sock.close()
+    return int(head.split(b" ")[1]), head
+
+
+def write_token(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "token"
+    path.write_text(text)
+    return str(path)
+
+
+def test_an_upgrade_with_an_origin_is_refused_403(spawn: Any) -> None:
+    hook = spawn(GUARD)
+    for origin in ("https://evil.example", "null", f"http://127.0.0.1:{hook.port}"):
+        status, head = upgrade(hook.port, {"Origin": origin})
+        assert status == 403, head
+    assert "refused a request with Origin 'https://evil.example' (403)" in hook.stderr()
+    assert Ws(hook.port).hello_result["name"] == "probe"  # without one, as hosts connect
+
+
+def test_a_post_with_an_origin_is_refused_403(spawn: Any) -> None:
+    hook = spawn(GUARD)
+    for kind in ("application/json", "text/plain"):  # text/plain: what a page may send without a preflight
+        status, _, body = post_with(hook.port, {"Origin": "https://evil.example", "Content-Type": kind})
+        assert status == 403 and b"Origin" in body, (status, body)
+
+
+def test_a_post_that_is_not_application_json_is_refused_415(spawn: Any) -> None:
+    hook = spawn(GUARD)
+    refused = ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; b=x", "application/json-rpc")
+    for kind in (None, *refused):
+        status, _, body = post_with(hook.port, {} if kind is None else {"Content-Type": kind})
+        assert status == 415 and b"application/json" in body, (kind, status, body)
+    for kind in ("application/json; charset=utf-8", 'Application/JSON ; charset="UTF-8"'):
+        status, _, body = post_with(hook.port, {"Content-Type": kind})
+        assert status == 200 and json.loads(body)["result"]["name"] == "probe", (kind, body)
+
+
+def test_with_a_token_a_post_without_it_or_with_a_wrong_one_is_refused_401(spawn: Any, tmp_path: Path) -> None:
+    hook = spawn(GUARD, args=("--listen", "127.0.0.1:0", "--token-file", write_token(tmp_path, TOKEN)))
+    for auth in (None, "Bearer wrong", "Bearer s3cret-toke", "Bearer s3cret-token2", "Basic s3cret-token", TOKEN):
+        headers = dict(JSON) if auth is None else {**JSON, "Authorization": auth}
+        status, response, _ = post_with(hook.port, headers)
+        assert status == 401 and response.getheader("WWW-Authenticate") == "Bearer", (auth, status)
+
+
+def test_with_a_token_an_upgrade_without_it_or_with_a_wrong_one_is_refused_401(spawn: Any, tmp_path: Path) -> None:
+    hook = spawn(GUARD, args=("--listen", "127.0.0.1:0", "--token-file", write_token(tmp_path, TOKEN)))
+    for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": f"Basic {TOKEN}"}):
+        status, head = upgrade(hook.port, headers)
+        assert status == 401 and b"WWW-Authenticate: Bearer\r\n" in head, (headers, head)
+
+
+def test_with_a_token_the_right_one_is_served_over_both_transports(spawn: Any, tmp_path: Path) -> None:
+    hook = spawn(GUARD, args=("--token-file=" + write_token(tmp_path, f"\n  {TOKEN} \n"), "--listen", "127.0.0.1:0"))
+    status, _, body = post_with(hook.port, {**JSON, "Authorization": f"bearer {TOKEN}"})  # trimmed; any case
+    assert status == 200 and json.loads(body)["result"]["name"] == "probe"
+    ws = Ws(hook.port, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert ws.request("hook.before_tool", tool("rm x"))["result"]["reason"] == "no rm x"
+    # Origin comes first: the right token does not let a web page in.
+    status, _ = upgrade(hook.port, {"Authorization": f"Bearer {TOKEN}", "Origin": "https://evil.example"})
+    assert status == 403
+
+
+def test_app_run_takes_a_token_argument(spawn: Any) -> None:
+    hook = spawn(GUARD, args=(), run=f'app.run(listen="127.0.0.1:0", token=" {TOKEN} ")')
+    assert post_with(hook.port, JSON)[0] == 401
+    assert post_with(hook.port, {**JSON, "Authorization": f"Bearer {TOKEN}"})[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "says"),
+    [
+        (" \n", ("--listen", "127.0.0.1:0"), "the file is empty"),
+        (None, ("--listen", "127.0.0.1:0"), "cannot read it"),
+        ("two words", ("--listen", "127.0.0.1:0"), "printable ASCII"),
+        (TOKEN, (), "--token-file goes with --listen"),
+    ],
+    ids=["empty", "missing", "spaces", "without-listen"],
+)
+def test_an_unusable_token_file_is_a_usage_error(
+    tmp_path: Path, content: str | None, args: tuple[str, ...], says: str
+) -> None:
+    script = tmp_path / "hook.py"
+    script.write_text(HEADER + GUARD + "\napp.run()\n")
+    token = tmp_path / "token"
+    if content is not None:
+        token.write_text(content)
+    argv = [sys.executable, str(script), *args, "--token-file", str(token)]
+    done = subprocess.run(argv, env=env(), capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and says.encode() in done.stderr and done.stdout == b"", done
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_a_frame_header_announcing_16_mib_allocates_nothing_before_its_payload(spawn: Any) -> None:
+    hook = spawn(GUARD)
+    ws = Ws(hook.port)
+    before = rss_kib(hook.proc.pid)
+    ws.sock.sendall(struct.pack("!BBQ", 0x81, 0xFF, 16 * 1024 * 1024) + b"mask" + b"x" * 1024)
+    time.sleep(0.5)
+    grown = rss_kib(hook.proc.pid) - before
+    assert grown < 4 * 1024, f"RSS grew by {grown} KiB on a 16 MiB header with 1 KiB of payload"
+    ws.frame(PING, b"")  # lands inside the announced payload: no pong, the server is still waiting
+    ws.sock.settimeout(0.3)
+    with pytest.raises(TimeoutError):
+        ws.recv_frame()

@@ -91,6 +91,41 @@
 //! (`local_addr`, `stop`, `stopped`). Without the feature, `--listen` is
 //! an error that says so.
 //!
+//! ## Who may connect
+//!
+//! A hook listening on a loopback address is still reachable by every local
+//! process, and by every web page the user opens: a browser lets a page
+//! open `ws://127.0.0.1:PORT` or `POST` to it. So, before jsonrpsee sees a
+//! request or an upgrade:
+//!
+//! - **`Origin` is refused.** Any request or upgrade with an `Origin`
+//!   header is answered `403` (browsers send one; hookhost sends none).
+//! - **JSON only.** A `POST` must have `Content-Type: application/json`
+//!   (parameters such as `; charset=utf-8` allowed), else `415`.
+//! - **An optional token.** With `--token-file PATH` beside `--listen`, or
+//!   `NetConfig::token` / `NetConfig::token_file` given to
+//!   `serve_ws_with`, every request and upgrade must carry
+//!   `Authorization: Bearer TOKEN` (the scheme in any case; the token
+//!   compared in constant time), else `401` with `WWW-Authenticate:
+//!   Bearer`. The token is the file's content with surrounding whitespace
+//!   trimmed; an empty or unreadable file is an error at start
+//!   ([`io::ErrorKind::InvalidInput`](std::io::ErrorKind::InvalidInput) for
+//!   an empty one), as is `--token-file` without `--listen`. The host sends
+//!   it from the remote's `headers`:
+//!
+//! ```text
+//! $ guard --listen 127.0.0.1:8700 --token-file /run/secrets/guard-token
+//! ```
+//!
+//! ```toml
+//! [hooks.remotes.guard]
+//! url     = "ws://127.0.0.1:8700"
+//! headers = { Authorization = "Bearer ${env:GUARD_TOKEN}" }
+//! ```
+//!
+//! Each refusal is logged as one line on stderr. The Python SDK applies
+//! the same rules with the same statuses.
+//!
 //! One port takes both transports: a WebSocket upgrade opens a session of
 //! its own that starts with `hook.hello` like a process start (any number
 //! of sessions at once, one per agent); any other `POST` is one HTTP
@@ -146,6 +181,8 @@
 //! itself) is carried as `null` through jsonrpsee and the real id is put
 //! back into the reply.
 
+#[cfg(feature = "ws")]
+mod access;
 mod dispatch;
 mod hook;
 #[cfg(feature = "ws")]
@@ -155,6 +192,8 @@ mod server;
 mod stdio;
 mod verdict;
 
+#[cfg(feature = "ws")]
+pub use access::NetConfig;
 pub use hook::Hook;
 /// The wire model, re-exported so that a hook needs one dependency.
 pub use hookhost_protocol as protocol;
@@ -165,7 +204,7 @@ pub use hookhost_protocol::lifecycle::{LifecycleEvent, LifecycleParams};
 pub use hookhost_protocol::params;
 pub use hookhost_protocol::params::ToolResult;
 #[cfg(feature = "ws")]
-pub use net::{NetServer, serve_ws};
+pub use net::{NetServer, serve_ws, serve_ws_with};
 pub use run::run;
 pub use server::serve;
 pub use stdio::serve_stdio;

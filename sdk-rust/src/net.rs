@@ -72,6 +72,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::access::{Gate, NetConfig};
 use crate::dispatch::{
     CANCELLED, DRAIN_GRACE, EventQueue, FLUSH_GRACE, build_module, cancel_target, jsonrpsee_id,
     lock, panic_message,
@@ -157,6 +158,31 @@ pub async fn serve_ws<H: Hook>(
     hook: H,
     addr: impl tokio::net::ToSocketAddrs,
 ) -> io::Result<NetServer> {
+    serve_ws_with(hook, addr, NetConfig::new()).await
+}
+
+/// [`serve_ws`] with a [`NetConfig`]: with [`NetConfig::token`], every
+/// request and upgrade must carry `Authorization: Bearer TOKEN`.
+///
+/// Whatever the config, a request with an `Origin` header (a web page's)
+/// is refused with 403, a request without the token (when one is set)
+/// with 401, and a `POST` that is not `Content-Type: application/json`
+/// with 415; each refusal is logged as one line on stderr.
+///
+/// # Errors
+///
+/// As [`serve_ws`]; and [`io::ErrorKind::InvalidInput`] when the token is
+/// empty or not printable ASCII without spaces.
+///
+/// # Panics
+///
+/// When called outside a tokio runtime.
+pub async fn serve_ws_with<H: Hook>(
+    hook: H,
+    addr: impl tokio::net::ToSocketAddrs,
+    config: NetConfig,
+) -> io::Result<NetServer> {
+    let token = config.checked_token()?;
     // Bound here, on the caller's runtime, so that errors and the port come
     // back directly; handed over as a std listener to whichever runtime
     // serves it.
@@ -166,7 +192,7 @@ pub async fn serve_ws<H: Hook>(
     let (stop_tx, stop_rx) = watch::channel(false);
     let (done_tx, done_rx) = watch::channel(false);
     if tokio::runtime::Handle::current().runtime_flavor() == RuntimeFlavor::CurrentThread {
-        let running = start(hook, listener)?;
+        let running = start(hook, listener, token)?;
         tokio::spawn(running.serve_until(stop_rx, done_tx));
     } else {
         let (ready_tx, ready_rx) = oneshot::channel();
@@ -184,7 +210,7 @@ pub async fn serve_ws<H: Hook>(
                     }
                 };
                 rt.block_on(async move {
-                    match start(hook, listener) {
+                    match start(hook, listener, token) {
                         Ok(running) => {
                             let _ = ready_tx.send(Ok(()));
                             running.serve_until(stop_rx, done_tx).await;
@@ -209,13 +235,17 @@ pub async fn serve_ws<H: Hook>(
 /// Serves `hook` on `addr` until SIGTERM or SIGINT, printing the listening
 /// line once bound and nothing else to stdout: the whole of `run` with
 /// `--listen`.
-pub(crate) async fn listen_until_signal<H: Hook>(hook: H, addr: &str) -> io::Result<()> {
+pub(crate) async fn listen_until_signal<H: Hook>(
+    hook: H,
+    addr: &str,
+    config: NetConfig,
+) -> io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     // Installed before the line is printed, so that a supervisor that
     // signals as soon as it reads it gets a clean stop, not a default kill.
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
-    let server = serve_ws(hook, addr)
+    let server = serve_ws_with(hook, addr, config)
         .await
         .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
     {
@@ -249,7 +279,11 @@ struct Running {
 
 /// Builds the module, the event task and the middleware, and starts
 /// jsonrpsee's server on `listener`. Runs on the runtime that will serve.
-fn start<H: Hook>(hook: H, listener: std::net::TcpListener) -> io::Result<Running> {
+fn start<H: Hook>(
+    hook: H,
+    listener: std::net::TcpListener,
+    token: Option<Arc<[u8]>>,
+) -> io::Result<Running> {
     let hook = Arc::new(hook);
     let module = build_module(hook.clone()).map_err(io::Error::other)?;
     let (events_stop, events_stopped) = oneshot::channel::<()>();
@@ -264,7 +298,13 @@ fn start<H: Hook>(hook: H, listener: std::net::TcpListener) -> io::Result<Runnin
         inflight: Arc::new(Mutex::new(HashMap::new())),
         generation: AtomicU64::new(0),
     });
-    let http = tower::ServiceBuilder::new().map_response(empty_notification_ack);
+    // The gate is outermost: a refused request never reaches jsonrpsee.
+    let http = tower::ServiceBuilder::new()
+        .layer_fn(move |inner| Gate {
+            inner,
+            token: token.clone(),
+        })
+        .map_response(empty_notification_ack);
     let config = ServerConfig::builder()
         .max_request_body_size(MAX_MESSAGE)
         .max_response_body_size(MAX_MESSAGE)

@@ -2,6 +2,7 @@
 
 use std::ffi::OsString;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::hook::Hook;
@@ -21,6 +22,13 @@ use crate::hook::Hook;
 /// every hook built on `run` can be a process or a service without a line
 /// of its own code. Other arguments are left to the hook.
 ///
+/// With `--listen`, `--token-file PATH` (or `--token-file=PATH`) requires
+/// every request and upgrade to carry `Authorization: Bearer TOKEN`, where
+/// TOKEN is the file's content with surrounding whitespace trimmed
+/// (`NetConfig::token_file`). Requests from
+/// web pages (with an `Origin` header) are refused either way; see
+/// `serve_ws_with`.
+///
 /// It builds a single-threaded tokio runtime. A single thread keeps a
 /// round trip free of cross-thread wake-ups, which is most of the latency
 /// of a small hook, and over the network it is what keeps runtime events in
@@ -32,15 +40,18 @@ use crate::hook::Hook;
 ///
 /// As [`crate::serve_stdio`] or `serve_ws`; when the runtime cannot be
 /// built; when `--listen` has no address, or the crate was built without
-/// its `ws` feature.
+/// its `ws` feature; when `--token-file` has no path, comes without
+/// `--listen`, or names a file that cannot be read or is empty. These
+/// usage errors are [`io::ErrorKind::InvalidInput`] (an unreadable file
+/// keeps the kind of its read error), with a message naming the flag.
 pub fn run<H: Hook>(hook: H) -> io::Result<()> {
-    let address = listen_address(std::env::args_os().skip(1))?;
+    let options = options(std::env::args_os().skip(1))?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let result = match address {
+    let result = match options.listen {
         None => rt.block_on(crate::serve_stdio(hook)),
-        Some(addr) => rt.block_on(listen(hook, &addr)),
+        Some(addr) => rt.block_on(listen(hook, &addr, options.token_file.as_deref())),
     };
     // A blocking read on a non-pipe stdin may still be parked on a pool
     // thread; do not wait for it.
@@ -49,12 +60,16 @@ pub fn run<H: Hook>(hook: H) -> io::Result<()> {
 }
 
 #[cfg(feature = "ws")]
-async fn listen<H: Hook>(hook: H, addr: &str) -> io::Result<()> {
-    crate::net::listen_until_signal(hook, addr).await
+async fn listen<H: Hook>(hook: H, addr: &str, token_file: Option<&Path>) -> io::Result<()> {
+    let config = match token_file {
+        Some(path) => crate::NetConfig::new().token_file(path)?,
+        None => crate::NetConfig::new(),
+    };
+    crate::net::listen_until_signal(hook, addr, config).await
 }
 
 #[cfg(not(feature = "ws"))]
-async fn listen<H: Hook>(hook: H, addr: &str) -> io::Result<()> {
+async fn listen<H: Hook>(hook: H, addr: &str, _token_file: Option<&Path>) -> io::Result<()> {
     drop(hook);
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
@@ -65,61 +80,91 @@ async fn listen<H: Hook>(hook: H, addr: &str) -> io::Result<()> {
     ))
 }
 
-/// The address of `--listen ADDR` or `--listen=ADDR`, if given.
-fn listen_address(args: impl Iterator<Item = OsString>) -> io::Result<Option<String>> {
+/// What `run` reads from the command line.
+#[derive(Debug, Default, PartialEq)]
+struct Options {
+    /// `--listen ADDR` or `--listen=ADDR`.
+    listen: Option<String>,
+    /// `--token-file PATH` or `--token-file=PATH`.
+    token_file: Option<PathBuf>,
+}
+
+/// The flags `run` knows, wherever they are; other arguments are left to
+/// the hook. The last of a repeated flag wins, as with most tools.
+fn options(args: impl Iterator<Item = OsString>) -> io::Result<Options> {
     let mut args = args;
-    let mut found = None;
+    let mut found = Options::default();
     while let Some(arg) = args.next() {
-        let value = if arg == "--listen" {
-            args.next()
-        } else if let Some(v) = arg.to_str().and_then(|a| a.strip_prefix("--listen=")) {
-            Some(OsString::from(v))
-        } else {
-            continue;
-        };
-        let value = value
-            .and_then(|v| v.into_string().ok())
-            .filter(|v| !v.is_empty() && !v.starts_with("--"));
-        match value {
-            Some(v) => found = Some(v),
-            None => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "--listen needs an address, e.g. --listen 127.0.0.1:8700",
-                ));
-            }
+        if let Some(value) = flag(&arg, "--listen", &mut args) {
+            let value = value.and_then(|v| v.into_string().ok());
+            found.listen =
+                Some(value.ok_or_else(|| {
+                    usage("--listen needs an address, e.g. --listen 127.0.0.1:8700")
+                })?);
+        } else if let Some(value) = flag(&arg, "--token-file", &mut args) {
+            found.token_file = Some(PathBuf::from(value.ok_or_else(|| {
+                usage("--token-file needs the path of a file holding the token")
+            })?));
         }
     }
+    if found.token_file.is_some() && found.listen.is_none() {
+        return Err(usage(
+            "--token-file goes with --listen ADDR: over stdio there is no token to check",
+        ));
+    }
     Ok(found)
+}
+
+/// When `arg` is the flag `name`: its value (`--name VALUE` or
+/// `--name=VALUE`), `None` when it has none.
+fn flag(
+    arg: &OsString,
+    name: &str,
+    rest: &mut impl Iterator<Item = OsString>,
+) -> Option<Option<OsString>> {
+    let value = if arg == name {
+        rest.next()
+    } else {
+        let inline = arg.to_str()?.strip_prefix(name)?.strip_prefix('=')?;
+        Some(OsString::from(inline))
+    };
+    Some(value.filter(|v| !v.is_empty() && !v.to_string_lossy().starts_with("--")))
+}
+
+fn usage(message: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> io::Result<Option<String>> {
-        listen_address(args.iter().map(OsString::from))
+    fn parse(args: &[&str]) -> io::Result<Options> {
+        options(args.iter().map(OsString::from))
+    }
+
+    fn listen_of(args: &[&str]) -> Option<String> {
+        parse(args).unwrap().listen
     }
 
     #[test]
     fn listen_takes_its_address_in_either_spelling() {
-        assert_eq!(parse(&[]).unwrap(), None);
-        assert_eq!(parse(&["--verbose"]).unwrap(), None);
+        assert_eq!(parse(&[]).unwrap(), Options::default());
+        assert_eq!(listen_of(&["--verbose"]), None);
         assert_eq!(
-            parse(&["--listen", "127.0.0.1:0"]).unwrap().as_deref(),
+            listen_of(&["--listen", "127.0.0.1:0"]).as_deref(),
             Some("127.0.0.1:0")
         );
         assert_eq!(
-            parse(&["-v", "--listen=[::1]:8700"]).unwrap().as_deref(),
+            listen_of(&["-v", "--listen=[::1]:8700"]).as_deref(),
             Some("[::1]:8700")
         );
         assert_eq!(
-            parse(&["--listen=a:1", "--listen", "b:2"])
-                .unwrap()
-                .as_deref(),
+            listen_of(&["--listen=a:1", "--listen", "b:2"]).as_deref(),
             Some("b:2"),
             "the last one wins, as with most tools"
         );
+        assert_eq!(listen_of(&["--listener=x"]), None, "another flag");
     }
 
     #[test]
@@ -128,6 +173,31 @@ mod tests {
             let err = parse(args).unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{args:?}");
             assert!(err.to_string().contains("needs an address"), "{err}");
+        }
+    }
+
+    #[test]
+    fn token_file_takes_its_path_in_either_spelling() {
+        for args in [
+            &["--listen", "a:1", "--token-file", "/run/t"][..],
+            &["--token-file=/run/t", "--listen=a:1"],
+        ] {
+            let options = parse(args).unwrap();
+            assert_eq!(options.token_file, Some(PathBuf::from("/run/t")));
+            assert_eq!(options.listen.as_deref(), Some("a:1"));
+        }
+    }
+
+    #[test]
+    fn token_file_without_a_path_or_without_listen_is_an_error() {
+        for (args, says) in [
+            (&["--listen", "a:1", "--token-file"][..], "needs the path"),
+            (&["--listen", "a:1", "--token-file="], "needs the path"),
+            (&["--token-file", "/run/t"], "goes with --listen"),
+        ] {
+            let err = parse(args).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{args:?}");
+            assert!(err.to_string().contains(says), "{err}");
         }
     }
 
@@ -144,7 +214,9 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let err = rt.block_on(listen(Nothing, "127.0.0.1:0")).unwrap_err();
+        let err = rt
+            .block_on(listen(Nothing, "127.0.0.1:0", None))
+            .unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::Unsupported);
         assert!(err.to_string().contains("`ws` feature"), "{err}");
     }

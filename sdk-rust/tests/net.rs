@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use hookhost_sdk::params::{AfterToolParams, BeforeLlmParams, LifecycleParams, ToolCall};
 use hookhost_sdk::{
-    Approval, Hook, LifecycleVerdict, NetServer, RuntimeEvent, Stage, ToolVerdict, Verdict,
-    serve_ws,
+    Approval, Hook, LifecycleVerdict, NetConfig, NetServer, RuntimeEvent, Stage, ToolVerdict,
+    Verdict, serve_ws, serve_ws_with,
 };
 use jsonrpsee::core::ClientError;
 use jsonrpsee::core::client::ClientT;
@@ -128,14 +128,30 @@ struct Raw {
 
 impl Raw {
     async fn connect(addr: SocketAddr) -> Raw {
+        Raw::upgrade(addr, &[]).await.unwrap()
+    }
+    /// An upgrade request with `headers` added: the connection, or the
+    /// status it was refused with.
+    async fn upgrade(addr: SocketAddr, headers: &[(&str, &str)]) -> Result<Raw, u16> {
         let socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let headers: Vec<soketto::handshake::client::Header> = headers
+            .iter()
+            .map(|(name, value)| soketto::handshake::client::Header {
+                name,
+                value: value.as_bytes(),
+            })
+            .collect();
         let mut client = soketto::handshake::Client::new(socket.compat(), "127.0.0.1", "/");
+        client.set_headers(&headers);
         match client.handshake().await.unwrap() {
             soketto::handshake::ServerResponse::Accepted { .. } => {}
-            other => panic!("upgrade refused: {other:?}"),
+            soketto::handshake::ServerResponse::Rejected { status_code } => {
+                return Err(status_code);
+            }
+            other => panic!("unexpected upgrade answer: {other:?}"),
         }
         let (tx, rx) = client.into_builder().finish();
-        Raw { tx, rx }
+        Ok(Raw { tx, rx })
     }
     async fn send(&mut self, message: &Value) {
         self.send_text(&message.to_string()).await;
@@ -161,9 +177,16 @@ impl Raw {
 
 /// One HTTP/1.1 POST on a connection of its own: the status line and body.
 async fn post(addr: SocketAddr, body: &str) -> (String, String) {
+    let (head, body) = post_with(addr, "Content-Type: application/json\r\n", body).await;
+    (head.lines().next().unwrap().to_string(), body)
+}
+
+/// One HTTP/1.1 POST with the header lines `headers` (each ended by CRLF):
+/// the whole response head and the body.
+async fn post_with(addr: SocketAddr, headers: &str, body: &str) -> (String, String) {
     let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!(
-        "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+        "POST / HTTP/1.1\r\nHost: {addr}\r\n{headers}\
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
@@ -177,8 +200,7 @@ async fn post(addr: SocketAddr, body: &str) -> (String, String) {
     .unwrap()
     .unwrap();
     let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    let status = head.lines().next().unwrap().to_string();
-    (status, body.to_string())
+    (head.to_string(), body.to_string())
 }
 
 /// Waits (up to 10 s) until `events` holds `n` kinds.
@@ -626,4 +648,210 @@ async fn dropping_the_handle_stops_the_server() {
         assert!(Instant::now() < deadline, "still accepting after 3 s");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+// --- who may connect: Origin, Content-Type, the token ----------------------
+
+const HELLO_CALL: &str =
+    r#"{"jsonrpc":"2.0","id":1,"method":"hook.hello","params":{"name":"hookhost","version":1}}"#;
+
+/// The status code of a response head.
+fn status(head: &str) -> u16 {
+    head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap()
+}
+
+/// Whether a response head has the header line `line` (name in any case).
+fn has_header(head: &str, line: &str) -> bool {
+    head.lines().any(|l| l.eq_ignore_ascii_case(line))
+}
+
+async fn start_with_token(token: &str) -> NetServer {
+    serve_ws_with(
+        TestHook::default(),
+        "127.0.0.1:0",
+        NetConfig::new().token(token),
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn an_upgrade_with_an_origin_is_refused_403() {
+    let server = start(TestHook::default()).await;
+    let addr = server.local_addr();
+    for origin in ["https://evil.example", "null", "http://127.0.0.1:1234"] {
+        let refused = Raw::upgrade(addr, &[("Origin", origin)]).await;
+        assert_eq!(refused.err(), Some(403), "{origin}");
+    }
+    // Without one, as the host connects, the session is served.
+    let mut c = Raw::upgrade(addr, &[]).await.unwrap();
+    c.call(json!(1), "hook.hello", json!({"name": "h", "version": 1}))
+        .await;
+    assert_eq!(c.recv().await["result"], expected_hello());
+}
+
+#[tokio::test]
+async fn a_post_with_an_origin_is_refused_403() {
+    let server = start(TestHook::default()).await;
+    let addr = server.local_addr();
+    let (head, body) = post_with(
+        addr,
+        "Origin: https://evil.example\r\nContent-Type: application/json\r\n",
+        HELLO_CALL,
+    )
+    .await;
+    assert_eq!(status(&head), 403, "{head}");
+    assert!(body.contains("Origin"), "{body}");
+    // Even one a browser could send without a preflight.
+    let (head, _) = post_with(
+        addr,
+        "Origin: https://evil.example\r\nContent-Type: text/plain\r\n",
+        HELLO_CALL,
+    )
+    .await;
+    assert_eq!(status(&head), 403, "{head}");
+}
+
+#[tokio::test]
+async fn a_post_that_is_not_application_json_is_refused_415() {
+    let server = start(TestHook::default()).await;
+    let addr = server.local_addr();
+    for headers in [
+        "",
+        "Content-Type: text/plain\r\n",
+        "Content-Type: application/x-www-form-urlencoded\r\n",
+        "Content-Type: multipart/form-data; boundary=x\r\n",
+        "Content-Type: application/json-rpc\r\n",
+    ] {
+        let (head, body) = post_with(addr, headers, HELLO_CALL).await;
+        assert_eq!(status(&head), 415, "{headers:?}: {head}");
+        assert!(body.contains("application/json"), "{body}");
+    }
+    // application/json with parameters, in any case, is served.
+    for headers in [
+        "Content-Type: application/json; charset=utf-8\r\n",
+        "Content-Type: Application/JSON ; charset=\"UTF-8\"\r\n",
+    ] {
+        let (head, body) = post_with(addr, headers, HELLO_CALL).await;
+        assert_eq!(status(&head), 200, "{headers:?}: {head}");
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["result"], expected_hello());
+    }
+}
+
+#[tokio::test]
+async fn with_a_token_a_post_without_it_or_with_a_wrong_one_is_refused_401() {
+    let server = start_with_token("s3cret-token").await;
+    let addr = server.local_addr();
+    for auth in [
+        "",
+        "Authorization: Bearer wrong\r\n",
+        "Authorization: Bearer s3cret-toke\r\n",
+        "Authorization: Bearer s3cret-token2\r\n",
+        "Authorization: Basic s3cret-token\r\n",
+        "Authorization: s3cret-token\r\n",
+    ] {
+        let headers = format!("{auth}Content-Type: application/json\r\n");
+        let (head, _) = post_with(addr, &headers, HELLO_CALL).await;
+        assert_eq!(status(&head), 401, "{auth:?}: {head}");
+        assert!(has_header(&head, "www-authenticate: Bearer"), "{head}");
+    }
+}
+
+#[tokio::test]
+async fn with_a_token_an_upgrade_without_it_or_with_a_wrong_one_is_refused_401() {
+    let server = start_with_token("s3cret-token").await;
+    let addr = server.local_addr();
+    assert_eq!(Raw::upgrade(addr, &[]).await.err(), Some(401));
+    let wrong = [("Authorization", "Bearer nope")];
+    assert_eq!(Raw::upgrade(addr, &wrong).await.err(), Some(401));
+    // jsonrpsee's client, the host's, fails to connect as well.
+    assert!(
+        WsClientBuilder::default()
+            .build(format!("ws://{addr}"))
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn with_a_token_the_right_one_is_served_over_both_transports() {
+    let server = start_with_token("  s3cret-token\n").await; // trimmed
+    let addr = server.local_addr();
+    // The scheme in any case.
+    let headers = "Authorization: bearer s3cret-token\r\nContent-Type: application/json\r\n";
+    let (head, body) = post_with(addr, headers, HELLO_CALL).await;
+    assert_eq!(status(&head), 200, "{head}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["result"],
+        expected_hello()
+    );
+    let mut c = Raw::upgrade(addr, &[("Authorization", "Bearer s3cret-token")])
+        .await
+        .unwrap();
+    c.call(json!(1), "hook.hello", json!({"name": "h", "version": 1}))
+        .await;
+    assert_eq!(c.recv().await["result"], expected_hello());
+    // As the host sends it: its configured headers on jsonrpsee's clients.
+    let mut auth = jsonrpsee::http_client::HeaderMap::new();
+    auth.insert("authorization", "Bearer s3cret-token".parse().unwrap());
+    let ws = WsClientBuilder::default()
+        .set_headers(auth.clone())
+        .build(format!("ws://{addr}"))
+        .await
+        .unwrap();
+    let http = HttpClientBuilder::default()
+        .set_headers(auth)
+        .build(format!("http://{addr}"))
+        .unwrap();
+    let over_ws: Value = ws.request("hook.hello", hello()).await.unwrap();
+    let over_http: Value = http.request("hook.hello", hello()).await.unwrap();
+    assert_eq!((over_ws, over_http), (expected_hello(), expected_hello()));
+    // The Origin check comes first: even the right token does not let a
+    // web page in.
+    let origin = [
+        ("Authorization", "Bearer s3cret-token"),
+        ("Origin", "https://evil.example"),
+    ];
+    assert_eq!(Raw::upgrade(addr, &origin).await.err(), Some(403));
+}
+
+#[tokio::test]
+async fn an_empty_or_unprintable_token_is_an_error_at_start() {
+    for token in ["", " \n\t", "two words"] {
+        let err = serve_ws_with(
+            TestHook::default(),
+            "127.0.0.1:0",
+            NetConfig::new().token(token),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{token:?}");
+    }
+}
+
+#[tokio::test]
+async fn token_file_trims_and_refuses_an_empty_or_missing_file() {
+    let dir = std::env::temp_dir().join(format!("hookhost-sdk-net-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("token");
+    std::fs::write(&file, "\n  from-a-file \n").unwrap();
+    let server = serve_ws_with(
+        TestHook::default(),
+        "127.0.0.1:0",
+        NetConfig::new().token_file(&file).unwrap(),
+    )
+    .await
+    .unwrap();
+    let headers = "Authorization: Bearer from-a-file\r\nContent-Type: application/json\r\n";
+    let (head, _) = post_with(server.local_addr(), headers, HELLO_CALL).await;
+    assert_eq!(status(&head), 200, "{head}");
+    std::fs::write(&file, " \n").unwrap();
+    let err = NetConfig::new().token_file(&file).unwrap_err();
+    assert!(err.to_string().contains("is empty"), "{err}");
+    let err = NetConfig::new()
+        .token_file(dir.join("missing"))
+        .unwrap_err();
+    assert!(err.to_string().contains("cannot read"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

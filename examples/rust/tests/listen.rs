@@ -122,6 +122,36 @@ fn sigint_stops_it_too() {
     stop(served, "-INT");
 }
 
+#[test]
+fn an_unusable_token_file_stops_it_before_it_listens() {
+    let empty = scratch_file("empty.token");
+    std::fs::write(&empty, " \n").unwrap();
+    let missing = scratch_file("missing.token");
+    let spaces = scratch_file("spaces.token");
+    std::fs::write(&spaces, "two words\n").unwrap();
+    for (file, says) in [
+        (&empty, "the file is empty"),
+        (&missing, "cannot read it"),
+        (&spaces, "printable ASCII"),
+    ] {
+        let out = Command::new(EXAMPLES[0])
+            .args(["--listen", "127.0.0.1:0", "--token-file"])
+            .arg(file)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{says}: {:?}", out.status);
+        assert!(out.stdout.is_empty(), "{says}: it printed an address");
+        assert!(
+            stderr.contains("--token-file") && stderr.contains(says),
+            "{says}: {stderr}"
+        );
+    }
+    let _ = std::fs::remove_file(&empty);
+    let _ = std::fs::remove_file(&spaces);
+}
+
 fn host_config(remotes: &[(&str, RemoteConfig)]) -> Config {
     let mut config = Config::empty(".");
     config.defaults.hello_timeout_ms = 5000;

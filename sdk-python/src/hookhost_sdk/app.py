@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from . import params as p
 from .schema import LIFECYCLE_EVENTS, REQUEST_EVENTS, STAGES, check_pattern, pattern_matches
@@ -184,7 +184,13 @@ class App:
     # --- running --------------------------------------------------------------
 
     async def serve(
-        self, *, input_fd: int = 0, output_fd: int = 1, protect_stdio: bool = True, listen: str | None = None
+        self,
+        *,
+        input_fd: int = 0,
+        output_fd: int = 1,
+        protect_stdio: bool = True,
+        listen: str | None = None,
+        token: str | None = None,
     ) -> None:
         """Serve the protocol until stdin closes or SIGTERM/SIGINT arrives.
 
@@ -195,38 +201,40 @@ class App:
 
         With ``listen="HOST:PORT"`` it serves WebSocket and HTTP on that
         address instead (:mod:`hookhost_sdk.netserve`), until SIGTERM/SIGINT;
-        stdin and stdout are then left alone.
+        stdin and stdout are then left alone. ``token`` then requires
+        ``Authorization: Bearer TOKEN`` on every request and upgrade.
         """
         if listen is not None:
             from .netserve import serve
 
-            await serve(self, listen)
+            await serve(self, listen, token=token)
             return
+        if token is not None:
+            raise ValueError("a token goes with listen=: over stdio there is no token to check")
         from .server import Server
 
         await Server(self, input_fd, output_fd, protect_stdio).serve()
 
-    def run(self, listen: str | None = None) -> None:
+    def run(self, listen: str | None = None, *, token: str | None = None) -> None:
         """Serve on stdin/stdout; return (exit status 0) when the host is done.
 
         ``listen="HOST:PORT"``, or ``--listen HOST:PORT`` (``--listen=HOST:PORT``)
         on the command line, serves WebSocket and HTTP on that address
         instead: it prints ``listening on ws://HOST:PORT`` once bound (port 0
-        picks a free port) and returns on SIGTERM/SIGINT. The flag is removed
-        from ``sys.argv``.
+        picks a free port) and returns on SIGTERM/SIGINT. ``token=``, or
+        ``--token-file PATH`` (the file's content, trimmed), then requires
+        ``Authorization: Bearer TOKEN`` on every request and upgrade. The
+        flags are removed from ``sys.argv``; a bad one exits with status 2.
         """
         if listen is None:
-            listen = _take_listen_flag(sys.argv)
+            listen = _take_flag(sys.argv, "--listen", "HOST:PORT")
+        token_file = _take_flag(sys.argv, "--token-file", "PATH")
         if listen is not None:
-            from .netserve import parse_address  # not imported for stdio: start-up stays lean
-
-            try:
-                parse_address(listen)
-            except ValueError as exc:
-                print(f"{self.name}: --listen: {exc}", file=sys.stderr)
-                raise SystemExit(2) from None
+            token = self._network_options(listen, token, token_file)
+        elif token is not None or token_file is not None:
+            _usage(f"{self.name}: --token-file goes with --listen HOST:PORT: over stdio there is no token to check")
         try:
-            asyncio.run(self.serve(listen=listen))
+            asyncio.run(self.serve(listen=listen, token=token))
         except KeyboardInterrupt:
             pass
         except OSError as exc:
@@ -234,23 +242,42 @@ class App:
                 raise
             raise SystemExit(f"{self.name}: cannot listen on {listen}: {exc}") from None
 
+    def _network_options(self, listen: str, token: str | None, token_file: str | None) -> str | None:
+        """Check ``--listen`` and read the token; exit with status 2 when either is unusable."""
+        from .netserve import check_token, parse_address, read_token_file  # not imported for stdio
 
-def _take_listen_flag(argv: list[str]) -> str | None:
-    """Remove ``--listen ADDR`` or ``--listen=ADDR`` from ``argv``; return ADDR."""
+        try:
+            parse_address(listen)
+        except ValueError as exc:
+            _usage(f"{self.name}: --listen: {exc}")
+        try:
+            if token_file is not None:
+                return read_token_file(token_file)
+            return None if token is None else check_token(token)
+        except ValueError as exc:
+            _usage(f"{self.name}: {exc}")
+
+
+def _take_flag(argv: list[str], flag: str, what: str) -> str | None:
+    """Remove ``FLAG VALUE`` or ``FLAG=VALUE`` from ``argv``; return VALUE."""
     for i, arg in enumerate(argv[1:], 1):
         if arg == "--":
             break
-        if arg.startswith("--listen="):
+        if arg.startswith(flag + "="):
             del argv[i]
             return arg.partition("=")[2]
-        if arg == "--listen":
+        if arg == flag:
             if i + 1 >= len(argv):
-                print("--listen needs HOST:PORT", file=sys.stderr)
-                raise SystemExit(2)
+                _usage(f"{flag} needs {what}")
             value = argv[i + 1]
             del argv[i : i + 2]
             return value
     return None
+
+
+def _usage(message: str) -> NoReturn:
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

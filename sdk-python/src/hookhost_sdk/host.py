@@ -1,4 +1,4 @@
-"""Embed hookhost in a Python agent: a client for ``hookhost serve --stdio``.
+"""Embed hookhost in a Python agent: a client for ``hookhost serve`` (the sidecar).
 
     from hookhost_sdk.host import Host
 
@@ -12,7 +12,9 @@
             ...                                    # denied or aborted: verdict.reason says why
 
 :meth:`Host.start` runs ``hookhost serve -c CONFIG --stdio`` as a child
-process and returns once every hook is up. Each method sends one JSON-RPC
+process and returns once every hook is up; :meth:`Host.connect` connects to
+a running ``hookhost serve -c CONFIG --listen ADDR`` over WebSocket instead,
+with the same methods. Each method sends one JSON-RPC
 request (``spec/sidecar.md``) and blocks until its answer, so any number of
 threads may call at once; a reader thread matches answers to callers by id.
 Every wait is bounded: a call raises :class:`HostTimeout` after ``timeout``
@@ -31,11 +33,23 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any, TextIO
+from typing import IO, Any, Protocol, TextIO
 
-__all__ = ["Host", "Verdict", "Approval", "LifecycleVerdict", "HostError", "HostExited", "HostTimeout"]
+from ._netcommon import check_token, read_token_file
+from ._wsclient import HostRefused, WebSocketLink
+
+__all__ = [
+    "Host",
+    "Verdict",
+    "Approval",
+    "LifecycleVerdict",
+    "HostError",
+    "HostExited",
+    "HostRefused",
+    "HostTimeout",
+]
 
 #: Seconds a call waits for its answer unless told otherwise.
 DEFAULT_TIMEOUT = 120.0
@@ -59,11 +73,14 @@ class HostError(Exception):
 
 
 class HostExited(ConnectionError):
-    """hookhost exited, or closed its output, before answering."""
+    """hookhost exited, or closed its output or the connection, before answering."""
 
-    def __init__(self, method: str, returncode: int | None, stderr_tail: str, *, closed: bool = False) -> None:
+    def __init__(
+        self, method: str, returncode: int | None, stderr_tail: str, *, closed: bool = False, detail: str | None = None
+    ) -> None:
         status = "is gone" if returncode is None else f"exited with status {returncode}"
-        text = f"{method}: the Host is closed" if closed else f"{method}: hookhost {status} before answering"
+        gone = detail or f"hookhost {status}"
+        text = f"{method}: the Host is closed" if closed else f"{method}: {gone} before answering"
         if stderr_tail and not closed:
             text += "; the end of its stderr:\n" + stderr_tail
         super().__init__(text)
@@ -150,27 +167,39 @@ class _Call:
         self.response: dict[str, Any] | None = None  # None once done: hookhost is gone
 
 
-class Host:
-    """A running ``hookhost serve --stdio``; make one with :meth:`Host.start`."""
+class _Link(Protocol):
+    """How messages travel between a :class:`Host` and hookhost: a pipe or a WebSocket."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], *, timeout: float, stderr: TextIO | None) -> None:
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        self.proc = proc
+    proc: subprocess.Popen[bytes] | None
+
+    def start(self, deliver: Callable[[bytes], None], ended: Callable[[], None]) -> None:
+        """Start reading: ``deliver`` each message, then call ``ended`` once, at the end of input."""
+
+    def send(self, message: bytes) -> bool:
+        """Send one message (one JSON text); False when hookhost no longer reads."""
+
+    def close(self, timeout: float) -> int:
+        """End the conversation; 0 when all went well."""
+
+    def exit_info(self) -> tuple[int | None, str, str | None]:
+        """For :class:`HostExited`: the exit status, the stderr tail, and what happened if not an exit."""
+
+
+class Host:
+    """A running sidecar; make one with :meth:`Host.start` or :meth:`Host.connect`."""
+
+    def __init__(self, link: _Link, *, timeout: float, stderr: TextIO | None) -> None:
+        self.proc = link.proc
         self.timeout = timeout
-        self._stdin = proc.stdin
+        self._link = link
         self._sink = stderr
         self._lock = threading.Lock()  # guards the fields below
         self._pending: dict[int, _Call] = {}
         self._next_id = 1
         self._closing = False
         self._gone = False
-        self._tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
-        self._write_lock = threading.Lock()
         self._eof = threading.Event()
-        self._stderr_reader = threading.Thread(target=self._read_stderr, args=(proc.stderr,), daemon=True)
-        self._reader = threading.Thread(target=self._read_stdout, args=(proc.stdout,), daemon=True)
-        self._stderr_reader.start()
-        self._reader.start()
+        link.start(self._deliver, self._ended)
 
     @classmethod
     def start(
@@ -203,16 +232,49 @@ class Host:
             env=dict(env) if env is not None else None,
             start_new_session=True,
         )
-        host = cls(proc, timeout=timeout, stderr=stderr)
+        return cls(_Pipe(proc, stderr), timeout=timeout, stderr=stderr)._ready()
+
+    @classmethod
+    def connect(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        token_file: str | os.PathLike[str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        stderr: TextIO | None = None,
+    ) -> Host:
+        """Connect to a running ``hookhost serve -c CONFIG --listen ADDR`` at ``url`` (``ws://HOST:PORT``).
+
+        With ``token``, or ``token_file`` (its content, trimmed), the upgrade
+        carries ``Authorization: Bearer TOKEN``; no ``Origin`` is ever sent.
+        A refused upgrade raises :class:`HostRefused` with its HTTP
+        ``status`` (401: the token is missing or wrong). The methods are
+        those of :meth:`start`; messages over 64 KiB are sent in
+        continuation frames. :meth:`close` closes the connection; the
+        sidecar and its hooks keep running.
+        """
+        if token is not None and token_file is not None:
+            raise ValueError("pass token or token_file, not both")
+        secret = read_token_file(os.fspath(token_file)) if token_file is not None else None
+        secret = check_token(token) if token is not None else secret
+        link = WebSocketLink.open(url, secret, timeout, stderr)
+        return cls(link, timeout=timeout, stderr=stderr)._ready()
+
+    def _ready(self) -> Host:
+        """Wait for the first answer (hookhost reads nothing before every hook has started)."""
         try:
-            host.stats()  # hookhost reads its first request once every hook has started
+            self.stats()
         except BaseException:
-            host.close()
+            self.close()
             raise
-        return host
+        return self
 
     @property
     def pid(self) -> int:
+        """hookhost's process id (a :meth:`start` Host only)."""
+        if self.proc is None:
+            raise AttributeError("a Host made with connect() has no process")
         return self.proc.pid
 
     # --- the methods ------------------------------------------------------------
@@ -265,10 +327,10 @@ class Host:
         are left out. hookhost logs and drops an invalid event.
         """
         params = {"kind": kind, "payload": payload, **fields}
-        line = _encode({"jsonrpc": "2.0", "method": "host.emit", "params": params}) + "\n"
+        message = _encode({"jsonrpc": "2.0", "method": "host.emit", "params": params})
         with self._lock:
             usable = not (self._closing or self._gone)
-        if not usable or not self._write(line.encode()):
+        if not usable or not self._link.send(message.encode()):
             raise self._exited("host.emit")
 
     def stats(self, *, timeout: float | None = None) -> list[dict[str, Any]]:
@@ -300,8 +362,8 @@ class Host:
                 self._pending[msg_id] = call
         if not usable:
             raise self._exited(method)
-        data = f'{{"jsonrpc":"2.0","id":{msg_id},"method":{_encode(method)},"params":{body}}}\n'.encode()
-        if not self._write(data):
+        data = f'{{"jsonrpc":"2.0","id":{msg_id},"method":{_encode(method)},"params":{body}}}'.encode()
+        if not self._link.send(data):
             self._eof.wait(2.0)  # the reader is about to see EOF; let it record the exit status
         if not call.done.wait(wait):
             with self._lock:
@@ -319,30 +381,18 @@ class Host:
     # --- ending -----------------------------------------------------------------
 
     def close(self, timeout: float = 10.0) -> int:
-        """Close hookhost's stdin and return its exit status (0 when all went well).
+        """End the conversation and return 0 when all went well.
 
-        hookhost answers what it has read, stops its hooks and exits; after
-        ``timeout`` seconds it is killed. Calls made after this raise
+        A :meth:`start` Host closes hookhost's stdin: hookhost answers what
+        it has read, stops its hooks and exits, and this returns its exit
+        status; after ``timeout`` seconds it is killed. A :meth:`connect`
+        Host closes the WebSocket (0 when the sidecar answered the close,
+        else 1); the sidecar runs on. Calls made after this raise
         :class:`HostExited`.
         """
         with self._lock:
             self._closing = True
-        with self._write_lock:
-            try:
-                self._stdin.close()
-            except OSError:
-                pass
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait(timeout)
-        self._reader.join(timeout)
-        self._stderr_reader.join(1.0)  # ends at EOF, unless a stray grandchild holds the pipe
-        for reader, stream in ((self._reader, self.proc.stdout), (self._stderr_reader, self.proc.stderr)):
-            if stream is not None and not reader.is_alive():
-                stream.close()
-        return code
+        return self._link.close(timeout)
 
     def __enter__(self) -> Host:
         return self
@@ -370,43 +420,30 @@ class Host:
             raise HostError(method, 0, f"hookhost answered with {result!r}, not an object")
         return result
 
-    def _write(self, data: bytes) -> bool:
-        """Write one line; False when hookhost no longer reads its stdin."""
-        with self._write_lock:
-            try:
-                self._stdin.write(data)
-                self._stdin.flush()
-            except (OSError, ValueError):  # broken pipe, or closed by close()
-                return False
-        return True
-
     def _exited(self, method: str) -> HostExited:
+        returncode, tail, detail = self._link.exit_info()
         with self._lock:
-            tail, closed = "".join(self._tail), self._closing
-        return HostExited(method, self.proc.returncode, tail, closed=closed)
+            closed = self._closing
+        return HostExited(method, returncode, tail, closed=closed, detail=detail)
 
-    def _read_stdout(self, stdout: IO[bytes]) -> None:
-        for line in stdout:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                self._log(f"hookhost_sdk.host: hookhost wrote a line that is not JSON: {line[:200]!r}\n")
-                continue
-            msg_id = message.get("id") if isinstance(message, dict) else None
-            with self._lock:
-                call = self._pending.pop(msg_id, None) if type(msg_id) is int else None
-            if call is not None:
-                call.response = message
-                call.done.set()
-            elif msg_id is None:  # -32700/-32600 for a line it could not read; no caller to give it to
-                self._log(f"hookhost_sdk.host: hookhost answered without an id: {line[:200]!r}\n")
-        # End of output: hookhost has exited or is about to. Record how, then
-        # release every caller still waiting.
+    def _deliver(self, data: bytes) -> None:
+        """One message from hookhost: the answer to a waiting call, or a line for the log."""
         try:
-            self.proc.wait(2.0)
-        except subprocess.TimeoutExpired:
-            pass
-        self._stderr_reader.join(0.5)  # so the tail holds its last words
+            message = json.loads(data)
+        except ValueError:
+            self._log(f"hookhost_sdk.host: hookhost wrote a message that is not JSON: {data[:200]!r}\n")
+            return
+        msg_id = message.get("id") if isinstance(message, dict) else None
+        with self._lock:
+            call = self._pending.pop(msg_id, None) if type(msg_id) is int else None
+        if call is not None:
+            call.response = message
+            call.done.set()
+        elif msg_id is None:  # -32700/-32600 for a message it could not read; no caller to give it to
+            self._log(f"hookhost_sdk.host: hookhost answered without an id: {data[:200]!r}\n")
+
+    def _ended(self) -> None:
+        """hookhost is gone (its link said so): release every caller still waiting."""
         with self._lock:
             self._gone = True
             pending, self._pending = self._pending, {}
@@ -414,17 +451,90 @@ class Host:
             call.done.set()
         self._eof.set()
 
+    def _log(self, text: str) -> None:
+        _log(self._sink, text)
+
+
+class _Pipe:
+    """The link to a ``hookhost serve --stdio`` child: lines on its stdin and stdout."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], sink: TextIO | None) -> None:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self.proc: subprocess.Popen[bytes] | None = proc
+        self._proc = proc
+        self._stdin = proc.stdin
+        self._sink = sink
+        self._write_lock = threading.Lock()
+        self._tail_lock = threading.Lock()
+        self._tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
+        self._stderr_reader = threading.Thread(target=self._read_stderr, args=(proc.stderr,), daemon=True)
+        self._reader: threading.Thread | None = None
+
+    def start(self, deliver: Callable[[bytes], None], ended: Callable[[], None]) -> None:
+        assert self._proc.stdout is not None
+        self._reader = threading.Thread(target=self._read_stdout, args=(self._proc.stdout, deliver, ended), daemon=True)
+        self._stderr_reader.start()
+        self._reader.start()
+
+    def send(self, message: bytes) -> bool:
+        """Write one line; False when hookhost no longer reads its stdin."""
+        with self._write_lock:
+            try:
+                self._stdin.write(message + b"\n")
+                self._stdin.flush()
+            except (OSError, ValueError):  # broken pipe, or closed by close()
+                return False
+        return True
+
+    def close(self, timeout: float) -> int:
+        """Close hookhost's stdin; its exit status (killed after ``timeout`` seconds)."""
+        with self._write_lock:
+            try:
+                self._stdin.close()
+            except OSError:
+                pass
+        proc = self._proc
+        try:
+            code = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait(timeout)
+        if self._reader is not None:
+            self._reader.join(timeout)
+        self._stderr_reader.join(1.0)  # ends at EOF, unless a stray grandchild holds the pipe
+        for reader, stream in ((self._reader, proc.stdout), (self._stderr_reader, proc.stderr)):
+            if stream is not None and reader is not None and not reader.is_alive():
+                stream.close()
+        return code
+
+    def exit_info(self) -> tuple[int | None, str, str | None]:
+        with self._tail_lock:
+            return self._proc.returncode, "".join(self._tail), None
+
+    def _read_stdout(self, stdout: IO[bytes], deliver: Callable[[bytes], None], ended: Callable[[], None]) -> None:
+        for line in stdout:
+            deliver(line)
+        # End of output: hookhost has exited or is about to. Record how, then
+        # release every caller still waiting.
+        try:
+            self._proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            pass
+        self._stderr_reader.join(0.5)  # so the tail holds its last words
+        ended()
+
     def _read_stderr(self, stderr: IO[bytes]) -> None:
         for raw in stderr:
             text = raw.decode(errors="replace")
-            with self._lock:
+            with self._tail_lock:
                 self._tail.append(text)
-            self._log(text)
+            _log(self._sink, text)
 
-    def _log(self, text: str) -> None:
-        sink = self._sink if self._sink is not None else sys.stderr
-        try:
-            sink.write(text)
-            sink.flush()
-        except (OSError, ValueError):
-            pass
+
+def _log(sink: TextIO | None, text: str) -> None:
+    out = sink if sink is not None else sys.stderr
+    try:
+        out.write(text)
+        out.flush()
+    except (OSError, ValueError):
+        pass

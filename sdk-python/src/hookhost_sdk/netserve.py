@@ -10,8 +10,15 @@ file plus this package wherever Python 3.11 runs. The part of RFC 6455 and
 HTTP/1.1 a hook needs is small: text frames, fragmentation, ping, close;
 one POST, one message, keep-alive. What it leaves out, on purpose: TLS (put
 a proxy or balancer in front for ``wss://``/``https://``), extensions such
-as compression, subprotocols, authentication, and concurrency within one
-HTTP connection (pipelined requests are served one after another).
+as compression, subprotocols, and concurrency within one HTTP connection
+(pipelined requests are served one after another).
+
+Who may connect (the Rust SDK applies the same rules, in the same order):
+a request or upgrade with an ``Origin`` header, which browsers send and
+hosts do not, is refused with 403, since any web page may reach
+``127.0.0.1``; with a token (``--token-file``, ``token=``), one without
+``Authorization: Bearer TOKEN`` is refused with 401; a ``POST`` that is not
+``Content-Type: application/json`` with 415. Each refusal logs one line.
 
 Dispatch is :mod:`hookhost_sdk.server`'s, shared with stdio: same checks,
 error codes, worker pool, event order and cancellation. Every socket write
@@ -24,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import hashlib
+import hmac
 import logging
 import socket
 import struct
@@ -32,12 +39,13 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ._netcommon import BINARY, CLOSE, CONT, PING, PONG, TEXT, accept_key, check_token, read_token_file, xor_mask
 from .server import Runtime, Send, Session, _Job
 
 if TYPE_CHECKING:
     from .app import App
 
-__all__ = ["MAX_MESSAGE_BYTES", "parse_address", "serve"]
+__all__ = ["MAX_MESSAGE_BYTES", "check_token", "parse_address", "read_token_file", "serve"]
 
 log = logging.getLogger("hookhost_sdk")
 
@@ -49,13 +57,14 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 _MAX_HEAD = 64 * 1024  # request line and headers; also a chunk-size line
 _LINGER = 1.0  # seconds to drain a peer after refusing it (see _linger)
 _CLOSE_WAIT = 0.3  # seconds connections get at shutdown to finish closing
-_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-_CONT, _TEXT, _BINARY, _CLOSE, _PING, _PONG = 0, 1, 2, 8, 9, 10
 _REASONS = {
     200: "OK",
     400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
     405: "Method Not Allowed",
     413: "Content Too Large",
+    415: "Unsupported Media Type",
     426: "Upgrade Required",
     431: "Request Header Fields Too Large",
 }
@@ -70,16 +79,19 @@ def parse_address(address: str) -> tuple[str | None, int]:
     return host or None, int(port)
 
 
-async def serve(app: App, address: str, *, max_message_bytes: int | None = None) -> None:
+async def serve(app: App, address: str, *, max_message_bytes: int | None = None, token: str | None = None) -> None:
     """Serve ``app`` on ``address`` until SIGTERM or SIGINT.
 
     Prints ``listening on ws://HOST:PORT`` (the port actually bound, so port
     0 works) on stdout once bound. ``max_message_bytes`` defaults to
-    :data:`MAX_MESSAGE_BYTES` as it is at call time.
+    :data:`MAX_MESSAGE_BYTES` as it is at call time. With ``token`` (see
+    :func:`check_token`), every request and upgrade must carry
+    ``Authorization: Bearer TOKEN``.
     """
     host, port = parse_address(address)
     limit = MAX_MESSAGE_BYTES if max_message_bytes is None else max_message_bytes
-    await _Server(app, limit).serve(_bind(host, port))
+    secret = None if token is None else check_token(token).encode()
+    await _Server(app, limit, secret).serve(_bind(host, port))
 
 
 def _bind(host: str | None, port: int) -> socket.socket:
@@ -97,9 +109,10 @@ def _bind(host: str | None, port: int) -> socket.socket:
 
 
 class _Server:
-    def __init__(self, app: App, max_message: int) -> None:
+    def __init__(self, app: App, max_message: int, token: bytes | None) -> None:
         self.runtime = Runtime(app)
         self.max_message = max_message
+        self.token = token
         self.conns: set[_Connection] = set()
         self.stopping = False
         self.loop_thread = threading.get_ident()
@@ -201,6 +214,9 @@ class _Connection:
             if request is None:
                 return await self._refuse(400, "malformed request")
             method, version, headers = request
+            refusal = _refusal(method, headers, self.server.token)
+            if refusal is not None:
+                return await self._refuse(*refusal)
             if method == "GET" and "websocket" in _tokens(headers.get("upgrade", "")):
                 return await self._upgrade(headers)
             if method != "POST":
@@ -308,7 +324,7 @@ class _Connection:
             return await self._refuse(400, "bad WebSocket upgrade request")
         if headers.get("sec-websocket-version") != "13":
             return await self._refuse(426, "WebSocket version 13 only", "Sec-WebSocket-Version: 13\r\n")
-        accept = base64.b64encode(hashlib.sha1(key.encode() + _GUID).digest()).decode()
+        accept = accept_key(key)
         self.writer.write(
             b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + f"Sec-WebSocket-Accept: {accept}\r\n\r\n".encode()
@@ -339,29 +355,29 @@ class _Connection:
                 raise _Fail(1002, "reserved bits set, but no extension was negotiated")
             if not b1 & 0x80:
                 raise _Fail(1002, "client frames must be masked")
-            if opcode >= _CLOSE:
-                if opcode > _PONG or not fin or n > 125:
+            if opcode >= CLOSE:
+                if opcode > PONG or not fin or n > 125:
                     raise _Fail(1002, "bad control frame")
-            elif opcode == _BINARY:
+            elif opcode == BINARY:
                 raise _Fail(1003, "binary frames are not used: one JSON-RPC message per text frame")
-            elif opcode > _BINARY:
+            elif opcode > BINARY:
                 raise _Fail(1002, f"unknown opcode {opcode}")
-            elif (opcode == _CONT) != bool(parts):
+            elif (opcode == CONT) != bool(parts):
                 raise _Fail(1002, "continuation frame out of place")
             elif size + n > limit:
                 raise _Fail(1009, f"message over {limit} bytes")
             mask = await read(4)
-            payload = _unmask(await read(n), mask)
-            if opcode == _CLOSE:
+            payload = xor_mask(await read(n), mask)
+            if opcode == CLOSE:
                 if len(payload) == 1:
                     raise _Fail(1002, "bad close frame")
                 self._close(0, "", payload[:2])  # echo the peer's code, then hang up
                 return
-            if opcode == _PING:
+            if opcode == PING:
                 if not self.close_sent:
-                    self._frame(_PONG, payload)
+                    self._frame(PONG, payload)
                 continue
-            if opcode == _PONG:
+            if opcode == PONG:
                 continue
             parts.append(payload)  # even when empty: a non-empty list means "in a message"
             size += n
@@ -381,12 +397,12 @@ class _Connection:
 
     def _send_text(self, data: bytes) -> None:
         if not self.close_sent and not self.writer.is_closing():
-            self._frame(_TEXT, memoryview(data)[:-1] if data.endswith(b"\n") else data)
+            self._frame(TEXT, memoryview(data)[:-1] if data.endswith(b"\n") else data)
 
     def _close(self, code: int, reason: str, raw: bytes | None = None) -> None:
         if not self.close_sent and not self.writer.is_closing():
             self.close_sent = True
-            self._frame(_CLOSE, raw if raw is not None else struct.pack("!H", code) + reason.encode()[:123])
+            self._frame(CLOSE, raw if raw is not None else struct.pack("!H", code) + reason.encode()[:123])
 
     def _frame(self, opcode: int, payload: bytes | memoryview) -> None:
         n = len(payload)
@@ -417,6 +433,37 @@ def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]] | None:
     return request[0], request[2], headers
 
 
+def _refusal(method: str, headers: dict[str, str], token: bytes | None) -> tuple[int, str, str] | None:
+    """Status, reason and extra header lines when a request may not be served (module docs)."""
+    if "origin" in headers:
+        log.warning("hookhost_sdk: refused a request with Origin %.200r (403)", headers["origin"])
+        return 403, "refused: requests from web pages (with an Origin header) are not served", ""
+    if token is not None and not _bearer_matches(headers.get("authorization"), token):
+        why = "a wrong" if "authorization" in headers else "no"
+        log.warning("hookhost_sdk: refused a request with %s token (401)", why)
+        reason = "refused: send `Authorization: Bearer <token>` with the hook's token"
+        return 401, reason, "WWW-Authenticate: Bearer\r\n"
+    content_type = headers.get("content-type")
+    if method == "POST" and not _is_json(content_type or ""):
+        log.warning("hookhost_sdk: refused a POST with Content-Type %.200r (415)", content_type or "(none)")
+        return 415, "refused: the body must be JSON, sent with Content-Type: application/json", ""
+    return None
+
+
+def _bearer_matches(value: str | None, token: bytes) -> bool:
+    """Whether ``value`` is ``Bearer TOKEN`` (scheme in any case), compared in constant time."""
+    raw = (value or "").encode("latin-1").strip(b" \t")
+    cut = min((i for i in (raw.find(b" "), raw.find(b"\t")) if i >= 0), default=-1)
+    if cut < 0 or raw[:cut].lower() != b"bearer":
+        return False
+    return hmac.compare_digest(raw[cut:].strip(b" \t"), token)
+
+
+def _is_json(value: str) -> bool:
+    """``application/json``, in any case, with or without parameters."""
+    return value.split(";")[0].strip(" \t").lower() == "application/json"
+
+
 def _tokens(value: str) -> list[str]:
     return [t.strip().lower() for t in value.split(",") if t.strip()]
 
@@ -426,16 +473,6 @@ def _valid_key(key: str) -> bool:
         return len(base64.b64decode(key, validate=True)) == 16
     except binascii.Error:
         return False
-
-
-def _unmask(data: bytes, mask: bytes) -> bytes:
-    # XOR as one big integer: done in C, so a 64 MiB frame costs milliseconds,
-    # where a Python loop over its bytes would take seconds.
-    n = len(data)
-    if n == 0:
-        return data
-    key = int.from_bytes((mask * (n // 4 + 1))[:n], "big")
-    return (int.from_bytes(data, "big") ^ key).to_bytes(n, "big")
 
 
 def _strip(data: bytes) -> bytes:
