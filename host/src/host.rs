@@ -387,9 +387,14 @@ fn filter_gate(m: &Member, stage: Stage, params: &Value) -> Gate {
     }
 }
 
-/// Logs a member's failure at warn level.
+/// Logs a member's failure: at warn level, or at debug level for a hook
+/// configured to fail quietly (`on_error = "ignore"`).
 fn log_failure(m: &Member, stage: Stage, policy: OnError, error: &str) {
-    tracing::warn!(hook = %m.name, %stage, on_error = %policy, "hook failed: {error}");
+    if m.quiet_failures(stage) {
+        tracing::debug!(hook = %m.name, %stage, on_error = %policy, "hook failed: {error}");
+    } else {
+        tracing::warn!(hook = %m.name, %stage, on_error = %policy, "hook failed: {error}");
+    }
 }
 
 /// The verdict a hook's step amounts to, as audit and trace name it.

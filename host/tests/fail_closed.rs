@@ -104,3 +104,91 @@ if = 'size(arguments.command) > 0'
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("WARN"), "{stderr}");
 }
+
+/// An executable shell script `name` in `dir`.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_permission_request_command_that_times_out_refuses() {
+    let dir = scratch();
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.commands.gate]
+command = "sleep 5"
+events = ["permission_request"]
+timeout = 1
+"#,
+    );
+    let v = verdict(&call(&config, "approve_tool", &json!({"tool": "shell"})));
+    assert_eq!(v["approved"], json!(false), "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("no answer within"),
+        "{v}"
+    );
+}
+
+/// A host running one command hook whose program is removed after load.
+async fn vanished_command(events: &str, on_error: Option<&str>) -> hookhost::Host {
+    let dir = scratch();
+    let program = script(&dir, "gate.sh", "exit 0");
+    let on_error = on_error.map_or(String::new(), |o| format!("on_error = \"{o}\""));
+    let config = write_config(
+        &dir,
+        &format!(
+            "[hooks.commands.gate]\nargs = [\"./gate.sh\"]\nevents = [\"{events}\"]\n{on_error}\n"
+        ),
+    );
+    let host = hookhost::Host::start(hookhost::Config::load(&config).unwrap()).await;
+    std::fs::remove_file(program).unwrap();
+    host
+}
+
+#[tokio::test]
+async fn a_command_that_cannot_be_spawned_fails_closed() {
+    use hookhost::protocol::Stage;
+    let call = json!({"tool": "shell", "arguments": {}});
+    // An approver that cannot start has not approved, whatever its kind.
+    let host = vanished_command("permission_request", None).await;
+    let v = host.run_stage(Stage::ApproveTool, call.clone()).await;
+    let v = v.unwrap().to_wire(Stage::ApproveTool);
+    assert_eq!(v["approved"], json!(false), "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("cannot start"),
+        "{v}"
+    );
+    host.shutdown().await;
+    // A gate that blocks on failure blocks when it cannot start.
+    let host = vanished_command("pre_tool_use", Some("block")).await;
+    let v = host.run_stage(Stage::BeforeTool, call.clone()).await;
+    assert_eq!(v.unwrap().to_wire(Stage::BeforeTool)["action"], "deny_tool");
+    host.shutdown().await;
+    // Only a policy that says allow lets the call pass.
+    let host = vanished_command("pre_tool_use", Some("warn")).await;
+    let v = host.run_stage(Stage::BeforeTool, call).await;
+    assert_eq!(v.unwrap().to_wire(Stage::BeforeTool)["action"], "continue");
+    host.shutdown().await;
+}
+
+#[test]
+fn on_error_ignore_is_quiet_and_warn_is_not() {
+    let dir = scratch();
+    for (policy, loud) in [("ignore", false), ("warn", true)] {
+        let config = write_config(
+            &dir,
+            &format!(
+                "[hooks.commands.flaky]\ncommand = \"exit 1\"\nevents = [\"pre_tool_use\"]\non_error = \"{policy}\"\n"
+            ),
+        );
+        let out = call(&config, "before_tool", &json!({"tool": "shell"}));
+        assert_eq!(verdict(&out), json!({"action": "continue"}), "{policy}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.contains("WARN"), loud, "{policy}: {stderr}");
+    }
+}
