@@ -187,6 +187,15 @@ impl Member {
 
     fn assemble(name: &str, kind: MemberKind, s: Settings<'_>, defaults: &Defaults) -> Member {
         let (kind, filter) = with_filter(kind, s.matcher, s.condition);
+        let mut breaker = s.breaker;
+        // A fail-closed hook's open breaker would refuse every call for the
+        // cool-down, which anyone able to make it fail could trigger: off
+        // unless the config turns it on.
+        let fail_closed = s
+            .intercept
+            .iter()
+            .any(|st| s.on_error.unwrap_or(OnError::default_for(*st)) == OnError::Deny);
+        breaker.enabled = Some(breaker.enabled.unwrap_or(!fail_closed));
         Member {
             name: name.into(),
             priority: s.priority,
@@ -196,7 +205,7 @@ impl Member {
             quiet_failures: s.quiet_failures,
             timeout_ms: s.timeout_ms,
             filter,
-            breaker: Breaker::new(name, &s.breaker, defaults),
+            breaker: Breaker::new(name, &breaker, defaults),
             stats: MemberStats::default(),
             defaults: defaults.clone(),
             fingerprint: s.fingerprint,

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::scratch;
+use hookhost::Host;
+use hookhost::protocol::{OnError, Stage};
 
 use serde_json::{Value, json};
 
@@ -135,7 +137,7 @@ timeout = 1
 }
 
 /// A host running one command hook whose program is removed after load.
-async fn vanished_command(events: &str, on_error: Option<&str>) -> hookhost::Host {
+async fn vanished_command(events: &str, on_error: Option<&str>) -> Host {
     let dir = scratch();
     let program = script(&dir, "gate.sh", "exit 0");
     let on_error = on_error.map_or(String::new(), |o| format!("on_error = \"{o}\""));
@@ -145,14 +147,13 @@ async fn vanished_command(events: &str, on_error: Option<&str>) -> hookhost::Hos
             "[hooks.commands.gate]\nargs = [\"./gate.sh\"]\nevents = [\"{events}\"]\n{on_error}\n"
         ),
     );
-    let host = hookhost::Host::start(hookhost::Config::load(&config).unwrap()).await;
+    let host = Host::start(hookhost::Config::load(&config).unwrap()).await;
     std::fs::remove_file(program).unwrap();
     host
 }
 
 #[tokio::test]
 async fn a_command_that_cannot_be_spawned_fails_closed() {
-    use hookhost::protocol::Stage;
     let call = json!({"tool": "shell", "arguments": {}});
     // An approver that cannot start has not approved, whatever its kind.
     let host = vanished_command("permission_request", None).await;
@@ -191,4 +192,94 @@ fn on_error_ignore_is_quiet_and_warn_is_not() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.contains("WARN"), loud, "{policy}: {stderr}");
     }
+}
+
+/// `hookhost replay -c CONFIG FILE`: one host for every line.
+fn replay(config: &Path, lines: &[Value]) -> Vec<Value> {
+    let dir = scratch();
+    let file = dir.join("session.jsonl");
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&file, text.join("\n")).unwrap();
+    let out = Command::new(HOOKHOST)
+        .args(["replay", "-c"])
+        .arg(config)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn six_large_outputs_through_the_example_redact_hook_come_back_redacted() {
+    let config = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/hooks.toml"
+    ));
+    let secret = "sk-live-0123456789abcdefghij";
+    let output = |text: String| {
+        json!({"stage": "after_tool", "input": {
+            "tool": "shell", "arguments": {"command": "cat dump"},
+            "result": {"for_llm": text}}})
+    };
+    let big = format!("{secret}\n{}\n{secret}", "x".repeat(6 * 1024 * 1024));
+    let mut lines = vec![output(big); 6];
+    lines.push(output(format!("token {secret}")));
+    let verdicts = replay(config, &lines);
+    assert_eq!(verdicts.len(), 7);
+    for (i, v) in verdicts.iter().enumerate() {
+        assert_eq!(v["action"], "modify", "output {i}: {}", v["action"]);
+        let text = v["result"]["result"]["for_llm"].as_str().unwrap();
+        assert!(!text.contains(secret), "output {i} leaked the secret");
+        assert!(text.contains("[REDACTED]"), "output {i}");
+    }
+}
+
+/// What the 7th before_tool call gets from a hook that fails its first 6.
+async fn seventh_call(on_error: Option<OnError>, breaker: Option<bool>) -> (String, String) {
+    let mut gate = common::hook(
+        &[
+            "--fail-first",
+            "6",
+            "--answer",
+            r#"{"action":"modify","call":{"arguments":{"ok":true}}}"#,
+        ],
+        &[Stage::BeforeTool],
+    );
+    gate.on_error = on_error;
+    gate.breaker = breaker;
+    let host = Host::start(common::config(vec![("gate", gate)])).await;
+    let call = || common::tool_call("shell", json!({}));
+    for _ in 0..6 {
+        host.before_tool(call()).await;
+    }
+    let out = format!("{:?}", host.before_tool(call()).await);
+    let breaker = host.stats()[0].breaker.clone();
+    host.shutdown().await;
+    (out, breaker)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fail_closed_hook_has_no_breaker_unless_its_config_asks() {
+    // Fail-closed: the breaker is off, so the 7th call reaches the hook.
+    let (out, state) = seventh_call(Some(OnError::Deny), None).await;
+    assert!(out.contains("\"ok\": Bool(true)"), "{out}");
+    assert_eq!(state, "off");
+    // Fail-open but opted out: the same.
+    let (out, state) = seventh_call(None, Some(false)).await;
+    assert!(out.contains("\"ok\": Bool(true)"), "{out}");
+    assert_eq!(state, "off");
+    // Fail-closed with the breaker asked for: skipped, refused.
+    let (out, state) = seventh_call(Some(OnError::Deny), Some(true)).await;
+    assert!(out.contains("circuit breaker open"), "{out}");
+    assert_eq!(state, "open");
 }
