@@ -1032,6 +1032,9 @@ impl Host {
         }
     }
 
+    /// Runs a typed stage. Params that do not serialize, or do not have
+    /// the stage's shape, are refused without calling any hook: skipping
+    /// every hook would let them through every gate.
     async fn run_typed<P: Serialize + DeserializeOwned>(
         &self,
         stage: Stage,
@@ -1040,16 +1043,13 @@ impl Host {
         let value = match serde_json::to_value(&params) {
             Ok(v) => v,
             Err(e) => {
-                tracing::error!(%stage, "params did not serialize ({e}); hooks skipped");
-                return (continue_unchanged(), params);
+                let reason = format!("the {stage} params did not serialize: {e}");
+                return (refusal(stage, reason), params);
             }
         };
         match self.run_stage(stage, value).await {
             Ok(outcome) => (outcome, params),
-            Err(e) => {
-                tracing::error!(%stage, "{e}; hooks skipped");
-                (continue_unchanged(), params)
-            }
+            Err(e) => (refusal(stage, e.to_string()), params),
         }
     }
 
@@ -1170,8 +1170,8 @@ impl Host {
         let value = match serde_json::to_value(&params) {
             Ok(v) => v,
             Err(e) => {
-                tracing::error!(%event, "lifecycle params did not serialize ({e}); hooks skipped");
-                return LifecycleOutcome::default();
+                let reason = format!("the {event} params did not serialize: {e}");
+                return unaskable(event, reason);
             }
         };
         match self.run_stage(Stage::Lifecycle, value).await {
@@ -1193,10 +1193,7 @@ impl Host {
                 tracing::error!(%event, "unexpected lifecycle outcome {other:?}");
                 LifecycleOutcome::default()
             }
-            Err(e) => {
-                tracing::error!(%event, "{e}; hooks skipped");
-                LifecycleOutcome::default()
-            }
+            Err(e) => unaskable(event, e.to_string()),
         }
     }
 
@@ -1297,11 +1294,22 @@ impl Host {
     }
 }
 
-fn continue_unchanged() -> Outcome {
-    Outcome::Continue {
-        params: Value::Null,
-        modified: false,
+/// A lifecycle event whose params no hook could be asked about: blocked
+/// when the event can be, as a fail-closed hook would have; otherwise it
+/// goes on (there is nothing to refuse), logged.
+fn unaskable(event: LifecycleEvent, reason: String) -> LifecycleOutcome {
+    tracing::error!(%event, "{reason}; no hook was asked");
+    LifecycleOutcome {
+        blocked: event.can_block().then_some(reason),
+        ..LifecycleOutcome::default()
     }
+}
+
+/// The stage's refusal, by the host itself, for params no hook could be
+/// asked about: deny_tool, a refused approval, a block, or abort_turn.
+fn refusal(stage: Stage, reason: String) -> Outcome {
+    tracing::error!(%stage, "{reason}; refused without calling any hook");
+    Outcome::refusal(stage, reason, "hookhost".to_string())
 }
 
 /// The chain validated every patched params object against the stage's

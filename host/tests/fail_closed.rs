@@ -283,3 +283,34 @@ async fn a_fail_closed_hook_has_no_breaker_unless_its_config_asks() {
     assert!(out.contains("circuit breaker open"), "{out}");
     assert_eq!(state, "open");
 }
+
+#[test]
+fn call_sends_arguments_the_agent_left_out() {
+    let dir = scratch();
+    let config = write_config(
+        &dir,
+        "[hooks.processes.echo]\ncommand = [\"TEST_HOOK\", \"--echo-args\"]\nintercept = [\"before_tool\"]\n",
+    );
+    let v = verdict(&call(&config, "before_tool", &json!({"tool": "shell"})));
+    assert_eq!(v["call"]["arguments"]["seen"], json!({}), "{v}");
+}
+
+#[tokio::test]
+async fn embedded_params_without_the_stage_shape_are_refused() {
+    use hookhost::{Approval, StageOutcome, ToolOutcome};
+    let host = Host::start(hookhost::Config::empty(std::env::temp_dir())).await;
+    // An agent's own key that collides with a protocol member breaks the
+    // shape: no hook can be asked, so nothing may pass.
+    let mut call = common::tool_call("shell", json!({}));
+    call.extra
+        .insert("arguments".into(), json!("not an object"));
+    let approval = host.approve_tool(call.clone()).await;
+    assert!(matches!(approval, Approval::Refused { .. }), "{approval:?}");
+    let out = host.before_tool(call).await;
+    assert!(matches!(out, ToolOutcome::Deny { .. }), "{out:?}");
+    let mut request = hookhost::protocol::params::BeforeLlmParams::default();
+    request.extra.insert("messages".into(), json!(7));
+    let out = host.before_llm(request).await;
+    assert!(matches!(out, StageOutcome::Abort { .. }), "{out:?}");
+    host.shutdown().await;
+}
