@@ -314,3 +314,271 @@ async fn embedded_params_without_the_stage_shape_are_refused() {
     assert!(matches!(out, StageOutcome::Abort { .. }), "{out:?}");
     host.shutdown().await;
 }
+
+// ---------------------------------------------------------------------
+// The fail-closed matrix: every way a hook can fail to answer, at every
+// stage that can refuse, under `on_error = "deny"`, ends in a refusal.
+// ---------------------------------------------------------------------
+
+const FAULT_HOOK: &str = env!("CARGO_BIN_EXE_hookhost-fault-hook");
+
+/// Every stage that can refuse, with params for it (lifecycle: an event
+/// that can be blocked).
+fn refusing_stages() -> Vec<(Stage, &'static str, Value)> {
+    let call = json!({"tool": "shell", "arguments": {"command": "ls"}});
+    vec![
+        (Stage::BeforeTool, "before_tool", call.clone()),
+        (Stage::ApproveTool, "approve_tool", call),
+        (
+            Stage::AfterTool,
+            "after_tool",
+            json!({"tool": "shell", "arguments": {}, "result": {"for_llm": "x"}}),
+        ),
+        (
+            Stage::BeforeLlm,
+            "before_llm",
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+        ),
+        (
+            Stage::AfterLlm,
+            "after_llm",
+            json!({"model": "m", "response": {"content": "hi"}}),
+        ),
+        (
+            Stage::Lifecycle,
+            "user_prompt_submit",
+            json!({"event": "user_prompt_submit", "payload": {"prompt": "hi"}}),
+        ),
+    ]
+}
+
+/// Whether an outcome is the stage's refusal.
+fn is_refusal(outcome: &hookhost::protocol::Outcome) -> bool {
+    use hookhost::protocol::Outcome::*;
+    matches!(
+        outcome,
+        DenyTool { .. } | Refused { .. } | Blocked { .. } | Abort { .. }
+    )
+}
+
+/// A process hook for every stage, failing closed quickly.
+fn gate(command: &[&str]) -> hookhost::ProcessConfig {
+    let mut p = hookhost::ProcessConfig::new(
+        command.iter().map(|s| s.to_string()).collect(),
+        Stage::ALL.to_vec(),
+    );
+    p.on_error = Some(OnError::Deny);
+    p.timeout_ms = Some(300);
+    p
+}
+
+/// A remote hook for every stage at `url`, failing closed quickly.
+fn remote_gate(url: String) -> hookhost::RemoteConfig {
+    let mut r = hookhost::RemoteConfig::new(url, Stage::ALL.to_vec());
+    r.on_error = Some(OnError::Deny);
+    r.timeout_ms = Some(300);
+    r.connect_timeout_ms = Some(300);
+    r
+}
+
+/// A config holding one process or remote hook named `gate`.
+fn one_gate(
+    process: Option<hookhost::ProcessConfig>,
+    remote: Option<hookhost::RemoteConfig>,
+) -> hookhost::Config {
+    let mut c = common::config(vec![]);
+    c.defaults.hello_timeout_ms = 600;
+    c.defaults.max_line_bytes = 4096;
+    if let Some(p) = process {
+        c.processes.insert("gate".into(), p);
+    }
+    if let Some(r) = remote {
+        c.remotes.insert("gate".into(), r);
+    }
+    c
+}
+
+/// A port with nothing listening on it.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// A server that answers every HTTP request (a WebSocket upgrade or a
+/// POST) with a redirect to another local port.
+async fn redirecting_server() -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let target = closed_port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let _ = s.read(&mut buf).await;
+                let answer = format!(
+                    "HTTP/1.1 302 Found\r\nLocation: ws://127.0.0.1:{target}/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = s.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+/// One matrix row: runs every refusing stage through a host with `config`
+/// and says, per stage, whether it refused.
+async fn row(config: hookhost::Config) -> Vec<String> {
+    let host = Host::start(config).await;
+    let mut cells = Vec::new();
+    for (stage, _, params) in refusing_stages() {
+        let outcome = host.run_stage(stage, params).await.unwrap();
+        cells.push(if is_refusal(&outcome) {
+            "refused".to_string()
+        } else {
+            format!("NOT REFUSED: {:?}", outcome.to_wire(stage))
+        });
+    }
+    host.shutdown().await;
+    cells
+}
+
+/// The descriptor-exhaustion row: the real binary under `prlimit` with a
+/// soft and hard limit too low to spawn anything, per stage.
+fn exhausted_row(dir: &Path) -> Vec<String> {
+    let config = write_config(
+        dir,
+        &format!(
+            "[hooks.commands.gate]\nargs = [\"{TEST_HOOK}\"]\nevents = [\"pre_tool_use\", \"post_tool_use\", \"permission_request\", \"before_llm_call\", \"after_llm_call\", \"user_prompt_submit\"]\non_error = \"block\"\n\n[hooks.processes.proc]\ncommand = [\"TEST_HOOK\"]\nintercept = [\"before_tool\", \"after_tool\", \"approve_tool\", \"before_llm\", \"after_llm\", \"lifecycle\"]\non_error = \"deny\"\n"
+        ),
+    );
+    refusing_stages()
+        .into_iter()
+        .map(|(stage, name, params)| {
+            let input = match stage {
+                Stage::Lifecycle => params["payload"].clone(),
+                _ => params,
+            };
+            let out = Command::new("prlimit")
+                .arg("--nofile=12:12")
+                .arg(HOOKHOST)
+                .args(["call", "-c"])
+                .arg(&config)
+                .args([name, "--input", &input.to_string()])
+                .output()
+                .unwrap();
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            let refused = v["approved"] == json!(false)
+                || ["deny_tool", "abort_turn", "block"]
+                    .contains(&v["action"].as_str().unwrap_or(""));
+            if refused {
+                "refused".to_string()
+            } else {
+                format!("NOT REFUSED: {v} {}", String::from_utf8_lossy(&out.stderr))
+            }
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fail_closed_matrix() {
+    let dir = scratch();
+    let big_reason = "r".repeat(100 * 1024);
+    let oversized = format!(r#"{{"action":"continue","reason":"{big_reason}"}}"#);
+    let mut breaker = gate(&[TEST_HOOK, "--fail-first", "1"]);
+    breaker.breaker = Some(true);
+    breaker.breaker_failures = Some(1);
+    let mut if_error = gate(&[TEST_HOOK]);
+    if_error.condition = Some("size(arguments.nope) > 0".into());
+    // A config built in code skips the load-time check, so the spawn
+    // itself fails (ENOENT), at start and at every restart.
+    let gone = dir.join("no-such-hook").to_string_lossy().into_owned();
+    let redirect = redirecting_server().await;
+    let mut rows: Vec<(&str, Vec<String>)> = vec![
+        (
+            "crash",
+            row(one_gate(
+                Some(gate(&[FAULT_HOOK, "crash-nth", "--n", "1"])),
+                None,
+            ))
+            .await,
+        ),
+        (
+            "hang",
+            row(one_gate(Some(gate(&[FAULT_HOOK, "hang"])), None)).await,
+        ),
+        (
+            "oversized reply",
+            row(one_gate(
+                Some(gate(&[TEST_HOOK, "--answer", &oversized])),
+                None,
+            ))
+            .await,
+        ),
+        (
+            "unparsable reply",
+            row(one_gate(Some(gate(&[FAULT_HOOK, "wrong-type"])), None)).await,
+        ),
+        ("`if` error", row(one_gate(Some(if_error), None)).await),
+        ("breaker open (breaker = true)", {
+            // The first call fails and opens it; the table shows the rest.
+            let host = Host::start(one_gate(Some(breaker), None)).await;
+            let (stage, _, params) = refusing_stages().remove(0);
+            host.run_stage(stage, params).await.unwrap();
+            let mut cells = Vec::new();
+            for (stage, _, params) in refusing_stages() {
+                let outcome = host.run_stage(stage, params).await.unwrap();
+                let skipped = format!("{outcome:?}").contains("circuit breaker open");
+                cells.push(if is_refusal(&outcome) && skipped {
+                    "refused".into()
+                } else {
+                    format!("NOT REFUSED: {outcome:?}")
+                });
+            }
+            host.shutdown().await;
+            cells
+        }),
+        (
+            "spawn failure (no program)",
+            row(one_gate(Some(gate(&[&gone])), None)).await,
+        ),
+        (
+            "descriptor exhaustion (prlimit, binary)",
+            exhausted_row(&dir),
+        ),
+        (
+            "remote unreachable",
+            row(one_gate(
+                None,
+                Some(remote_gate(format!("ws://127.0.0.1:{}/", closed_port()))),
+            ))
+            .await,
+        ),
+        (
+            "remote redirect (ws)",
+            row(one_gate(
+                None,
+                Some(remote_gate(format!("ws://127.0.0.1:{redirect}/"))),
+            ))
+            .await,
+        ),
+        (
+            "remote redirect (http)",
+            row(one_gate(
+                None,
+                Some(remote_gate(format!("http://127.0.0.1:{redirect}/"))),
+            ))
+            .await,
+        ),
+    ];
+    let mut table = String::from(
+        "| failure | before_tool | approve_tool | after_tool | before_llm | after_llm | lifecycle (user_prompt_submit) |\n|---|---|---|---|---|---|---|\n",
+    );
+    let mut failed = false;
+    for (label, cells) in rows.drain(..) {
+        failed |= cells.iter().any(|c| c != "refused");
+        table.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
+    }
+    println!("{table}");
+    assert!(!failed, "some cell did not refuse:\n{table}");
+}
