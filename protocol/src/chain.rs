@@ -343,6 +343,13 @@ impl Chain {
             Decision::Modify(patch) => {
                 let mut next = self.params.clone();
                 apply_merge_patch(&mut next, &Value::Object(patch.clone()));
+                // `meta` says where the call comes from (turn, iteration);
+                // a hook that could rewrite it could reset what later
+                // guards count, such as max_iterations.
+                if next.get("meta") != self.params.get("meta") {
+                    let error = "its modify patch changes `meta`, which is read-only".to_string();
+                    return self.fail(hook, on_error, error);
+                }
                 if let Err(e) = validate_params(self.stage, &next) {
                     return self.fail(
                         hook,
