@@ -22,6 +22,9 @@ pub enum BreakerState {
     Open,
     /// The cool-down ended; one trial call is allowed through.
     HalfOpen,
+    /// Turned off (`breaker = false`, or a fail-closed hook): every call
+    /// goes through, however many failed.
+    Off,
 }
 
 impl BreakerState {
@@ -31,6 +34,7 @@ impl BreakerState {
             BreakerState::Closed => "closed",
             BreakerState::Open => "open",
             BreakerState::HalfOpen => "half_open",
+            BreakerState::Off => "off",
         }
     }
 }
@@ -85,6 +89,8 @@ struct Inner {
 #[derive(Debug)]
 pub struct Breaker {
     hook: String,
+    /// Off: admits every call and records nothing.
+    enabled: bool,
     threshold: u32,
     window: Duration,
     cooldown: Duration,
@@ -92,10 +98,12 @@ pub struct Breaker {
 }
 
 impl Breaker {
-    /// A closed breaker with the hook's settings over the defaults.
+    /// A closed breaker with the hook's settings over the defaults; off
+    /// when `overrides.enabled` is `Some(false)`.
     pub fn new(hook: &str, overrides: &BreakerConfig, defaults: &Defaults) -> Self {
         Self {
             hook: hook.to_string(),
+            enabled: overrides.enabled != Some(false),
             threshold: overrides
                 .breaker_failures
                 .unwrap_or(defaults.breaker_failures)
@@ -125,6 +133,9 @@ impl Breaker {
 
     /// The state now (an open breaker past its cool-down reads half-open).
     pub fn state(&self) -> BreakerState {
+        if !self.enabled {
+            return BreakerState::Off;
+        }
         let inner = self.lock();
         match (inner.state, inner.opened_at) {
             (BreakerState::Open, Some(at)) if at.elapsed() >= self.cooldown => {
@@ -136,9 +147,12 @@ impl Breaker {
 
     /// Asks to call the hook now.
     pub fn admit(&self) -> Admission<'_> {
+        if !self.enabled {
+            return self.permit(false);
+        }
         let mut inner = self.lock();
         match inner.state {
-            BreakerState::Closed => self.permit(false),
+            BreakerState::Closed | BreakerState::Off => self.permit(false),
             BreakerState::Open => {
                 let since = inner.opened_at.map(|t| t.elapsed()).unwrap_or_default();
                 if since >= self.cooldown {
@@ -187,6 +201,9 @@ impl Breaker {
     /// Only the trial's own result moves a half-open breaker; a late result
     /// of a call admitted before the breaker opened does not.
     fn record(&self, trial: bool, failed: bool) {
+        if !self.enabled {
+            return;
+        }
         let mut inner = self.lock();
         let now = Instant::now();
         match (inner.state, failed) {
@@ -225,7 +242,7 @@ impl Breaker {
                     );
                 }
             }
-            (BreakerState::Closed, false) | (BreakerState::Open, _) => {}
+            (BreakerState::Closed, false) | (BreakerState::Open | BreakerState::Off, _) => {}
         }
     }
 }
@@ -236,6 +253,7 @@ mod tests {
 
     fn breaker(threshold: u32, cooldown_ms: u64) -> Breaker {
         let overrides = BreakerConfig {
+            enabled: None,
             breaker_failures: Some(threshold),
             breaker_window_ms: Some(60_000),
             breaker_cooldown_ms: Some(cooldown_ms),
@@ -303,5 +321,19 @@ mod tests {
         assert!(matches!(b.admit(), Admission::Skip(_)), "still half-open");
         trial.record(true);
         assert_eq!(b.state(), BreakerState::HalfOpen, "re-opened, cool-down 0");
+    }
+
+    #[test]
+    fn an_off_breaker_admits_every_call_however_many_fail() {
+        let overrides = BreakerConfig {
+            enabled: Some(false),
+            breaker_failures: Some(1),
+            ..BreakerConfig::default()
+        };
+        let b = Breaker::new("h", &overrides, &Defaults::default());
+        for _ in 0..20 {
+            call(&b).record(true);
+        }
+        assert_eq!(b.state(), BreakerState::Off);
     }
 }

@@ -66,19 +66,35 @@ const STAGE_EVENTS: [(&str, Stage); 5] = [
 ];
 
 /// What a failure of a command hook (a non-0/2 exit, a timeout, a spawn
-/// failure) decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+/// failure) decides. When none is configured, approve_tool refuses (an
+/// approver that could not answer has not approved, as for every kind of
+/// hook) and the other stages warn, docker-agent's behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CommandOnError {
     /// Go on as if the hook had allowed, and log a warning; docker-agent's
-    /// behaviour, so it is the default.
-    #[default]
+    /// behaviour, so it is the default outside approve_tool.
     Warn,
     /// Go on as if the hook had allowed, logging only at debug level.
     Ignore,
     /// Refuse: deny the tool, refuse approval, abort the turn or block the
     /// lifecycle event, as the stage allows.
     Block,
+}
+
+impl CommandOnError {
+    /// The chain policy: `block` denies, `warn` and `ignore` allow.
+    pub fn policy(self) -> OnError {
+        match self {
+            CommandOnError::Block => OnError::Deny,
+            CommandOnError::Warn | CommandOnError::Ignore => OnError::Allow,
+        }
+    }
+
+    /// Whether a failure the chain skips is logged only at debug level.
+    pub fn is_quiet(self) -> bool {
+        self == CommandOnError::Ignore
+    }
 }
 
 /// `[hooks.commands.NAME]`: one command hook as configured.
@@ -113,8 +129,9 @@ pub struct CommandConfig {
     /// Where the command runs, relative to the config file's folder; that
     /// folder when absent.
     pub working_dir: Option<PathBuf>,
-    /// What a failure decides.
-    pub on_error: CommandOnError,
+    /// What a failure decides; `None`: refuse at approve_tool, `warn`
+    /// elsewhere.
+    pub on_error: Option<CommandOnError>,
     /// A CEL condition, as for process hooks; evaluated by the chain.
     #[serde(rename = "if")]
     pub r#if: Option<String>,
@@ -133,7 +150,7 @@ impl Default for CommandConfig {
             env: BTreeMap::new(),
             inherit_env: Vec::new(),
             working_dir: None,
-            on_error: CommandOnError::Warn,
+            on_error: None,
             r#if: None,
         }
     }
@@ -228,12 +245,14 @@ impl CommandConfig {
         Ok(())
     }
 
-    /// The chain policy for a failure: `block` refuses (deny), `warn` and
-    /// `ignore` go on (allow); they differ only in how loudly it is logged.
-    pub fn policy(&self) -> OnError {
+    /// The chain policy for a failure at `stage`: `block` refuses (deny),
+    /// `warn` and `ignore` go on (allow; they differ only in how loudly it
+    /// is logged), and an unset `on_error` takes the stage's default, so a
+    /// `permission_request` hook that times out or cannot start refuses.
+    pub fn policy(&self, stage: Stage) -> OnError {
         match self.on_error {
-            CommandOnError::Block => OnError::Deny,
-            CommandOnError::Warn | CommandOnError::Ignore => OnError::Allow,
+            Some(o) => o.policy(),
+            None => OnError::default_for(stage),
         }
     }
 
@@ -268,7 +287,7 @@ pub struct CommandHook {
     env: BTreeMap<String, String>,
     inherit_env: Vec<String>,
     dir: PathBuf,
-    on_error: CommandOnError,
+    on_error: Option<CommandOnError>,
 }
 
 /// What one run produced.
@@ -786,14 +805,16 @@ impl CommandHook {
         CallError::Crashed(text)
     }
 
+    /// Logs a failure: at debug level under `ignore`, except a spawn
+    /// failure, which is always a warning (the gate never ran, which is
+    /// never a silent allow); at warn level otherwise.
     fn log_failure(&self, event: &str, error: &CallError) {
-        match self.on_error {
-            CommandOnError::Ignore => {
-                tracing::debug!(hook = %self.name, event, "command hook failed: {error}");
-            }
-            CommandOnError::Warn | CommandOnError::Block => {
-                tracing::warn!(hook = %self.name, event, "command hook failed: {error}");
-            }
+        let quiet = self.on_error.is_some_and(CommandOnError::is_quiet)
+            && !matches!(error, CallError::Unavailable(_));
+        if quiet {
+            tracing::debug!(hook = %self.name, event, "command hook failed: {error}");
+        } else {
+            tracing::warn!(hook = %self.name, event, "command hook failed: {error}");
         }
     }
 
@@ -1166,14 +1187,16 @@ mod tests {
         )
         .expect("valid toml");
         assert!(c.enabled);
-        assert_eq!(c.on_error, CommandOnError::Block);
-        assert_eq!(c.policy(), OnError::Deny);
+        assert_eq!(c.on_error, Some(CommandOnError::Block));
+        assert_eq!(c.policy(Stage::BeforeTool), OnError::Deny);
         assert_eq!(c.r#if.as_deref(), Some("true"));
         assert_eq!(c.timeout(), Duration::from_secs(5));
         assert!(toml::from_str::<CommandConfig>("command = \"x\"\nmatchr = \"y\"").is_err());
         assert!(toml::from_str::<CommandConfig>("on_error = \"deny\"").is_err());
         assert_eq!(CommandConfig::default().timeout(), Duration::from_secs(60));
-        assert_eq!(CommandConfig::default().policy(), OnError::Allow);
+        let unset = CommandConfig::default();
+        assert_eq!(unset.policy(Stage::BeforeTool), OnError::Allow);
+        assert_eq!(unset.policy(Stage::ApproveTool), OnError::Deny);
     }
 
     #[test]

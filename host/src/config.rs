@@ -158,6 +158,12 @@ pub struct ProcessConfig {
     /// the hook is called only when it is true.
     #[serde(default, rename = "if")]
     pub condition: Option<String>,
+    /// `false` turns this hook's breaker off. Unset, it is on unless the
+    /// hook fails closed (its policy is deny at a stage it intercepts): an
+    /// open breaker would refuse every call for the cool-down, and whoever
+    /// can make the hook fail five times could trigger that.
+    #[serde(default)]
+    pub breaker: Option<bool>,
     /// Overrides `breaker_failures` for this hook.
     #[serde(default)]
     pub breaker_failures: Option<u32>,
@@ -210,6 +216,12 @@ pub struct RemoteConfig {
     /// A CEL condition, as for process hooks.
     #[serde(default, rename = "if")]
     pub condition: Option<String>,
+    /// `false` turns this hook's breaker off. Unset, it is on unless the
+    /// hook fails closed (its policy is deny at a stage it intercepts): an
+    /// open breaker would refuse every call for the cool-down, and whoever
+    /// can make the hook fail five times could trigger that.
+    #[serde(default)]
+    pub breaker: Option<bool>,
     /// Overrides `breaker_failures` for this hook.
     #[serde(default)]
     pub breaker_failures: Option<u32>,
@@ -247,6 +259,7 @@ impl RemoteConfig {
             on_error: None,
             matcher: None,
             condition: None,
+            breaker: None,
             breaker_failures: None,
             breaker_window_ms: None,
             breaker_cooldown_ms: None,
@@ -272,6 +285,7 @@ impl RemoteConfig {
     /// Its breaker overrides.
     pub fn breaker(&self) -> BreakerConfig {
         BreakerConfig {
+            enabled: self.breaker,
             breaker_failures: self.breaker_failures,
             breaker_window_ms: self.breaker_window_ms,
             breaker_cooldown_ms: self.breaker_cooldown_ms,
@@ -329,6 +343,8 @@ fn expand_env(template: &str, lookup: &impl Fn(&str) -> Option<String>) -> Resul
 /// Per-hook overrides of the breaker defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BreakerConfig {
+    /// `breaker = true | false`; unset, the member decides from its policy.
+    pub enabled: Option<bool>,
     /// Overrides `breaker_failures`.
     pub breaker_failures: Option<u32>,
     /// Overrides `breaker_window_ms`.
@@ -365,6 +381,12 @@ pub struct BuiltinConfig {
     /// A CEL condition, as for process hooks.
     #[serde(default, rename = "if")]
     pub condition: Option<String>,
+    /// `false` turns this hook's breaker off. Unset, it is on unless the
+    /// hook fails closed (its policy is deny at a stage it intercepts): an
+    /// open breaker would refuse every call for the cool-down, and whoever
+    /// can make the hook fail five times could trigger that.
+    #[serde(default)]
+    pub breaker: Option<bool>,
     /// Overrides `breaker_failures`.
     #[serde(default)]
     pub breaker_failures: Option<u32>,
@@ -380,6 +402,7 @@ impl BuiltinConfig {
     /// Its breaker overrides.
     pub fn breaker(&self) -> BreakerConfig {
         BreakerConfig {
+            enabled: self.breaker,
             breaker_failures: self.breaker_failures,
             breaker_window_ms: self.breaker_window_ms,
             breaker_cooldown_ms: self.breaker_cooldown_ms,
@@ -434,6 +457,7 @@ impl ProcessConfig {
             on_error: None,
             matcher: None,
             condition: None,
+            breaker: None,
             breaker_failures: None,
             breaker_window_ms: None,
             breaker_cooldown_ms: None,
@@ -443,6 +467,7 @@ impl ProcessConfig {
     /// Its breaker overrides.
     pub fn breaker(&self) -> BreakerConfig {
         BreakerConfig {
+            enabled: self.breaker,
             breaker_failures: self.breaker_failures,
             breaker_window_ms: self.breaker_window_ms,
             breaker_cooldown_ms: self.breaker_cooldown_ms,

@@ -8,8 +8,8 @@
 //! ids and over-long lines are logged (within a [`LogBudget`], so a flood
 //! of them does not become a flood in the agent's log) and skipped.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -30,6 +30,10 @@ use crate::log_budget::LogBudget;
 /// senders wait (bounded by their deadlines) instead of growing memory.
 const WRITE_QUEUE: usize = 1024;
 
+/// What an answer may hold beyond twice the request it answers: the
+/// envelope, the action, and escapes a rewrite adds.
+const REPLY_HEADROOM: usize = 64 * 1024;
+
 type Reply = Result<Value, CallError>;
 
 enum Outgoing {
@@ -38,9 +42,60 @@ enum Outgoing {
 }
 
 struct Pending {
-    waiting: HashMap<i64, oneshot::Sender<Reply>>,
+    waiting: HashMap<i64, Waiter>,
+    /// How many requests in flight have each line length, so the longest
+    /// is known at once however many are in flight.
+    sizes: BTreeMap<usize, usize>,
     /// Set once the connection is over; new calls fail with it at once.
     closed: Option<CallError>,
+}
+
+/// A caller waiting for its answer, and how long its request line was.
+struct Waiter {
+    tx: oneshot::Sender<Reply>,
+    bytes: usize,
+}
+
+impl Pending {
+    fn insert(&mut self, id: i64, tx: oneshot::Sender<Reply>, bytes: usize) {
+        if let Some(old) = self.waiting.insert(id, Waiter { tx, bytes }) {
+            self.forget_size(old.bytes);
+        }
+        *self.sizes.entry(bytes).or_default() += 1;
+    }
+
+    fn remove(&mut self, id: i64) -> Option<oneshot::Sender<Reply>> {
+        let w = self.waiting.remove(&id)?;
+        self.forget_size(w.bytes);
+        Some(w.tx)
+    }
+
+    fn forget_size(&mut self, bytes: usize) {
+        if let Some(n) = self.sizes.get_mut(&bytes) {
+            *n -= 1;
+            if *n == 0 {
+                self.sizes.remove(&bytes);
+            }
+        }
+    }
+
+    /// The longest request line in flight (0 with none).
+    fn largest(&self) -> usize {
+        self.sizes.last_key_value().map_or(0, |(bytes, _)| *bytes)
+    }
+}
+
+/// The longest answer line accepted: `max_line_bytes`, or twice the
+/// longest request in flight plus headroom, whichever is more. A hook that
+/// rewrites (redacts) a large tool output answers with about as many
+/// bytes as it was sent; dropping that answer would fail the hook open
+/// for whoever configured it to allow, and a breaker would then turn it
+/// off for everyone.
+fn reply_cap(max_line: usize, largest: usize) -> usize {
+    if largest == 0 {
+        return max_line;
+    }
+    max_line.max(largest.saturating_mul(2).saturating_add(REPLY_HEADROOM))
 }
 
 /// A live connection; cheap to share, every method takes `&self`.
@@ -51,6 +106,10 @@ pub struct Connection {
     out: mpsc::Sender<Outgoing>,
     stdout_closed: Notify,
     log_budget: LogBudget,
+    /// `max_line_bytes`, the floor of [`Connection::reply_cap`].
+    max_line: usize,
+    /// The reader's cap now, moved as requests come and go.
+    reply_cap: Arc<AtomicUsize>,
 }
 
 /// The tasks behind a connection, for the supervisor to end.
@@ -79,14 +138,17 @@ impl Connection {
             next_id: AtomicI64::new(1),
             pending: Mutex::new(Pending {
                 waiting: HashMap::new(),
+                sizes: BTreeMap::new(),
                 closed: None,
             }),
             out: tx,
             stdout_closed: Notify::new(),
             log_budget: LogBudget::default(),
+            max_line,
+            reply_cap: Arc::new(AtomicUsize::new(max_line)),
         });
         let writer = tokio::spawn(write_loop(conn.hook.clone(), stdin, rx));
-        let reader = tokio::spawn(read_loop(conn.clone(), stdout, max_line));
+        let reader = tokio::spawn(read_loop(conn.clone(), stdout));
         (conn, ConnectionTasks { reader, writer })
     }
 
@@ -113,15 +175,16 @@ impl Connection {
     ) -> Reply {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
+        let line = encode_request(id, method, params);
         {
             let mut p = self.lock();
             if let Some(err) = &p.closed {
                 return Err(err.clone());
             }
-            p.waiting.insert(id, tx);
+            p.insert(id, tx, line.len());
+            self.publish_cap(&p);
         }
         let guard = PendingGuard { conn: self, id };
-        let line = encode_request(id, method, params);
         match timeout_at(deadline, self.out.send(Outgoing::Line(line))).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return Err(self.closed_reason()),
@@ -163,6 +226,22 @@ impl Connection {
         }
     }
 
+    /// Moves the reader's cap to what the requests in flight need.
+    fn publish_cap(&self, pending: &Pending) {
+        self.reply_cap.store(
+            reply_cap(self.max_line, pending.largest()),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Takes the waiter of `id` out of the pending map, if it still waits.
+    fn take_waiter(&self, id: i64) -> Option<oneshot::Sender<Reply>> {
+        let mut p = self.lock();
+        let tx = p.remove(id);
+        self.publish_cap(&p);
+        tx
+    }
+
     fn closed_reason(&self) -> CallError {
         self.lock().closed.clone().unwrap_or(CallError::Closed)
     }
@@ -175,10 +254,12 @@ impl Connection {
             if p.closed.is_none() {
                 p.closed = Some(why.clone());
             }
+            p.sizes.clear();
+            self.publish_cap(&p);
             std::mem::take(&mut p.waiting)
         };
-        for (_, tx) in waiting {
-            let _ = tx.send(Err(why.clone()));
+        for (_, w) in waiting {
+            let _ = w.tx.send(Err(why.clone()));
         }
     }
 
@@ -269,7 +350,7 @@ impl Connection {
 
     fn route(&self, id: Option<Id>, reply: Reply) {
         let tx = match &id {
-            Some(Id::Number(n)) => self.lock().waiting.remove(n),
+            Some(Id::Number(n)) => self.take_waiter(*n),
             _ => None,
         };
         match tx {
@@ -300,7 +381,7 @@ struct PendingGuard<'a> {
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        self.conn.lock().waiting.remove(&self.id);
+        self.conn.take_waiter(self.id);
     }
 }
 
@@ -363,14 +444,18 @@ async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &[u8]) -> std::io::R
     w.write_all(b"\n").await
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, stdout: R, max_line: usize) {
-    let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max_line);
+async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, stdout: R) {
+    let mut reader = LineReader::with_limit(
+        BufReader::with_capacity(64 * 1024, stdout),
+        conn.reply_cap.clone(),
+    );
     let mut buf = Vec::new();
     loop {
         match reader.next(&mut buf).await {
             Ok(Line::Complete) => conn.dispatch(&buf),
             Ok(Line::TooLong(n)) => conn.warn(format_args!(
-                "skipped a {n}-byte line on the hook's stdout: longer than max_line_bytes ({max_line})"
+                "skipped a {n}-byte line on the hook's stdout: longer than max_line_bytes ({}) and than twice the largest request in flight",
+                conn.max_line
             )),
             Ok(Line::Eof) => break,
             Err(e) => {
@@ -473,6 +558,32 @@ mod tests {
             .request("m", &json!({}), far(), Duration::from_secs(5))
             .await;
         assert_eq!(later, Err(CallError::Crashed("signal 9".into())));
+    }
+
+    #[tokio::test]
+    async fn an_answer_as_large_as_its_request_is_read_past_max_line() {
+        let (conn, mut hook_rx, mut hook_tx) = pair(); // max_line 1024
+        let c = conn.clone();
+        let text = "x".repeat(20_000);
+        let call = tokio::spawn(async move {
+            c.request("m", &json!({"text": text}), far(), Duration::from_secs(5))
+                .await
+        });
+        let line = hook_rx.next_line().await.unwrap().unwrap();
+        let request: Value = serde_json::from_str(&line).unwrap();
+        let redacted = request["params"]["text"]
+            .as_str()
+            .unwrap()
+            .replace('x', "y");
+        let reply = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"text": redacted}});
+        hook_tx
+            .write_all(format!("{reply}\n").as_bytes())
+            .await
+            .unwrap();
+        let answer = call.await.unwrap().unwrap();
+        assert_eq!(answer["text"].as_str().map(str::len), Some(20_000));
+        // Nothing in flight: the cap is max_line again.
+        assert_eq!(conn.reply_cap.load(Ordering::Relaxed), 1024);
     }
 
     /// Collects what `tracing` writes, for checking the log itself.

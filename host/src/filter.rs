@@ -7,14 +7,17 @@
 //!   `Edit` matches `Edit` and not `NotebookEdit`. `"*"`, `""` or no matcher
 //!   match every tool. It applies to the tool stages only.
 //! - `if`: a CEL expression over `stage`, `tool`, `arguments`, `meta` and
-//!   `model`, e.g. `tool == "shell" && size(arguments.command) > 80`.
+//!   `model`, e.g. `tool == "shell" && has(arguments.command) &&
+//!   size(arguments.command) > 80` (`has()` first, since the model decides
+//!   which keys `arguments` has).
 //!
 //! Both are compiled once, when the config loads ([`Filter::new`]): a bad
 //! regex, a CEL syntax error or an unknown variable is a config error, not a
 //! surprise at the first call. At run time ([`Filter::evaluate`]) an `if`
-//! that fails to evaluate skips the hook and says why
-//! ([`FilterVerdict::Error`]), so the caller can log and count it: a broken
-//! filter is never a silent allow.
+//! that fails to evaluate says why ([`FilterVerdict::Error`]); the chain
+//! counts it and treats it as a failure of the hook, which its `on_error`
+//! decides, so a model that leaves out a key cannot walk past a fail-closed
+//! gate.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -63,9 +66,9 @@ pub enum FilterVerdict {
     /// Do not call it: the matcher or the `if` expression said no.
     Skip,
     /// The `if` expression failed to evaluate (wrong type, missing key,
-    /// non-bool result...): the hook is skipped, and the caller logs and
-    /// counts this text, so a broken filter is seen rather than silently
-    /// treated as "run" or "skip".
+    /// non-bool result...): the caller counts it and hands it to the hook's
+    /// `on_error` policy as a failure of that hook, so a broken filter is
+    /// never silently treated as "run" or "skip".
     Error(String),
 }
 
@@ -640,6 +643,20 @@ mod tests {
         assert_eq!(
             verdict(cond, Stage::BeforeTool, &other),
             FilterVerdict::Skip
+        );
+        // A shell call without `command` is an error here...
+        let bare = json!({"tool": "shell", "arguments": {}});
+        assert_error(verdict(cond, Stage::BeforeTool, &bare), "command");
+        // ...which the README's spelling, with `has()` first, avoids.
+        let guarded =
+            r#"tool == "shell" && has(arguments.command) && size(arguments.command) > 80"#;
+        assert_eq!(
+            verdict(guarded, Stage::BeforeTool, &bare),
+            FilterVerdict::Skip
+        );
+        assert_eq!(
+            verdict(guarded, Stage::BeforeTool, &long),
+            FilterVerdict::Run
         );
     }
 

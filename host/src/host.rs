@@ -11,7 +11,9 @@ use hookhost_protocol::chain::{ParamsError, StepOutcome};
 use hookhost_protocol::event::{EventPattern, RuntimeEvent};
 use hookhost_protocol::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
 use hookhost_protocol::stage::method;
-use hookhost_protocol::{Chain, Decision, Flow, LifecycleEvent, LifecycleParams, Outcome, Stage};
+use hookhost_protocol::{
+    Chain, Decision, Flow, LifecycleEvent, LifecycleParams, OnError, Outcome, Stage,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -323,6 +325,75 @@ async fn stop_process(slot: ProcessSlot, drain_within: Duration) {
     slot.shutdown.send_replace(true);
     for t in slot.tasks {
         let _ = t.await;
+    }
+}
+
+/// What one stage run shares across its members.
+struct Run<'a> {
+    stage: Stage,
+    request_id: String,
+    chain_deadline: Instant,
+    budget_ms: u64,
+    trace: Option<&'a mut Vec<HookTrace>>,
+}
+
+/// Whether a member takes part in this stage at all: it intercepts it,
+/// and a command hook runs only for the lifecycle events it lists.
+fn selected(m: &Member, stage: Stage, event: Option<LifecycleEvent>) -> bool {
+    if !m.intercepts(stage) {
+        return false;
+    }
+    match (event, &m.kind) {
+        (Some(event), MemberKind::Command(c)) => c.handles(event.as_str()),
+        _ => true,
+    }
+}
+
+/// What a member's filters decide about one call.
+enum Gate {
+    /// Call it.
+    Call,
+    /// Filtered out (or an `if` error under `on_error = "allow"`).
+    Skip,
+    /// Its `if` failed to evaluate and its policy is deny: a failure of
+    /// that hook, which its policy turns into a refusal.
+    Fail(String),
+}
+
+/// Runs the member's `matcher` and `if`. An `if` that fails to evaluate
+/// (a key the model left out, a wrong type) is the hook's failure: only
+/// a hook whose policy is allow is skipped for it, so a model cannot walk
+/// past a fail-closed gate by shaping the arguments.
+fn filter_gate(m: &Member, stage: Stage, params: &Value) -> Gate {
+    if m.filter.is_empty() {
+        return Gate::Call;
+    }
+    match m.filter.evaluate(stage, params) {
+        crate::filter::FilterVerdict::Run => Gate::Call,
+        crate::filter::FilterVerdict::Skip => {
+            MemberStats::bump(&m.stats.filtered);
+            Gate::Skip
+        }
+        crate::filter::FilterVerdict::Error(e) => {
+            MemberStats::bump(&m.stats.filter_errors);
+            match m.policy(stage) {
+                OnError::Allow => {
+                    tracing::debug!(hook = %m.name, %stage, "`if` failed to evaluate, hook skipped (on_error = allow): {e}");
+                    Gate::Skip
+                }
+                OnError::Deny => Gate::Fail(format!("its `if` failed to evaluate: {e}")),
+            }
+        }
+    }
+}
+
+/// Logs a member's failure: at warn level, or at debug level for a hook
+/// configured to fail quietly (`on_error = "ignore"`).
+fn log_failure(m: &Member, stage: Stage, policy: OnError, error: &str) {
+    if m.quiet_failures(stage) {
+        tracing::debug!(hook = %m.name, %stage, on_error = %policy, "hook failed: {error}");
+    } else {
+        tracing::warn!(hook = %m.name, %stage, on_error = %policy, "hook failed: {error}");
     }
 }
 
@@ -804,10 +875,9 @@ impl Host {
         &self,
         stage: Stage,
         params: Value,
-        mut trace: Option<&mut Vec<HookTrace>>,
+        trace: Option<&mut Vec<HookTrace>>,
     ) -> Result<Outcome, ParamsError> {
         let mut chain = Chain::new(stage, params)?;
-        let lifecycle_event = chain.event();
         let members = self.chain();
         let budget_ms = self
             .inner
@@ -815,112 +885,29 @@ impl Host {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .chain_budget_ms;
-        let chain_deadline = Instant::now() + Duration::from_millis(budget_ms);
         let request_id = format!(
             "r{}",
             self.inner.request_seq.fetch_add(1, Ordering::Relaxed) + 1
         );
         let stage_span = tracing::info_span!("chain", stage = %stage, request_id = %request_id);
+        let mut run = Run {
+            stage,
+            request_id,
+            chain_deadline: Instant::now() + Duration::from_millis(budget_ms),
+            budget_ms,
+            trace,
+        };
         async {
             for m in members.iter() {
-                if !m.intercepts(stage) {
+                if !selected(m, stage, chain.event()) {
                     continue;
                 }
-                // A command hook runs only for the lifecycle events it lists.
-                if let (Some(event), MemberKind::Command(c)) = (lifecycle_event, &m.kind)
-                    && !c.handles(event.as_str())
-                {
-                    continue;
-                }
-                if !m.filter.is_empty() {
-                    match m.filter.evaluate(stage, chain.params()) {
-                        crate::filter::FilterVerdict::Run => {}
-                        crate::filter::FilterVerdict::Skip => {
-                            MemberStats::bump(&m.stats.filtered);
-                            continue;
-                        }
-                        crate::filter::FilterVerdict::Error(e) => {
-                            MemberStats::bump(&m.stats.filter_errors);
-                            tracing::warn!(hook = %m.name, %stage, "`if` failed to evaluate, hook skipped: {e}");
-                            continue;
-                        }
-                    }
-                }
-                let policy = m.policy(stage);
-                let ts = SystemTime::now();
-                let begun = Instant::now();
-                let span = call_span(stage, &m.name, &request_id);
-                // Ok(answer) | Err((why, the call error when it was called))
-                let mut permit = None;
-                let reply: Result<Value, (String, Option<CallError>)> = if begun >= chain_deadline {
-                    MemberStats::bump(&m.stats.budget_skips);
-                    Err((format!("skipped: the chain budget of {budget_ms} ms was spent"), None))
-                } else {
-                    match m.breaker.admit() {
-                        Admission::Skip(why) => {
-                            MemberStats::bump(&m.stats.breaker_skips);
-                            Err((format!("skipped: {why}"), None))
-                        }
-                        Admission::Call(p) => {
-                            permit = Some(p);
-                            let deadline = (begun + m.timeout(stage)).min(chain_deadline);
-                            MemberStats::bump(&m.stats.calls);
-                            let r = m
-                                .call(stage, chain.params(), deadline, deadline - begun)
-                                .instrument(span.clone())
-                                .await;
-                            m.stats.observe(begun.elapsed());
-                            r.map_err(|e| {
-                                MemberStats::bump(&m.stats.errors);
-                                if matches!(e, CallError::Timeout(_)) {
-                                    MemberStats::bump(&m.stats.timeouts);
-                                }
-                                (e.to_string(), Some(e))
-                            })
-                        }
-                    }
+                let failure = match filter_gate(m, stage, chain.params()) {
+                    Gate::Call => None,
+                    Gate::Skip => continue,
+                    Gate::Fail(why) => Some(why),
                 };
-                let elapsed = begun.elapsed();
-                let flow = chain.step(&m.name, policy, reply.as_ref().map_err(|(why, _)| why.clone()));
-                let Some(step) = chain.steps().last() else {
-                    continue;
-                };
-                if let Some(permit) = permit {
-                    // Deliberate verdicts are answers; only failures count.
-                    permit.record(matches!(step.outcome, StepOutcome::Failed { .. }));
-                }
-                let call_error = reply.as_ref().err().and_then(|(_, e)| e.as_ref());
-                let outcome = outcome_name(&step.outcome, call_error);
-                span.record("duration_us", elapsed.as_micros() as u64);
-                span.record("outcome", outcome);
-                let error = match &step.outcome {
-                    StepOutcome::Failed { error, .. } => {
-                        tracing::warn!(hook = %m.name, %stage, on_error = %policy, "hook failed: {error}");
-                        Some(error.clone())
-                    }
-                    StepOutcome::Applied(_) => None,
-                };
-                if let Some(audit) = &self.inner.audit {
-                    audit.record(AuditRecord {
-                        ts,
-                        hook: m.name.to_string(),
-                        stage,
-                        request_id: request_id.clone(),
-                        duration: elapsed,
-                        outcome: outcome.to_string(),
-                        reason: decision_reason(&step.outcome),
-                        error,
-                    });
-                }
-                if let Some(trace) = trace.as_deref_mut() {
-                    trace.push(HookTrace {
-                        hook: m.name.to_string(),
-                        answer: reply.map_err(|(why, _)| why),
-                        elapsed,
-                        outcome: step.outcome.clone(),
-                    });
-                }
-                if flow == Flow::Stop {
+                if self.step_member(&mut run, m, &mut chain, failure).await == Flow::Stop {
                     break;
                 }
             }
@@ -930,6 +917,124 @@ impl Host {
         Ok(chain.finish())
     }
 
+    /// Calls one member (unless `failure` already says why it failed) and
+    /// feeds its answer to the chain, with breaker, figures, span, audit
+    /// and trace.
+    async fn step_member(
+        &self,
+        run: &mut Run<'_>,
+        m: &Member,
+        chain: &mut Chain,
+        failure: Option<String>,
+    ) -> Flow {
+        let stage = run.stage;
+        let policy = m.policy(stage);
+        let ts = SystemTime::now();
+        let begun = Instant::now();
+        let span = call_span(stage, &m.name, &run.request_id);
+        let mut permit = None;
+        let reply = match failure {
+            Some(why) => Err((why, None)),
+            None => {
+                self.call_member(run, m, chain.params(), begun, &span, &mut permit)
+                    .await
+            }
+        };
+        let elapsed = begun.elapsed();
+        let flow = chain.step(
+            &m.name,
+            policy,
+            reply.as_ref().map_err(|(why, _)| why.clone()),
+        );
+        let Some(step) = chain.steps().last() else {
+            return flow;
+        };
+        if let Some(permit) = permit {
+            // Deliberate verdicts are answers; only failures count.
+            permit.record(matches!(step.outcome, StepOutcome::Failed { .. }));
+        }
+        let call_error = reply.as_ref().err().and_then(|(_, e)| e.as_ref());
+        let outcome = outcome_name(&step.outcome, call_error);
+        span.record("duration_us", elapsed.as_micros() as u64);
+        span.record("outcome", outcome);
+        let error = match &step.outcome {
+            StepOutcome::Failed { error, .. } => {
+                log_failure(m, stage, policy, error);
+                Some(error.clone())
+            }
+            StepOutcome::Applied(_) => None,
+        };
+        if let Some(audit) = &self.inner.audit {
+            audit.record(AuditRecord {
+                ts,
+                hook: m.name.to_string(),
+                stage,
+                request_id: run.request_id.clone(),
+                duration: elapsed,
+                outcome: outcome.to_string(),
+                reason: decision_reason(&step.outcome),
+                error,
+            });
+        }
+        if let Some(trace) = run.trace.as_deref_mut() {
+            trace.push(HookTrace {
+                hook: m.name.to_string(),
+                answer: reply.map_err(|(why, _)| why),
+                elapsed,
+                outcome: step.outcome.clone(),
+            });
+        }
+        flow
+    }
+
+    /// Asks one member, within the chain budget and past its breaker:
+    /// `Ok(answer)`, or `Err((why, the call error when it was called))`.
+    async fn call_member<'m>(
+        &self,
+        run: &Run<'_>,
+        m: &'m Member,
+        params: &Value,
+        begun: Instant,
+        span: &tracing::Span,
+        permit: &mut Option<crate::breaker::Permit<'m>>,
+    ) -> Result<Value, (String, Option<CallError>)> {
+        let stage = run.stage;
+        if begun >= run.chain_deadline {
+            MemberStats::bump(&m.stats.budget_skips);
+            let why = format!(
+                "skipped: the chain budget of {} ms was spent",
+                run.budget_ms
+            );
+            return Err((why, None));
+        }
+        match m.breaker.admit() {
+            Admission::Skip(why) => {
+                MemberStats::bump(&m.stats.breaker_skips);
+                Err((format!("skipped: {why}"), None))
+            }
+            Admission::Call(p) => {
+                *permit = Some(p);
+                let deadline = (begun + m.timeout(stage)).min(run.chain_deadline);
+                MemberStats::bump(&m.stats.calls);
+                let r = m
+                    .call(stage, params, deadline, deadline - begun)
+                    .instrument(span.clone())
+                    .await;
+                m.stats.observe(begun.elapsed());
+                r.map_err(|e| {
+                    MemberStats::bump(&m.stats.errors);
+                    if matches!(e, CallError::Timeout(_)) {
+                        MemberStats::bump(&m.stats.timeouts);
+                    }
+                    (e.to_string(), Some(e))
+                })
+            }
+        }
+    }
+
+    /// Runs a typed stage. Params that do not serialize, or do not have
+    /// the stage's shape, are refused without calling any hook: skipping
+    /// every hook would let them through every gate.
     async fn run_typed<P: Serialize + DeserializeOwned>(
         &self,
         stage: Stage,
@@ -938,16 +1043,13 @@ impl Host {
         let value = match serde_json::to_value(&params) {
             Ok(v) => v,
             Err(e) => {
-                tracing::error!(%stage, "params did not serialize ({e}); hooks skipped");
-                return (continue_unchanged(), params);
+                let reason = format!("the {stage} params did not serialize: {e}");
+                return (refusal(stage, reason), params);
             }
         };
         match self.run_stage(stage, value).await {
             Ok(outcome) => (outcome, params),
-            Err(e) => {
-                tracing::error!(%stage, "{e}; hooks skipped");
-                (continue_unchanged(), params)
-            }
+            Err(e) => (refusal(stage, e.to_string()), params),
         }
     }
 
@@ -1068,8 +1170,8 @@ impl Host {
         let value = match serde_json::to_value(&params) {
             Ok(v) => v,
             Err(e) => {
-                tracing::error!(%event, "lifecycle params did not serialize ({e}); hooks skipped");
-                return LifecycleOutcome::default();
+                let reason = format!("the {event} params did not serialize: {e}");
+                return unaskable(event, reason);
             }
         };
         match self.run_stage(Stage::Lifecycle, value).await {
@@ -1091,10 +1193,7 @@ impl Host {
                 tracing::error!(%event, "unexpected lifecycle outcome {other:?}");
                 LifecycleOutcome::default()
             }
-            Err(e) => {
-                tracing::error!(%event, "{e}; hooks skipped");
-                LifecycleOutcome::default()
-            }
+            Err(e) => unaskable(event, e.to_string()),
         }
     }
 
@@ -1195,11 +1294,22 @@ impl Host {
     }
 }
 
-fn continue_unchanged() -> Outcome {
-    Outcome::Continue {
-        params: Value::Null,
-        modified: false,
+/// A lifecycle event whose params no hook could be asked about: blocked
+/// when the event can be, as a fail-closed hook would have; otherwise it
+/// goes on (there is nothing to refuse), logged.
+fn unaskable(event: LifecycleEvent, reason: String) -> LifecycleOutcome {
+    tracing::error!(%event, "{reason}; no hook was asked");
+    LifecycleOutcome {
+        blocked: event.can_block().then_some(reason),
+        ..LifecycleOutcome::default()
     }
+}
+
+/// The stage's refusal, by the host itself, for params no hook could be
+/// asked about: deny_tool, a refused approval, a block, or abort_turn.
+fn refusal(stage: Stage, reason: String) -> Outcome {
+    tracing::error!(%stage, "{reason}; refused without calling any hook");
+    Outcome::refusal(stage, reason, "hookhost".to_string())
 }
 
 /// The chain validated every patched params object against the stage's

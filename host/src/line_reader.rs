@@ -6,6 +6,9 @@
 //! past the cap is discarded up to its newline and reported, and reading
 //! goes on with the next line.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// One read from the stream.
@@ -22,12 +25,19 @@ pub enum Line {
 /// A line reader over any buffered async stream.
 pub struct LineReader<R> {
     inner: R,
-    max: usize,
+    max: Arc<AtomicUsize>,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// Wraps `inner`, accepting lines of at most `max` bytes.
     pub fn new(inner: R, max: usize) -> Self {
+        Self::with_limit(inner, Arc::new(AtomicUsize::new(max)))
+    }
+
+    /// Wraps `inner` with a cap someone else may move while lines are
+    /// read (a connection raises it while a large request is in flight, so
+    /// the answer to it always fits); it is read afresh for every chunk.
+    pub fn with_limit(inner: R, max: Arc<AtomicUsize>) -> Self {
         Self { inner, max }
     }
 
@@ -51,7 +61,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             let chunk = newline.unwrap_or(avail.len());
             match &mut skipped {
                 Some(n) => *n += chunk,
-                None if buf.len() + chunk > self.max => {
+                None if buf.len() + chunk > self.max.load(Ordering::Relaxed) => {
                     skipped = Some(buf.len() + chunk);
                     buf.clear();
                     buf.shrink_to(64 * 1024);

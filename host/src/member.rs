@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use crate::breaker::Breaker;
 use crate::builtin::BuiltinHook;
-use crate::command::{CommandConfig, CommandHook};
+use crate::command::{CommandConfig, CommandHook, CommandOnError};
 use crate::config::{BreakerConfig, BuiltinConfig, Defaults, ProcessConfig, RemoteConfig};
 use crate::error::CallError;
 use crate::filter::Filter;
@@ -46,6 +46,9 @@ pub struct Member {
     /// The stages the config asks for.
     intercept: Vec<Stage>,
     on_error: Option<OnError>,
+    /// Its failures under an allow policy are logged at debug level only
+    /// (a command hook's `on_error = "ignore"`).
+    quiet_failures: bool,
     timeout_ms: Option<u64>,
     /// Matcher and `if` condition.
     pub filter: Filter,
@@ -73,6 +76,7 @@ impl Member {
                 priority: config.priority,
                 intercept: config.intercept.clone(),
                 on_error: config.on_error,
+                quiet_failures: false,
                 timeout_ms: config.timeout_ms,
                 matcher: config.matcher.as_deref(),
                 condition: config.condition.as_deref(),
@@ -102,6 +106,7 @@ impl Member {
                 priority: config.priority,
                 intercept: config.intercept.clone(),
                 on_error: config.on_error,
+                quiet_failures: false,
                 timeout_ms: config.timeout_ms,
                 matcher: config.matcher.as_deref(),
                 condition: config.condition.as_deref(),
@@ -141,6 +146,7 @@ impl Member {
                 priority: config.priority,
                 intercept,
                 on_error: config.on_error,
+                quiet_failures: false,
                 timeout_ms: config.timeout_ms,
                 matcher: config.matcher.as_deref(),
                 condition: config.condition.as_deref(),
@@ -167,7 +173,8 @@ impl Member {
             Settings {
                 priority: config.priority,
                 intercept: config.stages(),
-                on_error: Some(config.policy()),
+                on_error: config.on_error.map(CommandOnError::policy),
+                quiet_failures: config.on_error.is_some_and(CommandOnError::is_quiet),
                 timeout_ms: Some(config.timeout().as_millis().min(u64::MAX as u128) as u64),
                 matcher: None,
                 condition: config.r#if.as_deref(),
@@ -180,15 +187,25 @@ impl Member {
 
     fn assemble(name: &str, kind: MemberKind, s: Settings<'_>, defaults: &Defaults) -> Member {
         let (kind, filter) = with_filter(kind, s.matcher, s.condition);
+        let mut breaker = s.breaker;
+        // A fail-closed hook's open breaker would refuse every call for the
+        // cool-down, which anyone able to make it fail could trigger: off
+        // unless the config turns it on.
+        let fail_closed = s
+            .intercept
+            .iter()
+            .any(|st| s.on_error.unwrap_or(OnError::default_for(*st)) == OnError::Deny);
+        breaker.enabled = Some(breaker.enabled.unwrap_or(!fail_closed));
         Member {
             name: name.into(),
             priority: s.priority,
             kind,
             intercept: s.intercept,
             on_error: s.on_error,
+            quiet_failures: s.quiet_failures,
             timeout_ms: s.timeout_ms,
             filter,
-            breaker: Breaker::new(name, &s.breaker, defaults),
+            breaker: Breaker::new(name, &breaker, defaults),
             stats: MemberStats::default(),
             defaults: defaults.clone(),
             fingerprint: s.fingerprint,
@@ -231,6 +248,12 @@ impl Member {
         self.on_error.unwrap_or(OnError::default_for(stage))
     }
 
+    /// Whether a failure that its policy lets pass is logged only at debug
+    /// level: a command hook's `on_error = "ignore"` is meant to be quiet.
+    pub fn quiet_failures(&self, stage: Stage) -> bool {
+        self.quiet_failures && self.policy(stage) == OnError::Allow
+    }
+
     /// Its own deadline at `stage`.
     pub fn timeout(&self, stage: Stage) -> Duration {
         self.timeout_ms
@@ -269,6 +292,7 @@ struct Settings<'a> {
     priority: i64,
     intercept: Vec<Stage>,
     on_error: Option<OnError>,
+    quiet_failures: bool,
     timeout_ms: Option<u64>,
     matcher: Option<&'a str>,
     condition: Option<&'a str>,

@@ -19,7 +19,8 @@ pub struct MemberStats {
     pub timeouts: AtomicU64,
     /// Calls skipped by the matcher or the `if` condition.
     pub filtered: AtomicU64,
-    /// `if` conditions that failed to evaluate (the hook was skipped).
+    /// `if` conditions that failed to evaluate (the hook's policy decided:
+    /// skipped under allow, refused under deny).
     pub filter_errors: AtomicU64,
     /// Calls skipped because the breaker was open.
     pub breaker_skips: AtomicU64,

@@ -122,6 +122,8 @@ async fn a_trial_call_dropped_by_the_agent_does_not_wedge_the_breaker() {
     let mut h = hook(&["--delay-from-args"], &[Stage::BeforeTool]);
     h.timeout_ms = Some(300);
     h.on_error = Some(OnError::Deny);
+    // A fail-closed hook has no breaker unless asked for one.
+    h.breaker = Some(true);
     h.breaker_failures = Some(1);
     h.breaker_cooldown_ms = Some(100);
     let host = Host::start(config(vec![("h", h)])).await;
@@ -148,6 +150,7 @@ async fn a_trial_call_dropped_by_the_agent_does_not_wedge_the_breaker() {
 async fn a_half_open_breaker_recovers_after_a_good_trial_and_reopens_after_a_bad_one() {
     let mut flaky = hook(&["--fail-first", "3"], &[Stage::BeforeTool]);
     flaky.on_error = Some(OnError::Deny);
+    flaky.breaker = Some(true);
     flaky.breaker_failures = Some(2);
     flaky.breaker_cooldown_ms = Some(200);
     let host = Host::start(config(vec![("flaky", flaky)])).await;

@@ -199,6 +199,34 @@ fn lifecycle_event(stage: Stage, params: &Value) -> Result<Option<LifecycleEvent
     res.map(|()| None).map_err(|e| err(e.to_string()))
 }
 
+/// Fills in the members the spec says the host always sends (sections 5.2
+/// to 5.5) when the caller or a patch left them out or null: `arguments`
+/// (`{}`) at the tool stages, `messages` (`[]`) at before_llm and
+/// `response.content` (`""`) at after_llm. Every entry point (embedding,
+/// `hookhost call`, `replay`, `serve`) goes through the chain, so a hook
+/// never has to guess. Params that do not have the stage's shape are left
+/// as they are.
+fn fill_always_sent(stage: Stage, params: &mut Value) {
+    let (object, key, empty) = match stage {
+        Stage::BeforeTool | Stage::ApproveTool | Stage::AfterTool => {
+            (params.as_object_mut(), "arguments", json!({}))
+        }
+        Stage::BeforeLlm => (params.as_object_mut(), "messages", json!([])),
+        Stage::AfterLlm => (
+            params.get_mut("response").and_then(Value::as_object_mut),
+            "content",
+            json!(""),
+        ),
+        Stage::Lifecycle => return,
+    };
+    if let Some(object) = object {
+        let slot = object.entry(key).or_insert(Value::Null);
+        if slot.is_null() {
+            *slot = empty;
+        }
+    }
+}
+
 /// The fold over one stage's hooks.
 #[derive(Debug, Clone)]
 pub struct Chain {
@@ -227,8 +255,9 @@ struct Collected {
 impl Chain {
     /// Starts a chain, checking the caller's params first. At lifecycle the
     /// params name the event, which decides what the hooks may answer.
-    pub fn new(stage: Stage, params: Value) -> Result<Chain, ParamsError> {
+    pub fn new(stage: Stage, mut params: Value) -> Result<Chain, ParamsError> {
         let event = lifecycle_event(stage, &params)?;
+        fill_always_sent(stage, &mut params);
         Ok(Chain {
             stage,
             params,
@@ -314,6 +343,13 @@ impl Chain {
             Decision::Modify(patch) => {
                 let mut next = self.params.clone();
                 apply_merge_patch(&mut next, &Value::Object(patch.clone()));
+                // `meta` says where the call comes from (turn, iteration);
+                // a hook that could rewrite it could reset what later
+                // guards count, such as max_iterations.
+                if next.get("meta") != self.params.get("meta") {
+                    let error = "its modify patch changes `meta`, which is read-only".to_string();
+                    return self.fail(hook, on_error, error);
+                }
                 if let Err(e) = validate_params(self.stage, &next) {
                     return self.fail(
                         hook,
@@ -321,6 +357,7 @@ impl Chain {
                         format!("its modify patch breaks the params: {}", e.detail),
                     );
                 }
+                fill_always_sent(self.stage, &mut next);
                 if next != self.params {
                     let previous = std::mem::replace(&mut self.params, next);
                     self.original.get_or_insert(previous);
@@ -406,17 +443,7 @@ impl Chain {
             OnError::Deny if !blockable => Flow::Next,
             OnError::Deny => {
                 let reason = format!("hook `{hook}` failed (on_error = deny): {error}");
-                let by = hook.to_string();
-                self.outcome = Some(match self.stage {
-                    Stage::BeforeTool => Outcome::DenyTool { reason, by },
-                    Stage::ApproveTool => Outcome::Refused { reason, by },
-                    Stage::Lifecycle => Outcome::Blocked { reason, by },
-                    Stage::BeforeLlm | Stage::AfterLlm | Stage::AfterTool => Outcome::Abort {
-                        hard: false,
-                        reason,
-                        by,
-                    },
-                });
+                self.outcome = Some(Outcome::refusal(self.stage, reason, hook.to_string()));
                 Flow::Stop
             }
         };
@@ -454,6 +481,23 @@ impl Chain {
 }
 
 impl Outcome {
+    /// What a refusal is at `stage`: deny_tool at before_tool, a refused
+    /// approval, a block at lifecycle, abort_turn elsewhere. It is what a
+    /// failure under `on_error = "deny"` gives, and what a host gives for
+    /// a call it cannot ask any hook about.
+    pub fn refusal(stage: Stage, reason: String, by: String) -> Outcome {
+        match stage {
+            Stage::BeforeTool => Outcome::DenyTool { reason, by },
+            Stage::ApproveTool => Outcome::Refused { reason, by },
+            Stage::Lifecycle => Outcome::Blocked { reason, by },
+            Stage::BeforeLlm | Stage::AfterLlm | Stage::AfterTool => Outcome::Abort {
+                hard: false,
+                reason,
+                by,
+            },
+        }
+    }
+
     /// The verdict in the protocol's own result shape for `stage`, as one
     /// hook would have answered it: what `hookhost call` prints.
     pub fn to_wire(&self, stage: Stage) -> Value {

@@ -74,7 +74,8 @@ pub struct HookStats {
     pub timeouts: u64,
     /// Process restarts, or a remote's reconnects (0 for other kinds).
     pub restarts: u64,
-    /// `closed`, `open` or `half_open`.
+    /// `closed`, `open`, `half_open`, or `off` (`breaker = false`, or a
+    /// fail-closed hook).
     pub breaker: String,
     /// Runtime events dropped for this hook.
     pub dropped_events: u64,
