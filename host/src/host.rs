@@ -337,6 +337,17 @@ struct Run<'a> {
     trace: Option<&'a mut Vec<HookTrace>>,
 }
 
+/// A member whose verdict on a tool call guards it: one that fails closed
+/// here, or a builtin (`deny_tools`, `max_iterations`).
+fn is_guard(m: &Member, stage: Stage) -> bool {
+    m.policy(stage) == OnError::Deny || matches!(m.kind, MemberKind::Builtin(_))
+}
+
+/// The `tool` of before_tool params.
+fn tool_of(params: &Value) -> Value {
+    params.get("tool").cloned().unwrap_or(Value::Null)
+}
+
 /// Whether a member takes part in this stage at all: it intercepts it,
 /// and a command hook runs only for the lifecycle events it lists.
 fn selected(m: &Member, stage: Stage, event: Option<LifecycleEvent>) -> bool {
@@ -898,23 +909,61 @@ impl Host {
             trace,
         };
         async {
+            // Guards called at before_tool, and the tool each one saw.
+            let mut guards: Vec<(&Member, Value)> = Vec::new();
             for m in members.iter() {
                 if !selected(m, stage, chain.event()) {
                     continue;
                 }
-                let failure = match filter_gate(m, stage, chain.params()) {
-                    Gate::Call => None,
-                    Gate::Skip => continue,
-                    Gate::Fail(why) => Some(why),
-                };
-                if self.step_member(&mut run, m, &mut chain, failure).await == Flow::Stop {
-                    break;
+                if stage == Stage::BeforeTool && is_guard(m, stage) {
+                    guards.push((m, tool_of(chain.params())));
+                }
+                if self.gate_and_step(&mut run, m, &mut chain).await == Flow::Stop {
+                    return;
                 }
             }
+            self.recheck_guards(&mut run, &guards, &mut chain).await;
         }
         .instrument(stage_span)
         .await;
         Ok(chain.finish())
+    }
+
+    /// Runs one member's filters, then the member (or its policy).
+    async fn gate_and_step(&self, run: &mut Run<'_>, m: &Member, chain: &mut Chain) -> Flow {
+        let failure = match filter_gate(m, run.stage, chain.params()) {
+            Gate::Call => None,
+            Gate::Skip => return Flow::Next,
+            Gate::Fail(why) => Some(why),
+        };
+        self.step_member(run, m, chain, failure).await
+    }
+
+    /// A later hook renamed the tool: the guards that judged the old name
+    /// judged a call that will not run, so each is called again on the
+    /// final call, in chain order (spec/protocol.md §9). A guard that
+    /// renames it once more ends the chain with a refusal, so renames
+    /// cannot go round.
+    async fn recheck_guards(
+        &self,
+        run: &mut Run<'_>,
+        guards: &[(&Member, Value)],
+        chain: &mut Chain,
+    ) {
+        let final_tool = tool_of(chain.params());
+        for (m, _) in guards.iter().filter(|(_, seen)| *seen != final_tool) {
+            if self.gate_and_step(run, m, chain).await == Flow::Stop {
+                return;
+            }
+            if tool_of(chain.params()) != final_tool {
+                let why = format!(
+                    "hook `{}` renamed the tool again while the guards re-checked it",
+                    m.name
+                );
+                chain.step("hookhost", OnError::Deny, Err(why));
+                return;
+            }
+        }
     }
 
     /// Calls one member (unless `failure` already says why it failed) and

@@ -284,6 +284,66 @@ async fn a_fail_closed_hook_has_no_breaker_unless_its_config_asks() {
     assert_eq!(state, "open");
 }
 
+/// A normalizer after the guards renames `sh` to `shell`: the guards that
+/// passed `sh` are asked again about `shell`, and `deny_tools` refuses.
+/// A normalizer that keeps renaming is refused outright.
+#[test]
+fn a_tool_renamed_after_the_guards_is_checked_by_them_again() {
+    let dir = scratch();
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.builtins.deny_tools]
+priority = 10
+config = { tools = ["shell"], reason = "no shell here" }
+
+[hooks.processes.normalizer]
+priority = 20
+command = ["TEST_HOOK", "--answer", '{"action":"modify","call":{"tool":"shell"}}']
+intercept = ["before_tool"]
+"#,
+    );
+    let v = verdict(&call(
+        &config,
+        "before_tool",
+        &json!({"tool": "sh", "arguments": {}}),
+    ));
+    assert_eq!(v["action"], "deny_tool", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("no shell here"),
+        "{v}"
+    );
+
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.processes.renamer]
+priority = 10
+command = ["TEST_HOOK", "--answer", '{"action":"modify","call":{"tool":"bash"}}']
+intercept = ["before_tool"]
+on_error = "deny"
+
+[hooks.processes.normalizer]
+priority = 20
+command = ["TEST_HOOK", "--answer", '{"action":"modify","call":{"tool":"shell"}}']
+intercept = ["before_tool"]
+"#,
+    );
+    let v = verdict(&call(
+        &config,
+        "before_tool",
+        &json!({"tool": "sh", "arguments": {}}),
+    ));
+    assert_eq!(v["action"], "deny_tool", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("renamed the tool again"),
+        "{v}"
+    );
+}
+
 #[test]
 fn call_sends_arguments_the_agent_left_out() {
     let dir = scratch();
