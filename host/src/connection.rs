@@ -249,15 +249,7 @@ impl Connection {
 
     /// Logs a warning about what the hook sent, within the budget.
     fn warn(&self, message: std::fmt::Arguments<'_>) {
-        match self.log_budget.admit() {
-            Some(0) => tracing::warn!(hook = %self.hook, "{message}"),
-            Some(held) => tracing::warn!(
-                hook = %self.hook,
-                held_back = held,
-                "{message} (and {held} more warnings about this hook's output held back before this one)"
-            ),
-            None => {}
-        }
+        self.log_budget.warn(&self.hook, message);
     }
 
     fn is_waiting(&self, id: &Id) -> bool {
@@ -393,10 +385,7 @@ async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, stdout: R, max_l
             }
         }
     }
-    let held = conn.log_budget.take_held_back();
-    if held > 0 {
-        tracing::warn!(hook = %conn.hook, held_back = held, "{held} more warnings about this hook's output were held back");
-    }
+    conn.log_budget.report_held_back(&conn.hook);
     conn.stdout_closed.notify_one();
 }
 
@@ -489,39 +478,7 @@ mod tests {
         assert_eq!(later, Err(CallError::Crashed("signal 9".into())));
     }
 
-    /// Collects what `tracing` writes, for checking the log itself.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Captured {
-        /// Captures this thread's log until the guard is dropped.
-        fn start() -> (Captured, tracing::subscriber::DefaultGuard) {
-            let log = Captured::default();
-            let sink = log.clone();
-            let subscriber = tracing_subscriber::fmt()
-                .with_writer(move || sink.clone())
-                .with_ansi(false)
-                .finish();
-            (log, tracing::subscriber::set_default(subscriber))
-        }
-
-        fn text(&self) -> String {
-            String::from_utf8(self.0.lock().expect("log").clone()).expect("utf-8")
-        }
-    }
+    use crate::log_budget::capture::Captured;
 
     /// Runs `feed` against a connection with the log captured; the log.
     async fn log_of(feed: &[u8]) -> String {

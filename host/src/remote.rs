@@ -29,6 +29,7 @@ use crate::config::{Defaults, RemoteConfig, RemoteTransport};
 use crate::declaration::{Declaration, Effective};
 use crate::error::CallError;
 use crate::hook::{Counters, wait_for_state};
+use crate::log_budget::LogBudget;
 use crate::supervisor::{STABLE_AFTER, accept_hello, backoff, hello_params, stopping};
 
 /// How often an idle WebSocket is pinged, and how long without any frame
@@ -400,6 +401,8 @@ pub(crate) async fn maintain(
     let mut first = Some(first);
     let mut attempt: u32 = 0;
     let max = Duration::from_millis(hook.defaults.restart_backoff_max_ms);
+    // A flapping server must not flood the log: a budget, as for restarts.
+    let reports = LogBudget::about("reconnect reports");
     loop {
         let connected = tokio::select! {
             r = hook.connect() => r,
@@ -436,7 +439,10 @@ pub(crate) async fn maintain(
                     attempt = 0;
                 }
                 hook.counters.restarts.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(hook = %hook.name, url = %hook.config.url, "connection lost ({why}); reconnecting");
+                reports.warn(
+                    &hook.name,
+                    format_args!("connection lost ({why}); reconnecting"),
+                );
                 hook.state.send_replace(RemoteState::Connecting);
                 // The first reconnect is immediate; a server that is back
                 // (or a balancer with another instance) costs no wait.
@@ -449,7 +455,7 @@ pub(crate) async fn maintain(
                 if first.is_some() {
                     tracing::error!(hook = %hook.name, "remote hook did not come up: {why}");
                 } else {
-                    tracing::warn!(hook = %hook.name, "reconnect failed: {why}");
+                    reports.warn(&hook.name, format_args!("reconnect failed: {why}"));
                 }
                 hook.state.send_replace(RemoteState::Down(why.clone()));
                 if let Some(tx) = first.take() {
@@ -464,6 +470,7 @@ pub(crate) async fn maintain(
             _ = stopping(&mut shutdown) => break,
         }
     }
+    reports.report_held_back(&hook.name);
     hook.state.send_replace(RemoteState::Stopped);
 }
 
