@@ -63,6 +63,22 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     out
 }
 
+/// `url` as it may be shown: in a deny reason the model reads, an audit
+/// record, a log line, `hookhost check`. Its userinfo (`user:password@`)
+/// is left out: the URL is configuration, and a password in it must reach
+/// the server only. Everything else is kept, so the URL still says where.
+/// Every place that shows a hook's URL goes through this.
+pub fn display_url(url: &str) -> Cow<'_, str> {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let authority_end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    match url[start..authority_end].rfind('@') {
+        Some(at) => Cow::Owned(format!("{}{}", &url[..start], &url[start + at + 1..])),
+        None => Cow::Borrowed(url),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +152,21 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(redact(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn a_url_is_shown_without_its_userinfo() {
+        for (url, shown) in [
+            ("ws://alice:s3cr3t@host:9/hook?x=1", "ws://host:9/hook?x=1"),
+            ("wss://token@host", "wss://host"),
+            ("https://a:b@c@host/p@q", "https://host/p@q"),
+            ("user:pass@host/x", "host/x"),
+        ] {
+            assert_eq!(display_url(url), shown);
+        }
+        for url in ["ws://host:9/hook", "http://host/a@b", "ws://host?u=a@b"] {
+            assert!(matches!(display_url(url), Cow::Borrowed(_)), "{url}");
         }
     }
 

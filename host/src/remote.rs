@@ -218,6 +218,20 @@ impl RemoteHook {
         }
     }
 
+    /// Its URL as it may be shown: without a password (see
+    /// [`crate::redact::display_url`]).
+    pub fn shown_url(&self) -> std::borrow::Cow<'_, str> {
+        crate::redact::display_url(&self.config.url)
+    }
+
+    /// Why a step failed, for reasons, the audit and the log: the URL
+    /// shown without its password, and the client's error redacted (it may
+    /// quote a URL, such as a redirect's location).
+    fn failed(&self, what: &str, e: impl std::fmt::Display) -> String {
+        let e = e.to_string();
+        format!("{what} {}: {}", self.shown_url(), crate::redact::redact(&e))
+    }
+
     fn connect_timeout(&self) -> Duration {
         Duration::from_millis(
             self.config
@@ -278,7 +292,7 @@ impl RemoteHook {
             )
             .build(&self.config.url)
             .await
-            .map_err(|e| format!("cannot connect to {}: {}", self.config.url, e))?;
+            .map_err(|e| self.failed("cannot connect to", e))?;
         Ok(Link::Ws(Arc::new(client)))
     }
 
@@ -290,7 +304,7 @@ impl RemoteHook {
             .connect_timeout(self.connect_timeout())
             .request_timeout(self.client_timeout())
             .build(&self.config.url)
-            .map_err(|e| format!("cannot use {}: {}", self.config.url, e))?;
+            .map_err(|e| self.failed("cannot use", e))?;
         Ok(Link::Http(client))
     }
 
@@ -317,11 +331,11 @@ impl RemoteHook {
             Err(_) => {
                 return Err(format!(
                     "no answer to hook.hello from {} within {} ms",
-                    self.config.url,
+                    self.shown_url(),
                     budget.as_millis()
                 ));
             }
-            Ok(Err(e)) => return Err(format!("hook.hello to {} failed: {e}", self.config.url)),
+            Ok(Err(e)) => return Err(self.failed("hook.hello failed at", e)),
             Ok(Ok(v)) => v,
         };
         let (version, hello) = accept_hello(&reply)?;
@@ -412,7 +426,7 @@ pub(crate) async fn maintain(
             Ok(link) => {
                 tracing::info!(
                     hook = %hook.name,
-                    url = %hook.config.url,
+                    url = %hook.shown_url(),
                     hello_ms = hook.hello_time().as_millis() as u64,
                     "remote hook ready"
                 );

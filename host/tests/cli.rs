@@ -464,3 +464,53 @@ max_line_bytes = 1000000
         "over-long line logged on stderr"
     );
 }
+
+/// `hookhost check` shows a remote's URL without the password in it, in
+/// its table and in a failure, and logs it nowhere.
+#[test]
+fn check_shows_remote_urls_without_their_credentials() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(hookhost_sdk::serve_ws(Quiet, "127.0.0.1:0"))
+        .unwrap();
+    let live = server.local_addr();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_addr = dead.local_addr().unwrap();
+    drop(dead);
+    let dir = scratch("check-credentials");
+    let config = write_config(
+        &dir,
+        &format!(
+            "[hooks.remotes.live]\nurl = \"ws://alice:s3cr3t@{live}/hook\"\nintercept = [\"before_tool\"]\n\
+             [hooks.remotes.dead]\nurl = \"ws://bob:hunter2@{dead_addr}/hook\"\nintercept = [\"before_tool\"]\n"
+        ),
+    );
+    let out = Command::new(HOOKHOST)
+        .args(["check", "-c"])
+        .arg(&config)
+        .env("HOOKHOST_LOG", "debug")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains(&format!("ws://{live}/hook")), "{stdout}");
+    assert!(
+        stdout.contains("FAIL hook `dead`") && stdout.contains(&format!("ws://{dead_addr}/hook")),
+        "{stdout}"
+    );
+    for secret in ["alice", "s3cr3t", "bob", "hunter2"] {
+        assert!(!stdout.contains(secret), "{stdout}");
+        assert!(!stderr.contains(secret), "{stderr}");
+    }
+    server.stop();
+}
+
+/// A remote hook that declares before_tool and always continues.
+struct Quiet;
+
+impl hookhost_sdk::Hook for Quiet {
+    fn intercepts(&self) -> Vec<hookhost::protocol::Stage> {
+        vec![hookhost::protocol::Stage::BeforeTool]
+    }
+}

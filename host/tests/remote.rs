@@ -586,3 +586,66 @@ async fn a_chain_mixes_stdio_websocket_and_http_hooks() {
     ws.stop();
     http.stop();
 }
+
+/// Collects what `tracing` writes on this thread.
+#[derive(Clone, Default)]
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogSink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A password in a remote's URL is sent to the server (as basic auth) and
+/// shown nowhere: not in the start failure, the deny reason the model
+/// reads, the audit log or the host's log. The URL is shown without it.
+#[tokio::test]
+async fn credentials_in_a_remote_url_are_shown_nowhere() {
+    let log = LogSink::default();
+    let sink = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || sink.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let spare = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = spare.local_addr().unwrap().to_string();
+    drop(spare);
+    let dir = std::env::temp_dir().join(format!("hookhost-remote-creds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let audit = dir.join("audit.jsonl");
+    let mut config = config(&[(
+        "remote",
+        remote(&format!("ws://alice:s3cr3t@{addr}/hook"), OnError::Deny),
+    )]);
+    config.audit = Some(hookhost::config::AuditConfig {
+        path: audit.clone(),
+    });
+    let host = Host::start(config).await;
+    let failure = host.start_failures()[0].error.clone();
+    assert!(failure.contains(&format!("ws://{addr}/hook")), "{failure}");
+    let reason = match host.before_tool(call()).await {
+        ToolOutcome::Deny { reason } => reason,
+        other => panic!("{other:?}"),
+    };
+    assert!(reason.contains(&format!("ws://{addr}/hook")), "{reason}");
+    host.shutdown().await;
+    let written = std::fs::read_to_string(&audit).unwrap();
+    let logged = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    for (place, text) in [
+        ("start failure", &failure),
+        ("deny reason", &reason),
+        ("audit", &written),
+        ("log", &logged),
+    ] {
+        assert!(!text.contains("s3cr3t"), "{place}: {text}");
+        assert!(!text.contains("alice"), "{place}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
