@@ -279,6 +279,10 @@ impl RemoteHook {
 
     async fn connect_ws(&self) -> Result<Link, String> {
         let client = WsClientBuilder::new()
+            // One connection attempt, no redirect followed: jsonrpsee
+            // counts attempts here, and would otherwise send the headers
+            // (a bearer token) to wherever a 3xx points, `ws://` included.
+            .max_redirections(1)
             .set_headers(self.headers()?)
             .max_request_size(self.max_message())
             .max_response_size(self.max_message())
@@ -292,7 +296,7 @@ impl RemoteHook {
             )
             .build(&self.config.url)
             .await
-            .map_err(|e| self.failed("cannot connect to", e))?;
+            .map_err(|e| self.failed("cannot connect to", refused_redirect(e)))?;
         Ok(Link::Ws(Arc::new(client)))
     }
 
@@ -378,6 +382,22 @@ fn raw(params: &Value) -> Result<Raw, CallError> {
     serde_json::value::to_raw_value(params)
         .map(Raw)
         .map_err(|e| CallError::Protocol(format!("params did not encode: {e}")))
+}
+
+/// The connect error, said plainly when it is a redirect not followed:
+/// after its one attempt, jsonrpsee's ws client reports a redirect as "no
+/// IP address found" for the redirect's host.
+fn refused_redirect(e: ClientError) -> String {
+    use jsonrpsee_client_transport::ws::WsHandshakeError;
+    if let ClientError::Transport(inner) = &e
+        && let Some(WsHandshakeError::NoAddressFound(_) | WsHandshakeError::Redirected { .. }) =
+            inner.downcast_ref::<WsHandshakeError>()
+    {
+        return "the server answered the upgrade with a redirect, which hookhost does not follow \
+                (or the host name resolved to no address)"
+            .into();
+    }
+    e.to_string()
 }
 
 /// Whether the connection, not the hook's answer, failed.

@@ -649,3 +649,86 @@ async fn credentials_in_a_remote_url_are_shown_nowhere() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A listener that counts connections and keeps what each sent first.
+async fn recording_listener() -> (String, Arc<Mutex<Vec<String>>>, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = seen.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let record = record.clone();
+            tokio::spawn(async move {
+                use tokio::io::AsyncReadExt;
+                let mut head = vec![0u8; 4096];
+                let read = tokio::time::timeout(Duration::from_secs(1), stream.read(&mut head));
+                let n = read.await.map_or(0, |r| r.unwrap_or(0));
+                let text = String::from_utf8_lossy(&head[..n]).into_owned();
+                record
+                    .lock()
+                    .unwrap()
+                    .push(format!("a connection: {text:?}"));
+            });
+        }
+    });
+    (addr, seen, task)
+}
+
+/// A server that answers every request with `302 Found` to `location`.
+async fn redirecting_server(location: String) -> (String, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let task = tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let location = location.clone();
+            tokio::spawn(async move {
+                let mut head = vec![0u8; 8192];
+                let _ = stream.read(&mut head).await;
+                let answer = format!(
+                    "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n"
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+                let _ = stream.flush().await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            });
+        }
+    });
+    (addr, task)
+}
+
+/// A redirect is not followed, over WebSocket or HTTP: the second host
+/// sees no connection and no token, and the call is answered by policy.
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_the_call_ends_by_policy() {
+    for scheme in ["ws", "http"] {
+        let (elsewhere, seen, listener) = recording_listener().await;
+        let (addr, server) = redirecting_server(format!("{scheme}://{elsewhere}/stolen")).await;
+        let mut r = RemoteConfig::new(format!("{scheme}://{addr}/hook"), vec![Stage::BeforeTool]);
+        r.on_error = Some(OnError::Deny);
+        r.timeout_ms = Some(1000);
+        r.headers
+            .insert("Authorization".into(), "Bearer t0ken".into());
+        let host = Host::start(config(&[("remote", r)])).await;
+        match host.before_tool(call()).await {
+            ToolOutcome::Deny { reason } => {
+                assert!(reason.contains("on_error = deny"), "{scheme}: {reason}");
+                let why = if scheme == "ws" { "redirect" } else { "302" };
+                assert!(reason.contains(why), "{scheme}: {reason}");
+            }
+            other => panic!("{scheme}: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        host.shutdown().await;
+        let seen = seen.lock().unwrap().clone();
+        assert!(
+            seen.is_empty(),
+            "{scheme}: the redirect was followed: {seen:?}"
+        );
+        listener.abort();
+        server.abort();
+    }
+}
