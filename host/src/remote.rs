@@ -28,7 +28,7 @@ use tokio::time::{Instant, timeout_at};
 use crate::config::{Defaults, RemoteConfig, RemoteTransport};
 use crate::declaration::{Declaration, Effective};
 use crate::error::CallError;
-use crate::hook::{Counters, wait_for_state};
+use crate::hook::{Counters, Observer, events_forwarded, offer, wait_for_state};
 use crate::log_budget::LogBudget;
 use crate::supervisor::{STABLE_AFTER, accept_hello, backoff, hello_params, stopping};
 
@@ -92,6 +92,10 @@ pub struct RemoteHook {
     /// In flight, reconnects (counted as restarts) and dropped events.
     pub counters: Counters,
     events: mpsc::Sender<Arc<RawValue>>,
+    /// Set by the event forwarder once it has handed on (or counted as
+    /// lost) what was emitted before shutdown; [`maintain`] keeps the
+    /// connection open until then.
+    events_done: watch::Sender<bool>,
     /// HTTP: a transport failure asks [`maintain`] for a new hello.
     rehello: Notify,
     version: AtomicU32,
@@ -121,6 +125,7 @@ impl RemoteHook {
             state: watch::channel(RemoteState::Connecting).0,
             counters: Counters::default(),
             events,
+            events_done: watch::channel(false).0,
             rehello: Notify::new(),
             version: AtomicU32::new(0),
             hello_us: AtomicU64::new(0),
@@ -203,18 +208,19 @@ impl RemoteHook {
         }
     }
 
-    /// Queues a runtime event's params without waiting; a full queue drops
-    /// it, counts it and says so.
+    /// Queues a runtime event's params without waiting; a full queue (or
+    /// one closed by shutdown) drops it, counts it and says so.
     pub(crate) fn offer_event(&self, params: &Arc<RawValue>) {
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.events.try_send(params.clone()) {
-            self.note_dropped_event("its event queue is full");
-        }
+        offer(self, &self.events, params.clone());
     }
 
-    fn note_dropped_event(&self, why: &str) {
-        let n = self.counters.dropped_events.fetch_add(1, Ordering::Relaxed) + 1;
-        if n == 1 || n.is_multiple_of(100) {
-            tracing::warn!(hook = %self.name, dropped_total = n, "dropped a runtime event: {why}");
+    /// At shutdown, waits (at most the shutdown grace) until the event
+    /// forwarder has handed on what was emitted before it, so that the
+    /// connection closes after those events and not before them.
+    async fn events_forwarded(&self) {
+        if self.transport == RemoteTransport::WebSocket {
+            let grace = Duration::from_millis(self.defaults.shutdown_grace_ms);
+            events_forwarded(&self.events_done, grace).await;
         }
     }
 
@@ -458,7 +464,10 @@ pub(crate) async fn maintain(
                 let lost = match &link {
                     Link::Ws(c) => tokio::select! {
                         e = c.on_disconnect() => Some(e.to_string()),
-                        _ = stopping(&mut shutdown) => None,
+                        _ = stopping(&mut shutdown) => {
+                            hook.events_forwarded().await;
+                            None
+                        }
                     },
                     Link::Http(_) => tokio::select! {
                         _ = hook.rehello.notified() => Some("a request failed in transport".into()),
@@ -508,40 +517,42 @@ pub(crate) async fn maintain(
     hook.state.send_replace(RemoteState::Stopped);
 }
 
-/// Hands queued events to a WebSocket remote in order, each within the
-/// observer timeout; ends when the host shuts down.
-pub(crate) async fn forward_events(
-    hook: Arc<RemoteHook>,
-    mut rx: mpsc::Receiver<Arc<RawValue>>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    let budget = Duration::from_millis(hook.defaults.observer_timeout_ms);
-    loop {
-        let params = tokio::select! {
-            p = rx.recv() => match p { Some(p) => p, None => return },
-            _ = stopping(&mut shutdown) => return,
+/// The event forwarder of a WebSocket remote (see
+/// [`crate::hook::forward_events`]).
+pub(crate) use crate::hook::forward_events;
+
+impl Observer for RemoteHook {
+    type Event = Arc<RawValue>;
+
+    async fn deliver(
+        &self,
+        params: Arc<RawValue>,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<(), CallError> {
+        let Link::Ws(c) = self.ready(deadline, budget).await? else {
+            return Err(CallError::Unavailable("HTTP carries requests only".into()));
         };
-        let deadline = Instant::now() + budget;
-        let sent = match hook.ready(deadline, budget).await {
-            Ok(Link::Ws(c)) => {
-                let params = Raw(params.as_ref().to_owned());
-                match timeout_at(deadline, c.notification(method::RUNTIME_EVENT, params)).await {
-                    Ok(r) => r.map_err(|e| call_error(e, budget)),
-                    Err(_) => Err(CallError::Timeout(budget)),
-                }
-            }
-            Ok(Link::Http(_)) => Err(CallError::Unavailable("HTTP carries requests only".into())),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = sent {
-            let why = match e {
-                CallError::Timeout(_) => format!(
-                    "the hook did not take it within observer_timeout_ms ({} ms)",
-                    budget.as_millis()
-                ),
-                other => other.to_string(),
-            };
-            hook.note_dropped_event(&why);
+        let params = Raw(params.as_ref().to_owned());
+        match timeout_at(deadline, c.notification(method::RUNTIME_EVENT, params)).await {
+            Ok(r) => r.map_err(|e| call_error(e, budget)),
+            Err(_) => Err(CallError::Timeout(budget)),
         }
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn observer_timeout(&self) -> Duration {
+        Duration::from_millis(self.defaults.observer_timeout_ms)
+    }
+
+    fn events_done(&self) -> &watch::Sender<bool> {
+        &self.events_done
     }
 }

@@ -327,9 +327,11 @@ pub(crate) fn accept_hello(reply: &serde_json::Value) -> Result<(u32, HelloResul
     Ok((version, result))
 }
 
-/// Graceful stop: close stdin, then the signal ladder.
+/// Graceful stop: let the events emitted before shutdown reach the
+/// writer, close stdin (after them), then the signal ladder.
 async fn stop(entry: &HookEntry, mut live: Live) {
     let grace = Duration::from_millis(entry.defaults.shutdown_grace_ms);
+    entry.events_forwarded(grace).await;
     live.conn
         .close_stdin(&live.tasks, grace.min(Duration::from_millis(100)))
         .await;

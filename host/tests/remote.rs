@@ -732,3 +732,26 @@ async fn a_redirect_is_not_followed_and_the_call_ends_by_policy() {
         server.abort();
     }
 }
+
+/// Spec section 11 for a WebSocket remote: an event emitted just before
+/// `shutdown` is sent before the connection closes. Twenty runs.
+#[tokio::test]
+async fn an_event_emitted_just_before_shutdown_reaches_a_websocket_hook() {
+    let mut lost = Vec::new();
+    for run in 0..20 {
+        let server = Server::start("remote", Mode::Modify).await;
+        let host = Host::start(config(&[("remote", remote(&server.url(), OnError::Allow))])).await;
+        let kind = format!("agent.run.{run}");
+        host.emit(event(&kind));
+        host.shutdown().await;
+        let until = std::time::Instant::now() + Duration::from_secs(1);
+        while server.seen.lock().unwrap().events.is_empty() && std::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (_, seen) = server.stop().await;
+        if seen.lock().unwrap().events != [kind.clone()] {
+            lost.push(run);
+        }
+    }
+    assert!(lost.is_empty(), "events lost at shutdown in runs {lost:?}");
+}
