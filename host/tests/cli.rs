@@ -514,3 +514,68 @@ impl hookhost_sdk::Hook for Quiet {
         vec![hookhost::protocol::Stage::BeforeTool]
     }
 }
+
+/// Alive and not a zombie.
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits up to 2 s for `path` to hold a pid.
+fn pid_in(path: &Path) -> i32 {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("no pid in {}", path.display());
+}
+
+/// A hook's descendant that leaves its process group with `setsid` (a
+/// daemon) is out of reach of the group's signals; the `hookhost` binary
+/// is the subreaper of its hooks, and kills such a daemon at exit: one
+/// started by a process hook, and one started by a command hook.
+#[test]
+fn a_setsid_daemon_of_a_process_or_command_hook_is_gone_after_the_binary_exits() {
+    let dir = scratch("setsid");
+    let daemon = |file: &str| {
+        format!(
+            "setsid sh -c 'echo $$ > {}; exec sleep 300' </dev/null >/dev/null 2>&1 &",
+            dir.join(file).display()
+        )
+    };
+    let config = write_config(
+        &dir,
+        &format!(
+            "[hooks.processes.spawner]\ncommand = [\"sh\", \"-c\", {:?}]\nintercept = [\"before_tool\"]\n\
+             [hooks.commands.script]\ncommand = {:?}\nevents = [\"pre_tool_use\"]\n",
+            format!(
+                "{} exec TEST_HOOK --intercept before_tool",
+                daemon("process.pid")
+            ),
+            daemon("command.pid"),
+        ),
+    );
+    let out = call(&config, "before_tool", r#"{"tool":"shell","arguments":{}}"#);
+    stdout_json(&out);
+    for file in ["process.pid", "command.pid"] {
+        let pid = pid_in(&dir.join(file));
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            !alive(pid)
+        });
+        if !gone {
+            // SAFETY: a plain kill of the daemon this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        assert!(gone, "the {file} daemon {pid} outlived the binary");
+    }
+}
