@@ -546,10 +546,13 @@ fn pid_in(path: &Path) -> i32 {
 #[test]
 fn a_setsid_daemon_of_a_process_or_command_hook_is_gone_after_the_binary_exits() {
     let dir = scratch("setsid");
+    // Starts the daemon and waits until it has written its pid.
     let daemon = |file: &str| {
+        let path = dir.join(file);
         format!(
-            "setsid sh -c 'echo $$ > {}; exec sleep 300' </dev/null >/dev/null 2>&1 &",
-            dir.join(file).display()
+            "setsid sh -c 'echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 300' </dev/null >/dev/null 2>&1 & \
+             while [ ! -s {0} ]; do sleep 0.01; done;",
+            path.display()
         )
     };
     let config = write_config(
