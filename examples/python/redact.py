@@ -10,13 +10,26 @@ import re
 from hookhost_sdk import App, Decision, ToolOutput, modify_result
 
 MASK = "[REDACTED]"
+# `\g<1>` keeps the word Bearer, a URL's scheme or an AWS key's name. A private
+# key cut off before its END line is masked to the end. Lowercase `bearer`
+# needs a digit in its token, so that "the bearer of this letter" is left alone.
 PATTERNS = [  # applied in this order
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL), MASK),
+    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL), MASK),
+    (re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:]+:[^\s/@]+@"), r"\g<1>" + MASK + "@"),
     (re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\g<1>" + MASK),
+    (re.compile(r"((?i:bearer)\s+)[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*"), r"\g<1>" + MASK),
+    (re.compile(r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"), MASK),
     (re.compile(r"sk-[A-Za-z0-9_-]{16,}"), MASK),
+    (re.compile(r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"), MASK),
     (re.compile(r"AKIA[0-9A-Z]{16}"), MASK),
+    (
+        re.compile(r"""((?i:(?:aws[_-]?)?secret[_-]?access[_-]?key)["']?\s*[:=]\s*["']?)[A-Za-z0-9/+]{40,}"""),
+        r"\g<1>" + MASK,
+    ),
     (re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}"), MASK),
+    (re.compile(r"github_pat_[A-Za-z0-9_]{20,}"), MASK),
     (re.compile(r"xox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
+    (re.compile(r"AIza[0-9A-Za-z_-]{35}"), MASK),
 ]
 
 

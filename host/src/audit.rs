@@ -115,6 +115,7 @@ impl AuditLog {
     ///
     /// The parent folder must exist (an audit log should not invent folders
     /// where a typo points); the error then names the path and the folder.
+    /// A new file is created with mode 0600, and a symlink is refused.
     /// Called outside a tokio runtime, this is an error too, not a panic.
     pub fn open(path: &Path) -> io::Result<AuditLog> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|e| {
@@ -123,11 +124,7 @@ impl AuditLog {
                 path.display()
             ))
         })?;
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| open_error(path, e))?;
+        let file = open_file(path)?;
         let (tx, rx) = mpsc::unbounded_channel();
         let (done_tx, done) = watch::channel(false);
         let counts = Arc::new(Counts::default());
@@ -216,10 +213,35 @@ impl fmt::Debug for AuditLog {
     }
 }
 
+/// Opens the file for appending. A new file gets mode 0600: the records
+/// hold what hooks and tools said, which is nobody else's business (an
+/// existing file keeps the mode its owner gave it). A symlink is refused
+/// (`O_NOFOLLOW`) rather than followed, so that whoever can write the
+/// folder cannot point the log at a file of their choosing.
+fn open_file(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| open_error(path, e))
+}
+
 /// The open error, naming the file and, when that is the cause, the
-/// missing folder.
+/// missing folder or the symlink.
 fn open_error(path: &Path, e: io::Error) -> io::Error {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "audit log {}: is a symbolic link, which hookhost does not follow; name the real file in `path`",
+                path.display()
+            ),
+        );
+    }
     match parent {
         Some(dir) if e.kind() == io::ErrorKind::NotFound && !dir.is_dir() => io::Error::new(
             e.kind(),
@@ -778,6 +800,33 @@ mod tests {
         assert_eq!(lines[0], "{\"earlier\":true}");
         assert!(lines[1].contains("\"request_id\":\"r-1\""), "{}", lines[1]);
         assert!(lines[2].contains("\"request_id\":\"r-2\""), "{}", lines[2]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn a_new_file_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp_dir("mode");
+        let path = dir.join("audit.jsonl");
+        let log = AuditLog::open(&path).expect("open");
+        log.close().await;
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn a_symlink_is_refused_with_a_clear_error() {
+        let dir = temp_dir("symlink");
+        let target = dir.join("elsewhere");
+        std::fs::write(&target, "").expect("target");
+        let path = dir.join("audit.jsonl");
+        std::os::unix::fs::symlink(&target, &path).expect("symlink");
+        let err = AuditLog::open(&path).expect_err("a symlink must be refused");
+        let message = err.to_string();
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        assert!(message.contains("symbolic link"), "{message}");
+        assert_eq!(std::fs::read(&target).expect("target").len(), 0);
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -272,7 +272,12 @@ impl RemoteConfig {
             .url
             .split_once("://")
             .map(|(s, _)| s.to_ascii_lowercase())
-            .ok_or_else(|| format!("key `url`: {:?} has no scheme", self.url))?;
+            .ok_or_else(|| {
+                format!(
+                    "key `url`: {:?} has no scheme",
+                    crate::redact::display_url(&self.url)
+                )
+            })?;
         match scheme.as_str() {
             "ws" | "wss" => Ok(RemoteTransport::WebSocket),
             "http" | "https" => Ok(RemoteTransport::Http),
@@ -751,7 +756,10 @@ fn validate_remote(hook: &RemoteConfig) -> Result<(), String> {
         .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(""))
         .unwrap_or("");
     if host.is_empty() {
-        return Err(format!("key `url`: {:?} names no host", hook.url));
+        return Err(format!(
+            "key `url`: {:?} names no host",
+            crate::redact::display_url(&hook.url)
+        ));
     }
     for (i, p) in hook.observe.iter().enumerate() {
         EventPattern::parse(p).map_err(|e| format!("key `observe[{i}]`: {e}"))?;

@@ -294,8 +294,8 @@ impl Connection {
             Ok(Message::Response(r)) => self.route(r.id, r.payload.map_err(CallError::Rpc)),
             Ok(Message::Request(req)) => {
                 self.warn(format_args!(
-                    "the hook sent a request ({:?}); hooks cannot call the host in protocol v1, answering -32601",
-                    req.method
+                    "the hook sent a request ({}); hooks cannot call the host in protocol v1, answering -32601",
+                    Shown(req.method.as_bytes())
                 ));
                 let reply = Message::Response(hookhost_protocol::envelope::Response {
                     id: Some(req.id),
@@ -312,7 +312,7 @@ impl Connection {
             Err(DecodeError::Parse(e)) => {
                 self.warn(format_args!(
                     "skipped a non-JSON line on the hook's stdout ({e}): {}",
-                    snippet(line)
+                    Shown(line)
                 ));
             }
             Err(DecodeError::Invalid { reason, id }) => match id {
@@ -322,7 +322,7 @@ impl Connection {
                 }
                 _ => self.warn(format_args!(
                     "skipped an invalid message ({reason}): {}",
-                    snippet(line)
+                    Shown(line)
                 )),
             },
         }
@@ -330,15 +330,7 @@ impl Connection {
 
     /// Logs a warning about what the hook sent, within the budget.
     fn warn(&self, message: std::fmt::Arguments<'_>) {
-        match self.log_budget.admit() {
-            Some(0) => tracing::warn!(hook = %self.hook, "{message}"),
-            Some(held) => tracing::warn!(
-                hook = %self.hook,
-                held_back = held,
-                "{message} (and {held} more warnings about this hook's output held back before this one)"
-            ),
-            None => {}
-        }
+        self.log_budget.warn(&self.hook, message);
     }
 
     fn is_waiting(&self, id: &Id) -> bool {
@@ -364,8 +356,8 @@ impl Connection {
                     "skipped a response for unknown id {id} (late after a timeout, a duplicate, or never sent)"
                 )),
                 None => self.warn(format_args!(
-                    "skipped an error response with a null id: {:?}",
-                    reply.err()
+                    "skipped an error response with a null id: {}",
+                    Shown(format!("{:?}", reply.err()).as_bytes())
                 )),
             },
         }
@@ -398,14 +390,28 @@ fn encode_request(id: i64, method: &str, params: &Value) -> Arc<[u8]> {
     line.into()
 }
 
-/// The start of a line, for logs.
-fn snippet(line: &[u8]) -> String {
-    const MAX: usize = 200;
-    let text = String::from_utf8_lossy(&line[..line.len().min(MAX)]);
-    if line.len() > MAX {
-        format!("{text}… ({} bytes)", line.len())
-    } else {
-        text.into_owned()
+/// What the log shows of text a hook wrote where it should not: its length
+/// and its first [`SHOWN_CHARS`] characters, secrets masked and control
+/// characters escaped. A stray line can be anything the hook printed (an
+/// environment dump, a key), and the agent's log has more readers than the
+/// hook's own output. Formatted only when the warning passes the budget.
+struct Shown<'a>(&'a [u8]);
+
+/// Characters of a stray line the log shows.
+const SHOWN_CHARS: usize = 64;
+/// Bytes of a stray line redacted before it is cut, so that a secret
+/// straddling the cut is still recognised whole.
+const REDACT_WINDOW: usize = 4096;
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let window = &self.0[..self.0.len().min(REDACT_WINDOW)];
+        let text = String::from_utf8_lossy(window);
+        let masked = crate::redact::redact(&text);
+        let prefix: String = masked.chars().take(SHOWN_CHARS).collect();
+        let cut = prefix.len() < masked.len() || window.len() < self.0.len();
+        let more = if cut { "…" } else { "" };
+        write!(f, "{prefix:?}{more} ({} bytes)", self.0.len())
     }
 }
 
@@ -464,10 +470,7 @@ async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, stdout: R) {
             }
         }
     }
-    let held = conn.log_budget.take_held_back();
-    if held > 0 {
-        tracing::warn!(hook = %conn.hook, held_back = held, "{held} more warnings about this hook's output were held back");
-    }
+    conn.log_budget.report_held_back(&conn.hook);
     conn.stdout_closed.notify_one();
 }
 
@@ -586,32 +589,52 @@ mod tests {
         assert_eq!(conn.reply_cap.load(Ordering::Relaxed), 1024);
     }
 
-    /// Collects what `tracing` writes, for checking the log itself.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
+    use crate::log_budget::capture::Captured;
 
-    impl std::io::Write for Captured {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+    /// Runs `feed` against a connection with the log captured; the log.
+    async fn log_of(feed: &[u8]) -> String {
+        let (log, _guard) = Captured::start();
+        let (conn, _lines, mut hook_out) = pair();
+        hook_out.write_all(feed).await.expect("write");
+        drop(hook_out);
+        conn.stdout_closed().await;
+        log.text()
+    }
+
+    #[tokio::test]
+    async fn a_stray_line_is_logged_as_its_length_and_a_redacted_prefix() {
+        let secret = "sk-proj-abcdefghijklmnop1234";
+        let line = format!(
+            "debug: OPENAI_API_KEY={secret} {}TAIL-NOT-SHOWN\n",
+            "x".repeat(100)
+        );
+        let text = log_of(line.as_bytes()).await;
+        assert!(text.contains("non-JSON line"), "{text}");
+        assert!(!text.contains(secret), "{text}");
+        assert!(text.contains("debug: OPENAI_API_KEY=[REDACTED]"), "{text}");
+        assert!(!text.contains("TAIL-NOT-SHOWN"), "{text}");
+        assert!(
+            text.contains(&format!("{} bytes", line.len() - 1)),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn what_a_hook_says_in_a_request_or_a_null_id_error_is_redacted() {
+        let text = log_of(
+            b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":1,\"message\":\"key AKIAIOSFODNN7EXAMPLE\"}}\n\
+              {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}\n",
+        )
+        .await;
+        assert!(text.contains("null id"), "{text}");
+        assert!(text.contains("sent a request"), "{text}");
+        assert!(!text.contains("AKIAIOSFODNN7EXAMPLE"), "{text}");
+        assert!(!text.contains("ghp_abcdefghij"), "{text}");
     }
 
     #[tokio::test]
     async fn a_flood_of_garbage_logs_a_few_lines_and_how_many_were_held_back() {
-        let log = Captured::default();
-        let sink = log.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || sink.clone())
-            .with_ansi(false)
-            .finish();
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let (log, _guard) = Captured::start();
         let (conn, _lines, mut hook_out) = pair();
         for i in 0..10_000 {
             hook_out
@@ -629,7 +652,7 @@ mod tests {
         assert_eq!(call.await, Ok(json!({})));
         drop(hook_out);
         conn.stdout_closed().await;
-        let text = String::from_utf8(log.0.lock().expect("log").clone()).expect("utf-8");
+        let text = log.text();
         let warnings: Vec<&str> = text.lines().filter(|l| l.contains("WARN")).collect();
         assert_eq!(
             warnings.len(),

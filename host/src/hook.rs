@@ -65,6 +65,10 @@ pub struct HookEntry {
     /// Counters.
     pub counters: Counters,
     pub(crate) events: mpsc::Sender<Arc<[u8]>>,
+    /// Set by the event forwarder once it has handed on (or counted as
+    /// lost) every event emitted before shutdown; the supervisor waits for
+    /// it before closing the hook's stdin.
+    events_done: watch::Sender<bool>,
     pid: AtomicU32,
 }
 
@@ -86,6 +90,7 @@ impl HookEntry {
             stderr: StderrTail::default(),
             counters: Counters::default(),
             events,
+            events_done: watch::channel(false).0,
             pid: AtomicU32::new(0),
         });
         (entry, rx)
@@ -176,21 +181,47 @@ impl HookEntry {
         }
     }
 
-    /// Queues an encoded runtime event without waiting; a full queue drops
-    /// it, counts it and says so.
+    /// Queues an encoded runtime event without waiting; a full queue (or
+    /// one closed by shutdown) drops it, counts it and says so.
     pub(crate) fn offer_event(&self, line: &Arc<[u8]>) {
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.events.try_send(line.clone()) {
-            self.note_dropped_event("its event queue is full");
-        }
+        offer(self, &self.events, line.clone());
     }
 
-    pub(crate) fn note_dropped_event(&self, why: &str) {
-        let n = self.counters.dropped_events.fetch_add(1, Ordering::Relaxed) + 1;
-        // The first drop and then every hundredth, so that a flood cannot
-        // turn into a flood of log lines.
-        if n == 1 || n.is_multiple_of(100) {
-            tracing::warn!(hook = %self.name, dropped_total = n, "dropped a runtime event: {why}");
-        }
+    /// Waits (at most `within`) until the event forwarder has handed on
+    /// what was emitted before shutdown, so that closing stdin comes after
+    /// those events and not before them.
+    pub(crate) async fn events_forwarded(&self, within: Duration) {
+        events_forwarded(&self.events_done, within).await;
+    }
+}
+
+impl Observer for HookEntry {
+    type Event = Arc<[u8]>;
+
+    async fn deliver(
+        &self,
+        line: Arc<[u8]>,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<(), CallError> {
+        let conn = self.ready(deadline, budget).await?;
+        conn.notify_line(line, deadline).await
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn observer_timeout(&self) -> Duration {
+        Duration::from_millis(self.defaults.observer_timeout_ms)
+    }
+
+    fn events_done(&self) -> &watch::Sender<bool> {
+        &self.events_done
     }
 }
 
@@ -236,33 +267,109 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// Hands queued events to the hook in order, each within the observer
-/// timeout; ends when the host shuts down.
-pub(crate) async fn forward_events(
-    entry: Arc<HookEntry>,
-    mut rx: mpsc::Receiver<Arc<[u8]>>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    let budget = Duration::from_millis(entry.defaults.observer_timeout_ms);
-    loop {
-        let line = tokio::select! {
-            line = rx.recv() => match line { Some(l) => l, None => return },
-            _ = stopping(&mut shutdown) => return,
-        };
-        let deadline = Instant::now() + budget;
-        let sent = match entry.ready(deadline, budget).await {
-            Ok(conn) => conn.notify_line(line, deadline).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = sent {
-            let why = match e {
-                CallError::Timeout(_) => format!(
-                    "the hook did not take it within observer_timeout_ms ({} ms)",
-                    budget.as_millis()
-                ),
-                other => other.to_string(),
-            };
-            entry.note_dropped_event(&why);
+/// A hook that takes runtime events (a process, or a WebSocket remote):
+/// what the one event forwarder of each needs of it.
+pub(crate) trait Observer: Send + Sync + 'static {
+    /// An event as this kind of hook takes it (an encoded line, params).
+    type Event: Send + 'static;
+
+    /// Hands one event on, at most until `deadline` (`budget` long).
+    fn deliver(
+        &self,
+        event: Self::Event,
+        deadline: Instant,
+        budget: Duration,
+    ) -> impl std::future::Future<Output = Result<(), CallError>> + Send;
+
+    /// Its name, for the log.
+    fn name(&self) -> &str;
+
+    /// Where dropped events are counted.
+    fn counters(&self) -> &Counters;
+
+    /// How long one event may take to hand on.
+    fn observer_timeout(&self) -> Duration;
+
+    /// Set once what was emitted before shutdown is handed on (or lost
+    /// and counted).
+    fn events_done(&self) -> &watch::Sender<bool>;
+}
+
+/// Queues `event` without waiting; a full queue, or one closed by
+/// shutdown, drops it, counts it and says so.
+pub(crate) fn offer<O: Observer>(hook: &O, queue: &mpsc::Sender<O::Event>, event: O::Event) {
+    match queue.try_send(event) {
+        Ok(()) => {}
+        Err(mpsc::error::TrySendError::Full(_)) => note_dropped(hook, "its event queue is full"),
+        Err(mpsc::error::TrySendError::Closed(_)) => {
+            note_dropped(hook, "the hook is shutting down")
         }
     }
+}
+
+/// Counts a dropped event; logs the first and then every hundredth, so
+/// that a flood of drops cannot turn into a flood of log lines.
+fn note_dropped<O: Observer>(hook: &O, why: &str) {
+    let n = hook
+        .counters()
+        .dropped_events
+        .fetch_add(1, Ordering::Relaxed)
+        + 1;
+    if n == 1 || n.is_multiple_of(100) {
+        tracing::warn!(hook = %hook.name(), dropped_total = n, "dropped a runtime event: {why}");
+    }
+}
+
+/// Waits (at most `within`) for `done`; see [`Observer::events_done`].
+pub(crate) async fn events_forwarded(done: &watch::Sender<bool>, within: Duration) {
+    let mut done = done.subscribe();
+    let _ = tokio::time::timeout(within, done.wait_for(|d| *d)).await;
+}
+
+/// Hands queued events to the hook in order, each within the observer
+/// timeout. At shutdown it first hands on what is still queued (spec
+/// section 11: an event emitted before shutdown is delivered, or counted
+/// and logged as lost), says so through [`Observer::events_done`] (the
+/// hook's stdin or connection is closed only then), and ends.
+pub(crate) async fn forward_events<O: Observer>(
+    hook: Arc<O>,
+    mut rx: mpsc::Receiver<O::Event>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let event = tokio::select! {
+            e = rx.recv() => match e { Some(e) => e, None => break },
+            _ = stopping(&mut shutdown) => break,
+        };
+        deliver_or_count(&*hook, event).await;
+    }
+    // Later emits fail at once (and are counted); what is queued is read.
+    rx.close();
+    let mut lost = 0u64;
+    while let Some(event) = rx.recv().await {
+        if !deliver_or_count(&*hook, event).await {
+            lost += 1;
+        }
+    }
+    if lost > 0 {
+        tracing::warn!(hook = %hook.name(), lost, "{lost} runtime events emitted before shutdown were not delivered");
+    }
+    hook.events_done().send_replace(true);
+}
+
+/// Hands one event on within the observer timeout; counts and logs it as
+/// dropped when that fails. Whether it was handed on.
+async fn deliver_or_count<O: Observer>(hook: &O, event: O::Event) -> bool {
+    let budget = hook.observer_timeout();
+    let sent = hook.deliver(event, Instant::now() + budget, budget).await;
+    let Err(e) = sent else { return true };
+    let why = match e {
+        CallError::Timeout(_) => format!(
+            "the hook did not take it within observer_timeout_ms ({} ms)",
+            budget.as_millis()
+        ),
+        other => other.to_string(),
+    };
+    note_dropped(hook, &why);
+    false
 }

@@ -43,6 +43,7 @@ pub mod member;
 pub mod outcome;
 pub mod preflight;
 pub mod process;
+pub mod reaper;
 pub mod redact;
 pub mod remote;
 pub mod sidecar;

@@ -1,7 +1,8 @@
-//! Masks secret-looking tokens in text: API keys, bearer tokens, private
-//! key blocks. Used wherever hookhost writes or passes on text it did not
-//! produce (audit records, the `redact_secrets` builtin), so that a key a
-//! tool printed does not end up in a log file or in front of the model.
+//! Masks secret-looking tokens in text: API keys, bearer tokens, JWTs,
+//! passwords in URLs, private key blocks. Used wherever hookhost writes or
+//! passes on text it did not produce (audit records, the `redact_secrets`
+//! builtin, a hook's stray output in the log), so that a key a tool
+//! printed does not end up in a log file or in front of the model.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -11,7 +12,11 @@ use regex::Regex;
 /// What replaces each secret.
 pub const MASK: &str = "[REDACTED]";
 
-/// Patterns in the order they apply; a `Bearer` match keeps the word.
+/// Patterns in the order they apply. A match keeps what a `${1}` names:
+/// the word `Bearer`, a URL's scheme, an AWS key's name. A private key
+/// with no END line is masked to the end of the text (a cut-off key is
+/// still a key). Lowercase `bearer` needs a digit in its token, so that
+/// "the bearer of this letter" stays as it is.
 static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     let p = |re: &str, with: &'static str| {
         // The patterns are constants; a typo is caught by the tests below.
@@ -19,14 +24,27 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     };
     [
         p(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
             MASK,
         ),
+        p(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:]+:[^\s/@]+@", "${1}[REDACTED]@"),
         p(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", "${1}[REDACTED]"),
+        p(
+            r"((?i:bearer)\s+)[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*",
+            "${1}[REDACTED]",
+        ),
+        p(r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+", MASK),
         p(r"sk-[A-Za-z0-9_-]{16,}", MASK),
+        p(r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}", MASK),
         p(r"AKIA[0-9A-Z]{16}", MASK),
+        p(
+            r#"((?i:(?:aws[_-]?)?secret[_-]?access[_-]?key)["']?\s*[:=]\s*["']?)[A-Za-z0-9/+]{40,}"#,
+            "${1}[REDACTED]",
+        ),
         p(r"gh[pousr]_[A-Za-z0-9]{36,}", MASK),
+        p(r"github_pat_[A-Za-z0-9_]{20,}", MASK),
         p(r"xox[abprs]-[A-Za-z0-9-]{10,}", MASK),
+        p(r"AIza[0-9A-Za-z_-]{35}", MASK),
     ]
     .into_iter()
     .flatten()
@@ -45,13 +63,29 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     out
 }
 
+/// `url` as it may be shown: in a deny reason the model reads, an audit
+/// record, a log line, `hookhost check`. Its userinfo (`user:password@`)
+/// is left out: the URL is configuration, and a password in it must reach
+/// the server only. Everything else is kept, so the URL still says where.
+/// Every place that shows a hook's URL goes through this.
+pub fn display_url(url: &str) -> Cow<'_, str> {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let authority_end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    match url[start..authority_end].rfind('@') {
+        Some(at) => Cow::Owned(format!("{}{}", &url[..start], &url[start + at + 1..])),
+        None => Cow::Borrowed(url),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_pattern_compiles() {
-        assert_eq!(PATTERNS.len(), 6);
+        assert_eq!(PATTERNS.len(), 13);
     }
 
     #[test]
@@ -77,5 +111,81 @@ mod tests {
             assert_eq!(redact(input), want);
         }
         assert!(matches!(redact("nothing secret here"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn masks_the_secrets_the_first_patterns_missed() {
+        let cases = [
+            (
+                "token github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz end",
+                "token [REDACTED] end",
+            ),
+            ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED]"),
+            ("rk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED]"),
+            ("key=sk_test_4eC39HqLyjWDarjtT1zdp7dc;", "key=[REDACTED];"),
+            (
+                "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+                "aws_secret_access_key = [REDACTED]\n",
+            ),
+            (
+                r#"{"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}"#,
+                r#"{"AWS_SECRET_ACCESS_KEY": "[REDACTED]"}"#,
+            ),
+            (
+                "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
+                "jwt [REDACTED] ok",
+            ),
+            ("AIzaSyA1234567890abcdefghijklmnopqrstuv", "[REDACTED]"),
+            (
+                "cloning https://alice:s3cr3t@git.example.com/repo.git",
+                "cloning https://[REDACTED]@git.example.com/repo.git",
+            ),
+            ("ws://user:pass@host:9/hook", "ws://[REDACTED]@host:9/hook"),
+            (
+                "authorization: bearer abc123def456",
+                "authorization: bearer [REDACTED]",
+            ),
+            (
+                "x\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAA",
+                "x\n[REDACTED]",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(redact(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn a_url_is_shown_without_its_userinfo() {
+        for (url, shown) in [
+            ("ws://alice:s3cr3t@host:9/hook?x=1", "ws://host:9/hook?x=1"),
+            ("wss://token@host", "wss://host"),
+            ("https://a:b@c@host/p@q", "https://host/p@q"),
+            ("user:pass@host/x", "host/x"),
+        ] {
+            assert_eq!(display_url(url), shown);
+        }
+        for url in ["ws://host:9/hook", "http://host/a@b", "ws://host?u=a@b"] {
+            assert!(matches!(display_url(url), Cow::Borrowed(_)), "{url}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_is_left_alone() {
+        for text in [
+            "The bearer of this letter may pass; the bearer bonds are gone.",
+            "Send it to alice@example.com or see https://example.com/a:b@c today.",
+            "git@github.com:owner/repo.git and ssh://git@host/repo",
+            "eyJ is how base64 JSON starts; sk_live is a prefix; AIza alone is not a key.",
+            "aws_secret_access_key is unset",
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+            "risk_live_events and desk_test_plan are table names",
+        ] {
+            assert!(
+                matches!(redact(text), Cow::Borrowed(_)),
+                "{text}: {}",
+                redact(text)
+            );
+        }
     }
 }

@@ -28,7 +28,8 @@ use tokio::time::{Instant, timeout_at};
 use crate::config::{Defaults, RemoteConfig, RemoteTransport};
 use crate::declaration::{Declaration, Effective};
 use crate::error::CallError;
-use crate::hook::{Counters, wait_for_state};
+use crate::hook::{Counters, Observer, events_forwarded, offer, wait_for_state};
+use crate::log_budget::LogBudget;
 use crate::supervisor::{STABLE_AFTER, accept_hello, backoff, hello_params, stopping};
 
 /// How often an idle WebSocket is pinged, and how long without any frame
@@ -91,6 +92,10 @@ pub struct RemoteHook {
     /// In flight, reconnects (counted as restarts) and dropped events.
     pub counters: Counters,
     events: mpsc::Sender<Arc<RawValue>>,
+    /// Set by the event forwarder once it has handed on (or counted as
+    /// lost) what was emitted before shutdown; [`maintain`] keeps the
+    /// connection open until then.
+    events_done: watch::Sender<bool>,
     /// HTTP: a transport failure asks [`maintain`] for a new hello.
     rehello: Notify,
     version: AtomicU32,
@@ -120,6 +125,7 @@ impl RemoteHook {
             state: watch::channel(RemoteState::Connecting).0,
             counters: Counters::default(),
             events,
+            events_done: watch::channel(false).0,
             rehello: Notify::new(),
             version: AtomicU32::new(0),
             hello_us: AtomicU64::new(0),
@@ -202,19 +208,34 @@ impl RemoteHook {
         }
     }
 
-    /// Queues a runtime event's params without waiting; a full queue drops
-    /// it, counts it and says so.
+    /// Queues a runtime event's params without waiting; a full queue (or
+    /// one closed by shutdown) drops it, counts it and says so.
     pub(crate) fn offer_event(&self, params: &Arc<RawValue>) {
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.events.try_send(params.clone()) {
-            self.note_dropped_event("its event queue is full");
+        offer(self, &self.events, params.clone());
+    }
+
+    /// At shutdown, waits (at most the shutdown grace) until the event
+    /// forwarder has handed on what was emitted before it, so that the
+    /// connection closes after those events and not before them.
+    async fn events_forwarded(&self) {
+        if self.transport == RemoteTransport::WebSocket {
+            let grace = Duration::from_millis(self.defaults.shutdown_grace_ms);
+            events_forwarded(&self.events_done, grace).await;
         }
     }
 
-    fn note_dropped_event(&self, why: &str) {
-        let n = self.counters.dropped_events.fetch_add(1, Ordering::Relaxed) + 1;
-        if n == 1 || n.is_multiple_of(100) {
-            tracing::warn!(hook = %self.name, dropped_total = n, "dropped a runtime event: {why}");
-        }
+    /// Its URL as it may be shown: without a password (see
+    /// [`crate::redact::display_url`]).
+    pub fn shown_url(&self) -> std::borrow::Cow<'_, str> {
+        crate::redact::display_url(&self.config.url)
+    }
+
+    /// Why a step failed, for reasons, the audit and the log: the URL
+    /// shown without its password, and the client's error redacted (it may
+    /// quote a URL, such as a redirect's location).
+    fn failed(&self, what: &str, e: impl std::fmt::Display) -> String {
+        let e = e.to_string();
+        format!("{what} {}: {}", self.shown_url(), crate::redact::redact(&e))
     }
 
     fn connect_timeout(&self) -> Duration {
@@ -264,6 +285,10 @@ impl RemoteHook {
 
     async fn connect_ws(&self) -> Result<Link, String> {
         let client = WsClientBuilder::new()
+            // One connection attempt, no redirect followed: jsonrpsee
+            // counts attempts here, and would otherwise send the headers
+            // (a bearer token) to wherever a 3xx points, `ws://` included.
+            .max_redirections(1)
             .set_headers(self.headers()?)
             .max_request_size(self.max_message())
             .max_response_size(self.max_message())
@@ -277,7 +302,7 @@ impl RemoteHook {
             )
             .build(&self.config.url)
             .await
-            .map_err(|e| format!("cannot connect to {}: {}", self.config.url, e))?;
+            .map_err(|e| self.failed("cannot connect to", refused_redirect(e)))?;
         Ok(Link::Ws(Arc::new(client)))
     }
 
@@ -289,7 +314,7 @@ impl RemoteHook {
             .connect_timeout(self.connect_timeout())
             .request_timeout(self.client_timeout())
             .build(&self.config.url)
-            .map_err(|e| format!("cannot use {}: {}", self.config.url, e))?;
+            .map_err(|e| self.failed("cannot use", e))?;
         Ok(Link::Http(client))
     }
 
@@ -316,11 +341,11 @@ impl RemoteHook {
             Err(_) => {
                 return Err(format!(
                     "no answer to hook.hello from {} within {} ms",
-                    self.config.url,
+                    self.shown_url(),
                     budget.as_millis()
                 ));
             }
-            Ok(Err(e)) => return Err(format!("hook.hello to {} failed: {e}", self.config.url)),
+            Ok(Err(e)) => return Err(self.failed("hook.hello failed at", e)),
             Ok(Ok(v)) => v,
         };
         let (version, hello) = accept_hello(&reply)?;
@@ -365,6 +390,22 @@ fn raw(params: &Value) -> Result<Raw, CallError> {
         .map_err(|e| CallError::Protocol(format!("params did not encode: {e}")))
 }
 
+/// The connect error, said plainly when it is a redirect not followed:
+/// after its one attempt, jsonrpsee's ws client reports a redirect as "no
+/// IP address found" for the redirect's host.
+fn refused_redirect(e: ClientError) -> String {
+    use jsonrpsee_client_transport::ws::WsHandshakeError;
+    if let ClientError::Transport(inner) = &e
+        && let Some(WsHandshakeError::NoAddressFound(_) | WsHandshakeError::Redirected { .. }) =
+            inner.downcast_ref::<WsHandshakeError>()
+    {
+        return "the server answered the upgrade with a redirect, which hookhost does not follow \
+                (or the host name resolved to no address)"
+            .into();
+    }
+    e.to_string()
+}
+
 /// Whether the connection, not the hook's answer, failed.
 fn is_transport(e: &ClientError) -> bool {
     matches!(
@@ -400,6 +441,8 @@ pub(crate) async fn maintain(
     let mut first = Some(first);
     let mut attempt: u32 = 0;
     let max = Duration::from_millis(hook.defaults.restart_backoff_max_ms);
+    // A flapping server must not flood the log: a budget, as for restarts.
+    let reports = LogBudget::about("reconnect reports");
     loop {
         let connected = tokio::select! {
             r = hook.connect() => r,
@@ -409,7 +452,7 @@ pub(crate) async fn maintain(
             Ok(link) => {
                 tracing::info!(
                     hook = %hook.name,
-                    url = %hook.config.url,
+                    url = %hook.shown_url(),
                     hello_ms = hook.hello_time().as_millis() as u64,
                     "remote hook ready"
                 );
@@ -421,7 +464,10 @@ pub(crate) async fn maintain(
                 let lost = match &link {
                     Link::Ws(c) => tokio::select! {
                         e = c.on_disconnect() => Some(e.to_string()),
-                        _ = stopping(&mut shutdown) => None,
+                        _ = stopping(&mut shutdown) => {
+                            hook.events_forwarded().await;
+                            None
+                        }
                     },
                     Link::Http(_) => tokio::select! {
                         _ = hook.rehello.notified() => Some("a request failed in transport".into()),
@@ -436,7 +482,10 @@ pub(crate) async fn maintain(
                     attempt = 0;
                 }
                 hook.counters.restarts.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(hook = %hook.name, url = %hook.config.url, "connection lost ({why}); reconnecting");
+                reports.warn(
+                    &hook.name,
+                    format_args!("connection lost ({why}); reconnecting"),
+                );
                 hook.state.send_replace(RemoteState::Connecting);
                 // The first reconnect is immediate; a server that is back
                 // (or a balancer with another instance) costs no wait.
@@ -449,7 +498,7 @@ pub(crate) async fn maintain(
                 if first.is_some() {
                     tracing::error!(hook = %hook.name, "remote hook did not come up: {why}");
                 } else {
-                    tracing::warn!(hook = %hook.name, "reconnect failed: {why}");
+                    reports.warn(&hook.name, format_args!("reconnect failed: {why}"));
                 }
                 hook.state.send_replace(RemoteState::Down(why.clone()));
                 if let Some(tx) = first.take() {
@@ -464,43 +513,46 @@ pub(crate) async fn maintain(
             _ = stopping(&mut shutdown) => break,
         }
     }
+    reports.report_held_back(&hook.name);
     hook.state.send_replace(RemoteState::Stopped);
 }
 
-/// Hands queued events to a WebSocket remote in order, each within the
-/// observer timeout; ends when the host shuts down.
-pub(crate) async fn forward_events(
-    hook: Arc<RemoteHook>,
-    mut rx: mpsc::Receiver<Arc<RawValue>>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    let budget = Duration::from_millis(hook.defaults.observer_timeout_ms);
-    loop {
-        let params = tokio::select! {
-            p = rx.recv() => match p { Some(p) => p, None => return },
-            _ = stopping(&mut shutdown) => return,
+/// The event forwarder of a WebSocket remote (see
+/// [`crate::hook::forward_events`]).
+pub(crate) use crate::hook::forward_events;
+
+impl Observer for RemoteHook {
+    type Event = Arc<RawValue>;
+
+    async fn deliver(
+        &self,
+        params: Arc<RawValue>,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<(), CallError> {
+        let Link::Ws(c) = self.ready(deadline, budget).await? else {
+            return Err(CallError::Unavailable("HTTP carries requests only".into()));
         };
-        let deadline = Instant::now() + budget;
-        let sent = match hook.ready(deadline, budget).await {
-            Ok(Link::Ws(c)) => {
-                let params = Raw(params.as_ref().to_owned());
-                match timeout_at(deadline, c.notification(method::RUNTIME_EVENT, params)).await {
-                    Ok(r) => r.map_err(|e| call_error(e, budget)),
-                    Err(_) => Err(CallError::Timeout(budget)),
-                }
-            }
-            Ok(Link::Http(_)) => Err(CallError::Unavailable("HTTP carries requests only".into())),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = sent {
-            let why = match e {
-                CallError::Timeout(_) => format!(
-                    "the hook did not take it within observer_timeout_ms ({} ms)",
-                    budget.as_millis()
-                ),
-                other => other.to_string(),
-            };
-            hook.note_dropped_event(&why);
+        let params = Raw(params.as_ref().to_owned());
+        match timeout_at(deadline, c.notification(method::RUNTIME_EVENT, params)).await {
+            Ok(r) => r.map_err(|e| call_error(e, budget)),
+            Err(_) => Err(CallError::Timeout(budget)),
         }
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn observer_timeout(&self) -> Duration {
+        Duration::from_millis(self.defaults.observer_timeout_ms)
+    }
+
+    fn events_done(&self) -> &watch::Sender<bool> {
+        &self.events_done
     }
 }

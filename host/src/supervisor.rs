@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use crate::connection::{Connection, ConnectionTasks};
 use crate::error::CallError;
 use crate::hook::{HookEntry, HookState};
+use crate::log_budget::LogBudget;
 use crate::process::{self, Running};
 
 /// A process that stays up this long resets the backoff.
@@ -46,8 +47,7 @@ pub(crate) async fn supervise(
 ) {
     let mut first = Some(first);
     let mut attempt: u32 = 0;
-    let mut crashes: VecDeque<Instant> = VecDeque::new();
-    let window = Duration::from_millis(entry.defaults.restart_window_ms);
+    let mut crashes = Crashes::new(&entry);
     loop {
         let begun = Instant::now();
         let started = match start(&entry, &mut shutdown).await {
@@ -98,27 +98,7 @@ pub(crate) async fn supervise(
                 if up_since.elapsed() >= STABLE_AFTER {
                     attempt = 0;
                 }
-                let now = Instant::now();
-                crashes.push_back(now);
-                while crashes
-                    .front()
-                    .is_some_and(|t| now.duration_since(*t) > window)
-                {
-                    crashes.pop_front();
-                }
-                entry.counters.restarts.fetch_add(1, Ordering::Relaxed);
-                if crashes.len() as u32 >= entry.defaults.max_restarts {
-                    let why = format!(
-                        "crashed {} times within {} s; skipped until a restart succeeds",
-                        crashes.len(),
-                        window.as_secs()
-                    );
-                    tracing::error!(hook = %entry.name, "hook exited ({ended}); {why}");
-                    entry.state.send_replace(HookState::Failed(why));
-                } else {
-                    tracing::warn!(hook = %entry.name, "hook exited ({ended}); restarting");
-                    entry.state.send_replace(HookState::Starting);
-                }
+                crashes.note(&entry, &ended);
             }
             Err(why) => {
                 let tail = entry.stderr.text();
@@ -127,7 +107,9 @@ pub(crate) async fn supervise(
                 } else {
                     format!("{why}; its stderr ended with:\n{tail}")
                 };
-                tracing::error!(hook = %entry.name, "hook failed to start: {report}");
+                crashes
+                    .reports
+                    .error(&entry.name, format_args!("hook failed to start: {report}"));
                 entry.state.send_replace(HookState::Failed(why));
                 if let Some(tx) = first.take() {
                     let _ = tx.send(Err(report));
@@ -147,7 +129,60 @@ pub(crate) async fn supervise(
             entry.state.send_replace(HookState::Starting);
         }
     }
+    crashes.reports.report_held_back(&entry.name);
     entry.state.send_replace(HookState::Stopped);
+}
+
+/// Recent crashes of one hook, for `max_restarts`, and the budget of its
+/// restart reports: a crash-looping hook restarts every
+/// `restart_backoff_max_ms`, and one report per restart would flood the
+/// agent's log; past the budget they are counted and the count is said.
+struct Crashes {
+    times: VecDeque<Instant>,
+    window: Duration,
+    reports: LogBudget,
+}
+
+impl Crashes {
+    fn new(entry: &HookEntry) -> Crashes {
+        Crashes {
+            times: VecDeque::new(),
+            window: Duration::from_millis(entry.defaults.restart_window_ms),
+            reports: LogBudget::about("restart reports"),
+        }
+    }
+
+    /// Counts a crash, reports it (within the budget) and publishes the
+    /// next state: Starting, or Failed once it crashed `max_restarts`
+    /// times within the window.
+    fn note(&mut self, entry: &HookEntry, ended: &str) {
+        let now = Instant::now();
+        self.times.push_back(now);
+        while self
+            .times
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > self.window)
+        {
+            self.times.pop_front();
+        }
+        entry.counters.restarts.fetch_add(1, Ordering::Relaxed);
+        if self.times.len() as u32 >= entry.defaults.max_restarts {
+            let why = format!(
+                "crashed {} times within {} s; skipped until a restart succeeds",
+                self.times.len(),
+                self.window.as_secs()
+            );
+            self.reports
+                .error(&entry.name, format_args!("hook exited ({ended}); {why}"));
+            entry.state.send_replace(HookState::Failed(why));
+        } else {
+            self.reports.warn(
+                &entry.name,
+                format_args!("hook exited ({ended}); restarting"),
+            );
+            entry.state.send_replace(HookState::Starting);
+        }
+    }
 }
 
 /// A live hook lost one of its pipes. One that is exiting closes them
@@ -292,9 +327,11 @@ pub(crate) fn accept_hello(reply: &serde_json::Value) -> Result<(u32, HelloResul
     Ok((version, result))
 }
 
-/// Graceful stop: close stdin, then the signal ladder.
+/// Graceful stop: let the events emitted before shutdown reach the
+/// writer, close stdin (after them), then the signal ladder.
 async fn stop(entry: &HookEntry, mut live: Live) {
     let grace = Duration::from_millis(entry.defaults.shutdown_grace_ms);
+    entry.events_forwarded(grace).await;
     live.conn
         .close_stdin(&live.tasks, grace.min(Duration::from_millis(100)))
         .await;
@@ -323,4 +360,50 @@ pub(crate) fn backoff(attempt: u32, max: Duration) -> Duration {
 pub(crate) async fn stopping(rx: &mut watch::Receiver<bool>) {
     // The guard `wait_for` returns must not live across an await.
     let _ = rx.wait_for(|s| *s).await.map(|_| ());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log_budget::capture::Captured;
+
+    /// A hook that answers hello and exits soon after, every time.
+    fn crash_looping_hook() -> crate::config::ProcessConfig {
+        let script = r#"read line; echo '{"jsonrpc":"2.0","id":1,"result":{"version":1}}'; sleep 0.02; exit 3"#;
+        let command = ["sh", "-c", script].map(String::from).to_vec();
+        crate::config::ProcessConfig::new(command, vec![hookhost_protocol::Stage::BeforeTool])
+    }
+
+    #[tokio::test]
+    async fn a_crash_loop_logs_a_few_restarts_and_counts_the_rest() {
+        let (log, _guard) = Captured::start();
+        let defaults = crate::config::Defaults {
+            restart_backoff_max_ms: 2,
+            max_restarts: 10_000,
+            ..Default::default()
+        };
+        let (entry, _events) = HookEntry::new("looper", crash_looping_hook(), defaults);
+        let (stop, shutdown) = watch::channel(false);
+        let (tx, _first) = oneshot::channel();
+        let task = tokio::spawn(supervise(entry.clone(), shutdown, tx));
+        let until = Instant::now() + Duration::from_secs(10);
+        while entry.counters.restarts.load(Ordering::Relaxed) < 25 && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stop.send_replace(true);
+        let _ = task.await;
+        let restarts = entry.counters.restarts.load(Ordering::Relaxed);
+        assert!(restarts >= 25, "only {restarts} restarts");
+        let text = log.text();
+        let logged = text.lines().filter(|l| l.contains("restarting")).count() as u64;
+        assert!(
+            logged <= u64::from(crate::log_budget::PER_WINDOW),
+            "{logged} restart warnings:\n{text}"
+        );
+        let held = restarts - logged;
+        assert!(
+            text.contains(&format!("{held} more restart reports were held back")),
+            "{text}"
+        );
+    }
 }

@@ -464,3 +464,121 @@ max_line_bytes = 1000000
         "over-long line logged on stderr"
     );
 }
+
+/// `hookhost check` shows a remote's URL without the password in it, in
+/// its table and in a failure, and logs it nowhere.
+#[test]
+fn check_shows_remote_urls_without_their_credentials() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(hookhost_sdk::serve_ws(Quiet, "127.0.0.1:0"))
+        .unwrap();
+    let live = server.local_addr();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_addr = dead.local_addr().unwrap();
+    drop(dead);
+    let dir = scratch("check-credentials");
+    let config = write_config(
+        &dir,
+        &format!(
+            "[hooks.remotes.live]\nurl = \"ws://alice:s3cr3t@{live}/hook\"\nintercept = [\"before_tool\"]\n\
+             [hooks.remotes.dead]\nurl = \"ws://bob:hunter2@{dead_addr}/hook\"\nintercept = [\"before_tool\"]\n"
+        ),
+    );
+    let out = Command::new(HOOKHOST)
+        .args(["check", "-c"])
+        .arg(&config)
+        .env("HOOKHOST_LOG", "debug")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains(&format!("ws://{live}/hook")), "{stdout}");
+    assert!(
+        stdout.contains("FAIL hook `dead`") && stdout.contains(&format!("ws://{dead_addr}/hook")),
+        "{stdout}"
+    );
+    for secret in ["alice", "s3cr3t", "bob", "hunter2"] {
+        assert!(!stdout.contains(secret), "{stdout}");
+        assert!(!stderr.contains(secret), "{stderr}");
+    }
+    server.stop();
+}
+
+/// A remote hook that declares before_tool and always continues.
+struct Quiet;
+
+impl hookhost_sdk::Hook for Quiet {
+    fn intercepts(&self) -> Vec<hookhost::protocol::Stage> {
+        vec![hookhost::protocol::Stage::BeforeTool]
+    }
+}
+
+/// Alive and not a zombie.
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits up to 2 s for `path` to hold a pid.
+fn pid_in(path: &Path) -> i32 {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("no pid in {}", path.display());
+}
+
+/// A hook's descendant that leaves its process group with `setsid` (a
+/// daemon) is out of reach of the group's signals; the `hookhost` binary
+/// is the subreaper of its hooks, and kills such a daemon at exit: one
+/// started by a process hook, and one started by a command hook.
+#[test]
+fn a_setsid_daemon_of_a_process_or_command_hook_is_gone_after_the_binary_exits() {
+    let dir = scratch("setsid");
+    // Starts the daemon and waits until it has written its pid.
+    let daemon = |file: &str| {
+        let path = dir.join(file);
+        format!(
+            "setsid sh -c 'echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 300' </dev/null >/dev/null 2>&1 & \
+             while [ ! -s {0} ]; do sleep 0.01; done;",
+            path.display()
+        )
+    };
+    let config = write_config(
+        &dir,
+        &format!(
+            "[hooks.processes.spawner]\ncommand = [\"sh\", \"-c\", {:?}]\nintercept = [\"before_tool\"]\n\
+             [hooks.commands.script]\ncommand = {:?}\nevents = [\"pre_tool_use\"]\n",
+            format!(
+                "{} exec TEST_HOOK --intercept before_tool",
+                daemon("process.pid")
+            ),
+            daemon("command.pid"),
+        ),
+    );
+    let out = call(&config, "before_tool", r#"{"tool":"shell","arguments":{}}"#);
+    stdout_json(&out);
+    for file in ["process.pid", "command.pid"] {
+        let pid = pid_in(&dir.join(file));
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            !alive(pid)
+        });
+        if !gone {
+            // SAFETY: a plain kill of the daemon this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        assert!(gone, "the {file} daemon {pid} outlived the binary");
+    }
+}

@@ -673,3 +673,35 @@ async fn a_hook_inherits_no_descriptor_but_stdin_stdout_and_stderr() {
         libc::close(leaked);
     }
 }
+
+/// Spec section 11: an event emitted before `shutdown` is delivered, not
+/// dropped, even when shutdown follows at once. Twenty times over, each a
+/// fresh host and a hook that appends each event it gets to a file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_emitted_just_before_shutdown_is_delivered() {
+    let dir = scratch();
+    let mut lost = Vec::new();
+    for run in 0..20 {
+        let events = dir.join(format!("events-{run}"));
+        let h = hook(&["--events-file", events.to_str().unwrap()], &[]);
+        let mut h = h;
+        h.observe = vec!["*".into()];
+        let host = Host::start(config(vec![("watcher", h)])).await;
+        host.emit(RuntimeEvent {
+            id: host.next_event_id(),
+            kind: format!("agent.run.{run}"),
+            time: "2026-11-22T00:00:00Z".into(),
+            source: None,
+            scope: None,
+            severity: None,
+            payload: json!({}),
+            extra: Default::default(),
+        });
+        host.shutdown().await;
+        let got = std::fs::read_to_string(&events).unwrap_or_default();
+        if got.trim() != format!("agent.run.{run}") {
+            lost.push((run, got));
+        }
+    }
+    assert!(lost.is_empty(), "events lost at shutdown: {lost:?}");
+}

@@ -586,3 +586,172 @@ async fn a_chain_mixes_stdio_websocket_and_http_hooks() {
     ws.stop();
     http.stop();
 }
+
+/// Collects what `tracing` writes on this thread.
+#[derive(Clone, Default)]
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogSink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A password in a remote's URL is sent to the server (as basic auth) and
+/// shown nowhere: not in the start failure, the deny reason the model
+/// reads, the audit log or the host's log. The URL is shown without it.
+#[tokio::test]
+async fn credentials_in_a_remote_url_are_shown_nowhere() {
+    let log = LogSink::default();
+    let sink = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || sink.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let spare = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = spare.local_addr().unwrap().to_string();
+    drop(spare);
+    let dir = std::env::temp_dir().join(format!("hookhost-remote-creds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let audit = dir.join("audit.jsonl");
+    let mut config = config(&[(
+        "remote",
+        remote(&format!("ws://alice:s3cr3t@{addr}/hook"), OnError::Deny),
+    )]);
+    config.audit = Some(hookhost::config::AuditConfig {
+        path: audit.clone(),
+    });
+    let host = Host::start(config).await;
+    let failure = host.start_failures()[0].error.clone();
+    assert!(failure.contains(&format!("ws://{addr}/hook")), "{failure}");
+    let reason = match host.before_tool(call()).await {
+        ToolOutcome::Deny { reason } => reason,
+        other => panic!("{other:?}"),
+    };
+    assert!(reason.contains(&format!("ws://{addr}/hook")), "{reason}");
+    host.shutdown().await;
+    let written = std::fs::read_to_string(&audit).unwrap();
+    let logged = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    for (place, text) in [
+        ("start failure", &failure),
+        ("deny reason", &reason),
+        ("audit", &written),
+        ("log", &logged),
+    ] {
+        assert!(!text.contains("s3cr3t"), "{place}: {text}");
+        assert!(!text.contains("alice"), "{place}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A listener that counts connections and keeps what each sent first.
+async fn recording_listener() -> (String, Arc<Mutex<Vec<String>>>, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = seen.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let record = record.clone();
+            tokio::spawn(async move {
+                use tokio::io::AsyncReadExt;
+                let mut head = vec![0u8; 4096];
+                let read = tokio::time::timeout(Duration::from_secs(1), stream.read(&mut head));
+                let n = read.await.map_or(0, |r| r.unwrap_or(0));
+                let text = String::from_utf8_lossy(&head[..n]).into_owned();
+                record
+                    .lock()
+                    .unwrap()
+                    .push(format!("a connection: {text:?}"));
+            });
+        }
+    });
+    (addr, seen, task)
+}
+
+/// A server that answers every request with `302 Found` to `location`.
+async fn redirecting_server(location: String) -> (String, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let task = tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let location = location.clone();
+            tokio::spawn(async move {
+                let mut head = vec![0u8; 8192];
+                let _ = stream.read(&mut head).await;
+                let answer = format!(
+                    "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n"
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+                let _ = stream.flush().await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            });
+        }
+    });
+    (addr, task)
+}
+
+/// A redirect is not followed, over WebSocket or HTTP: the second host
+/// sees no connection and no token, and the call is answered by policy.
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_the_call_ends_by_policy() {
+    for scheme in ["ws", "http"] {
+        let (elsewhere, seen, listener) = recording_listener().await;
+        let (addr, server) = redirecting_server(format!("{scheme}://{elsewhere}/stolen")).await;
+        let mut r = RemoteConfig::new(format!("{scheme}://{addr}/hook"), vec![Stage::BeforeTool]);
+        r.on_error = Some(OnError::Deny);
+        r.timeout_ms = Some(1000);
+        r.headers
+            .insert("Authorization".into(), "Bearer t0ken".into());
+        let host = Host::start(config(&[("remote", r)])).await;
+        match host.before_tool(call()).await {
+            ToolOutcome::Deny { reason } => {
+                assert!(reason.contains("on_error = deny"), "{scheme}: {reason}");
+                let why = if scheme == "ws" { "redirect" } else { "302" };
+                assert!(reason.contains(why), "{scheme}: {reason}");
+            }
+            other => panic!("{scheme}: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        host.shutdown().await;
+        let seen = seen.lock().unwrap().clone();
+        assert!(
+            seen.is_empty(),
+            "{scheme}: the redirect was followed: {seen:?}"
+        );
+        listener.abort();
+        server.abort();
+    }
+}
+
+/// Spec section 11 for a WebSocket remote: an event emitted just before
+/// `shutdown` is sent before the connection closes. Twenty runs.
+#[tokio::test]
+async fn an_event_emitted_just_before_shutdown_reaches_a_websocket_hook() {
+    let mut lost = Vec::new();
+    for run in 0..20 {
+        let server = Server::start("remote", Mode::Modify).await;
+        let host = Host::start(config(&[("remote", remote(&server.url(), OnError::Allow))])).await;
+        let kind = format!("agent.run.{run}");
+        host.emit(event(&kind));
+        host.shutdown().await;
+        let until = std::time::Instant::now() + Duration::from_secs(1);
+        while server.seen.lock().unwrap().events.is_empty() && std::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (_, seen) = server.stop().await;
+        if seen.lock().unwrap().events != [kind.clone()] {
+            lost.push(run);
+        }
+    }
+    assert!(lost.is_empty(), "events lost at shutdown in runs {lost:?}");
+}

@@ -83,7 +83,7 @@ pub async fn run(args: CheckArgs) -> ExitCode {
                 rows.push([
                     m.name.to_string(),
                     "remote".into(),
-                    r.config.url.clone(),
+                    r.shown_url().into_owned(),
                     format!("v{}", r.version()),
                     stages,
                     list(

@@ -46,6 +46,13 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
     limits::raise_nofile();
+    // hookhost spawns nothing but hooks: it adopts what escapes their
+    // groups (setsid daemons), and kills it at exit.
+    if let Err(e) = hookhost::reaper::become_subreaper() {
+        tracing::warn!(
+            "cannot become the subreaper of the hooks ({e}); a hook's daemon may outlive hookhost"
+        );
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -56,6 +63,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    runtime.spawn(reap_adopted());
     let code = runtime.block_on(async {
         match cli.command {
             Command::Demo(args) => demo::run(args).await,
@@ -68,7 +76,20 @@ pub fn main() -> ExitCode {
     });
     // Hooks are stopped by then; do not wait on stray blocking tasks.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    let escaped = hookhost::reaper::kill_all_children();
+    if escaped > 0 {
+        tracing::info!("killed {escaped} processes that escaped their hook's process group");
+    }
     code
+}
+
+/// Reaps the orphans hookhost adopted (as subreaper) that exit while it
+/// runs, so that a long `serve` does not collect zombies.
+async fn reap_adopted() {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        hookhost::reaper::reap_adopted_zombies();
+    }
 }
 
 fn init_logging() {

@@ -2,7 +2,7 @@
 //!
 //! At after_tool it replaces, in `result.for_llm` and `result.for_user`,
 //! every match of the patterns below with `[REDACTED]` (a bearer token
-//! keeps its `Bearer ` prefix). The patch names only the fields that
+//! keeps its `Bearer ` prefix, a URL its scheme). The patch names only the fields that
 //! changed; clean output continues untouched.
 
 use hookhost_sdk::params::AfterToolParams;
@@ -10,17 +10,39 @@ use hookhost_sdk::{Hook, Patch, Stage, Verdict};
 use regex::Regex;
 
 /// The secret patterns, in the order they are applied, and what each match
-/// becomes.
-const PATTERNS: [(&str, &str); 6] = [
+/// becomes. `${1}` keeps the word `Bearer`, a URL's scheme or an AWS key's
+/// name. A private key cut off before its END line is masked to the end.
+/// Lowercase `bearer` needs a digit in its token, so that prose such as
+/// "the bearer of this letter" is left alone.
+const PATTERNS: [(&str, &str); 13] = [
     (
-        r"(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----",
+        r"(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
         "[REDACTED]",
     ),
+    (
+        r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:]+:[^\s/@]+@",
+        "${1}[REDACTED]@",
+    ),
     (r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", "${1}[REDACTED]"),
+    (
+        r"((?i:bearer)\s+)[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*",
+        "${1}[REDACTED]",
+    ),
+    (
+        r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+",
+        "[REDACTED]",
+    ),
     (r"sk-[A-Za-z0-9_-]{16,}", "[REDACTED]"),
+    (r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}", "[REDACTED]"),
     (r"AKIA[0-9A-Z]{16}", "[REDACTED]"),
+    (
+        r#"((?i:(?:aws[_-]?)?secret[_-]?access[_-]?key)["']?\s*[:=]\s*["']?)[A-Za-z0-9/+]{40,}"#,
+        "${1}[REDACTED]",
+    ),
     (r"gh[pousr]_[A-Za-z0-9]{36,}", "[REDACTED]"),
+    (r"github_pat_[A-Za-z0-9_]{20,}", "[REDACTED]"),
     (r"xox[abprs]-[A-Za-z0-9-]{10,}", "[REDACTED]"),
+    (r"AIza[0-9A-Za-z_-]{35}", "[REDACTED]"),
 ];
 
 struct Redact {
