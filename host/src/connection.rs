@@ -91,7 +91,7 @@ impl Pending {
 /// bytes as it was sent; dropping that answer would fail the hook open
 /// for whoever configured it to allow, and a breaker would then turn it
 /// off for everyone.
-fn reply_cap(max_line: usize, largest: usize) -> usize {
+pub(crate) fn reply_cap(max_line: usize, largest: usize) -> usize {
     if largest == 0 {
         return max_line;
     }

@@ -262,8 +262,18 @@ impl RemoteHook {
         Ok(map)
     }
 
+    /// The longest request sent: `max_line_bytes`. A longer one fails at
+    /// once, by the hook's policy.
     fn max_message(&self) -> u32 {
         u32::try_from(self.defaults.max_line_bytes).unwrap_or(u32::MAX)
+    }
+
+    /// The longest answer read: as for a process, room for an answer about
+    /// as large as the longest request (a redaction of a large output), so
+    /// a fail-open redactor is not failed by the size of its own answer.
+    fn max_reply(&self) -> u32 {
+        let max = self.defaults.max_line_bytes;
+        u32::try_from(crate::connection::reply_cap(max, max)).unwrap_or(u32::MAX)
     }
 
     /// jsonrpsee's own request timeout is a backstop only: every call has
@@ -291,7 +301,7 @@ impl RemoteHook {
             .max_redirections(1)
             .set_headers(self.headers()?)
             .max_request_size(self.max_message())
-            .max_response_size(self.max_message())
+            .max_response_size(self.max_reply())
             .connection_timeout(self.connect_timeout())
             .request_timeout(self.client_timeout())
             .max_concurrent_requests(MAX_QUEUED)
@@ -310,7 +320,7 @@ impl RemoteHook {
         let client = HttpClientBuilder::new()
             .set_headers(self.headers()?)
             .max_request_size(self.max_message())
-            .max_response_size(self.max_message())
+            .max_response_size(self.max_reply())
             .connect_timeout(self.connect_timeout())
             .request_timeout(self.client_timeout())
             .build(&self.config.url)

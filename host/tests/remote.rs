@@ -755,3 +755,58 @@ async fn an_event_emitted_just_before_shutdown_reaches_a_websocket_hook() {
     }
     assert!(lost.is_empty(), "events lost at shutdown in runs {lost:?}");
 }
+
+/// A hook that rewrites `arguments.text` into a text 2.5 times as long,
+/// as a redactor that masks many short secrets with longer markers does.
+struct Lengthen;
+
+impl hookhost_sdk::Hook for Lengthen {
+    fn intercepts(&self) -> Vec<Stage> {
+        vec![Stage::BeforeTool]
+    }
+
+    async fn before_tool(&self, call: ToolCall) -> hookhost_sdk::ToolVerdict {
+        let n = call
+            .arguments
+            .get("text")
+            .and_then(Value::as_str)
+            .map_or(0, str::len);
+        hookhost_sdk::ToolVerdict::modify(
+            hookhost_sdk::Patch::new().set(&["arguments", "text"], "y".repeat(n * 5 / 2)),
+        )
+    }
+}
+
+/// An answer longer than `max_line_bytes` but about as long as the request
+/// it answers is read over WebSocket and HTTP, as from a process: a remote
+/// redactor is not failed (and failed open) by the size of its own answer.
+#[tokio::test]
+async fn a_remote_answer_as_large_as_its_request_is_accepted() {
+    let server = hookhost_sdk::serve_ws(Lengthen, "127.0.0.1:0")
+        .await
+        .unwrap();
+    for scheme in ["ws", "http"] {
+        let mut config = config(&[]);
+        config.defaults.max_line_bytes = 100_000;
+        let url = format!("{scheme}://{}", server.local_addr());
+        config
+            .remotes
+            .insert("lengthen".into(), remote(&url, OnError::Allow));
+        let host = Host::start(config).await;
+        let mut call = call();
+        call.arguments
+            .insert("text".into(), json!("x".repeat(60_000)));
+        match host.before_tool(call).await {
+            ToolOutcome::Continue(c) => {
+                assert_eq!(
+                    c.arguments["text"].as_str().map(str::len),
+                    Some(150_000),
+                    "{scheme}"
+                )
+            }
+            other => panic!("{scheme}: {other:?}"),
+        }
+        host.shutdown().await;
+    }
+    server.stop();
+}
