@@ -10,12 +10,16 @@ import re
 from hookhost_sdk import App, Decision, ToolOutput, modify_result
 
 MASK = "[REDACTED]"
-# `\g<1>` keeps the word Bearer, a URL's scheme or an AWS key's name. A private
+# `\g<1>` keeps the word Bearer, a URL's scheme or an AWS key's name. The URL
+# pattern is bounded (a scheme starts a word and has at most 32 characters,
+# user and password at most 256 each): Python's regex engine backtracks, and
+# an unbounded scheme took 54 s on 200 KiB of letters, which a tool's output
+# (so the model) controls. A private
 # key cut off before its END line is masked to the end. Lowercase `bearer`
 # needs a digit in its token, so that "the bearer of this letter" is left alone.
 PATTERNS = [  # applied in this order
     (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL), MASK),
-    (re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:]+:[^\s/@]+@"), r"\g<1>" + MASK + "@"),
+    (re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,31}://)[^\s/@:]{1,256}:[^\s/@]{1,256}@"), r"\g<1>" + MASK + "@"),
     (re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\g<1>" + MASK),
     (re.compile(r"((?i:bearer)\s+)[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*"), r"\g<1>" + MASK),
     (re.compile(r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"), MASK),

@@ -27,7 +27,7 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
             MASK,
         ),
-        p(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/@:]+:[^\s/@]+@", "${1}[REDACTED]@"),
+        p(r"([A-Za-z][A-Za-z0-9+.-]{0,31}://)[^\s/@:]{1,256}:[^\s/@]{1,256}@", "${1}[REDACTED]@"),
         p(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", "${1}[REDACTED]"),
         p(
             r"((?i:bearer)\s+)[A-Za-z0-9._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*",
