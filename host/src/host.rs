@@ -977,7 +977,6 @@ impl Host {
         failure: Option<String>,
     ) -> Flow {
         let stage = run.stage;
-        let policy = m.policy(stage);
         let ts = SystemTime::now();
         let begun = Instant::now();
         let span = call_span(stage, &m.name, &run.request_id);
@@ -990,6 +989,7 @@ impl Host {
             }
         };
         let elapsed = begun.elapsed();
+        let policy = m.failure_policy(stage, reply.as_ref().err().and_then(|(_, e)| e.as_ref()));
         let flow = chain.step(
             &m.name,
             policy,

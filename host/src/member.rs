@@ -248,6 +248,24 @@ impl Member {
         self.on_error.unwrap_or(OnError::default_for(stage))
     }
 
+    /// The policy for one failure. A command hook with no `on_error` that
+    /// could not even be spawned (out of descriptors or processes, its
+    /// program gone) fails closed where a refusal exists: that gate never
+    /// ran, and exhausting descriptors is something an attacker can do.
+    /// docker-agent's default `warn` still covers a hook that ran and failed.
+    pub fn failure_policy(&self, stage: Stage, error: Option<&CallError>) -> OnError {
+        let unspawned = matches!(self.kind, MemberKind::Command(_))
+            && matches!(error, Some(CallError::Unavailable(_)));
+        let refusable = matches!(
+            stage,
+            Stage::BeforeTool | Stage::ApproveTool | Stage::Lifecycle
+        );
+        if self.on_error.is_none() && unspawned && refusable {
+            return OnError::Deny;
+        }
+        self.policy(stage)
+    }
+
     /// Whether a failure that its policy lets pass is logged only at debug
     /// level: a command hook's `on_error = "ignore"` is meant to be quiet.
     pub fn quiet_failures(&self, stage: Stage) -> bool {

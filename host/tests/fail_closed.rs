@@ -165,6 +165,12 @@ async fn a_command_that_cannot_be_spawned_fails_closed() {
         "{v}"
     );
     host.shutdown().await;
+    // A gate with no policy of its own refuses when it cannot start: it
+    // never ran (docker-agent's default `warn` is for a gate that ran).
+    let host = vanished_command("pre_tool_use", None).await;
+    let v = host.run_stage(Stage::BeforeTool, call.clone()).await;
+    assert_eq!(v.unwrap().to_wire(Stage::BeforeTool)["action"], "deny_tool");
+    host.shutdown().await;
     // A gate that blocks on failure blocks when it cannot start.
     let host = vanished_command("pre_tool_use", Some("block")).await;
     let v = host.run_stage(Stage::BeforeTool, call.clone()).await;
