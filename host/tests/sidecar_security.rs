@@ -431,3 +431,81 @@ fn large_requests_in_flight_are_bounded_by_bytes() {
     stop(child);
     let _ = writer.join();
 }
+
+/// `serve` under `prlimit`, with its address.
+fn serve_limited(config: &Path, nofile: &str) -> (Child, String) {
+    use std::io::BufRead;
+    let mut child = Command::new("prlimit")
+        .arg(format!("--nofile={nofile}"))
+        .arg(HOOKHOST)
+        .args(["serve", "--listen", "127.0.0.1:0", "-c"])
+        .arg(config)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ws://")
+        .unwrap()
+        .to_string();
+    (child, addr)
+}
+
+/// The soft descriptor limit is raised to the hard one at start, so a
+/// connection flood does not leave command hooks unable to spawn at the
+/// usual soft limit of 1024.
+#[test]
+fn the_descriptor_limit_is_raised_to_the_hard_limit() {
+    let cfg = config("nofile", BUILTINS);
+    let (child, _addr) = serve_limited(&cfg, "256:4096");
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(&fields[3..5], ["4096", "4096"], "{line}");
+    stop(child);
+}
+
+/// With few descriptors the connection cap shrinks to leave room for the
+/// hooks: connections past it are closed at once, the ones in it are
+/// served, and the refusals are logged once, with a count, not per
+/// connection.
+#[test]
+fn the_connection_cap_leaves_room_for_hooks_and_refusals_are_logged_within_a_budget() {
+    let cfg = config("cap", BUILTINS);
+    // 150 descriptors, 136 kept for one hook: 14 connections.
+    let (child, addr) = serve_limited(&cfg, "150:150");
+    let mut open = Vec::new();
+    for _ in 0..14 {
+        let (s, status, _) = upgrade(&addr, &[]);
+        assert_eq!(status, 101);
+        open.push(s);
+    }
+    for _ in 0..40 {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut byte = [0u8; 1];
+        match s.read(&mut byte) {
+            Ok(0) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+            other => panic!("not closed at once: {other:?}"),
+        }
+    }
+    assert_served(&mut open[13], 1);
+    // SAFETY: a signal to the sidecar this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let refusals = stderr.matches("refused a connection").count();
+    assert_eq!(refusals, 1, "{stderr}");
+}

@@ -169,6 +169,8 @@ async fn listen(
     options: WsOptions,
     hooks: usize,
 ) -> ExitCode {
+    // Watched before the address is printed: whoever reads it may signal.
+    let terminated = super::terminated();
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
         Err(e) => {
@@ -186,7 +188,6 @@ async fn listen(
     let mut gate = Gate::new(connection_cap(hooks));
     let options = Arc::new(options);
     let mut sessions = tokio::task::JoinSet::new();
-    let terminated = super::terminated();
     tokio::pin!(terminated);
     loop {
         tokio::select! {
