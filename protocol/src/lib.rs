@@ -41,6 +41,7 @@ pub mod params;
 pub mod schema;
 pub mod sidecar;
 pub mod stage;
+pub mod token;
 
 pub use action::{
     Action, Decision, LifecycleAction, LifecycleResult, ResultError, check_lifecycle_decision,

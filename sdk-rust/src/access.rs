@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::future::Either;
+use hookhost_protocol::token::{bearer, token_matches};
 use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse};
 
 /// How [`crate::serve_ws_with`] serves, beyond the address: today, an
@@ -185,7 +186,10 @@ fn check<B>(request: &mut HttpRequest<B>, token: Option<&[u8]>) -> Result<(), Re
     }
     if let Some(token) = token {
         let given = headers.get("authorization").map(|v| v.as_bytes());
-        if !given.and_then(bearer).is_some_and(|t| same_bytes(t, token)) {
+        if !given
+            .and_then(bearer)
+            .is_some_and(|t| token_matches(t, token))
+        {
             let why = if given.is_some() { "a wrong" } else { "no" };
             return Err(Refusal {
                 status: 401,
@@ -213,16 +217,6 @@ fn check<B>(request: &mut HttpRequest<B>, token: Option<&[u8]>) -> Result<(), Re
     Ok(())
 }
 
-/// The credentials of `Bearer CREDENTIALS`, the scheme in any case.
-fn bearer(value: &[u8]) -> Option<&[u8]> {
-    let value = trim_ows(value);
-    let space = value.iter().position(|&b| is_ows(b))?;
-    let (scheme, rest) = value.split_at(space);
-    scheme
-        .eq_ignore_ascii_case(b"bearer")
-        .then(|| trim_ows(rest))
-}
-
 /// `application/json`, in any case, with or without parameters.
 fn is_json(value: &[u8]) -> bool {
     let media = value.split(|&b| b == b';').next().unwrap_or_default();
@@ -246,28 +240,9 @@ fn trim_ows(value: &[u8]) -> &[u8] {
     &value[start..end]
 }
 
-/// Whether `a` and `b` are equal, in a time that depends on their lengths
-/// only, not on where they differ.
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
-    std::hint::black_box(diff) == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bearer_takes_the_scheme_in_any_case_and_trims() {
-        assert_eq!(bearer(b"Bearer abc"), Some(&b"abc"[..]));
-        assert_eq!(bearer(b"  bEaReR   abc  "), Some(&b"abc"[..]));
-        assert_eq!(bearer(b"Basic abc"), None);
-        assert_eq!(bearer(b"Bearer"), None);
-        assert_eq!(bearer(b"Bearerabc"), None);
-    }
 
     #[test]
     fn json_content_types() {
@@ -289,14 +264,6 @@ mod tests {
         ] {
             assert!(!is_json(bad.as_bytes()), "{bad}");
         }
-    }
-
-    #[test]
-    fn same_bytes_compares_whole_slices() {
-        assert!(same_bytes(b"token", b"token"));
-        assert!(!same_bytes(b"token", b"tokem"));
-        assert!(!same_bytes(b"token", b"token2"));
-        assert!(!same_bytes(b"", b"x"));
     }
 
     #[test]

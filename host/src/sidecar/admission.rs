@@ -10,6 +10,8 @@
 
 use std::net::IpAddr;
 
+use hookhost_protocol::token;
+
 /// What an upgrade request must satisfy.
 #[derive(Debug, Clone, Default)]
 pub struct Admission {
@@ -88,8 +90,8 @@ impl Admission {
             ));
         }
         if let Some(token) = &self.token {
-            let presented = find("authorization").and_then(bearer);
-            if !presented.is_some_and(|p| constant_time_eq(p, token)) {
+            let presented = find("authorization").and_then(token::bearer);
+            if !presented.is_some_and(|p| token::token_matches(p, token)) {
                 return Err(refuse(401, "missing or wrong bearer token"));
             }
         }
@@ -102,16 +104,6 @@ fn refuse(status: u16, why: &str) -> Refusal {
         status,
         why: why.to_string(),
     }
-}
-
-/// The credentials of `Bearer <credentials>`, the scheme in any case.
-fn bearer(value: &[u8]) -> Option<&[u8]> {
-    let value = value.trim_ascii();
-    let (scheme, rest) = value.split_at_checked(6)?;
-    if !scheme.eq_ignore_ascii_case(b"bearer") || !rest.first()?.is_ascii_whitespace() {
-        return None;
-    }
-    Some(rest.trim_ascii())
 }
 
 /// Whether `Host` (`name` or `name:port`, IPv6 in brackets) is
@@ -129,16 +121,6 @@ fn names_loopback(host: &[u8]) -> bool {
     let name = name.strip_suffix('.').unwrap_or(name);
     name.eq_ignore_ascii_case("localhost")
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// Equal bytes, in a time that depends on the lengths only, so a timing
-/// probe learns nothing of the token's content.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
-    std::hint::black_box(diff) == 0
 }
 
 #[cfg(test)]
