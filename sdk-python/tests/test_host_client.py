@@ -151,7 +151,10 @@ def test_builtin_verdicts(binary: str, tmp_path: Path) -> None:
         output = {"tool": "web_search", "result": {"for_llm": secret, "for_user": "ok"}}
         v = host.after_tool(output)
         assert v.modified and v.proceed
-        assert v.params == {"tool": "web_search", "result": {"for_llm": "key [REDACTED]", "for_user": "ok"}}
+        # The host always sends `arguments` (spec §8), so the whole params
+        # it hands back carry them too.
+        redacted = {"for_llm": "key [REDACTED]", "for_user": "ok"}
+        assert v.params == {"tool": "web_search", "arguments": {}, "result": redacted}
         assert v.result is None  # after_tool's rewritten params are `params`, never `result`
 
         v = host.before_llm({"model": "m", "meta": {"iteration": 5}})
