@@ -57,7 +57,11 @@ fn usable(c: &Config) {
         let _ = b.breaker();
     }
     for cmd in c.commands.values() {
-        let _ = (cmd.policy(hookhost::protocol::Stage::ApproveTool), cmd.stages(), c.command_dir(cmd));
+        let _ = (
+            cmd.policy(hookhost::protocol::Stage::ApproveTool),
+            cmd.stages(),
+            c.command_dir(cmd),
+        );
         deadline("command timeout", cmd.timeout());
     }
     let _ = c.audit_path();
