@@ -434,27 +434,8 @@ fn large_requests_in_flight_are_bounded_by_bytes() {
 
 /// `serve` under `prlimit`, with its address.
 fn serve_limited(config: &Path, nofile: &str) -> (Child, String) {
-    use std::io::BufRead;
-    let mut child = Command::new("prlimit")
-        .arg(format!("--nofile={nofile}"))
-        .arg(HOOKHOST)
-        .args(["serve", "--listen", "127.0.0.1:0", "-c"])
-        .arg(config)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ws://")
-        .unwrap()
-        .to_string();
-    (child, addr)
+    let limit = format!("--nofile={nofile}");
+    common::serve_listen_under(&["prlimit", &limit], config, &[])
 }
 
 /// The soft descriptor limit is raised to the hard one at start, so a

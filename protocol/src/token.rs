@@ -32,7 +32,9 @@ fn is_ows(b: u8) -> bool {
     b == b' ' || b == b'\t'
 }
 
-fn trim_ows(value: &[u8]) -> &[u8] {
+/// `value` without HTTP's optional whitespace (spaces and tabs) around
+/// it, as header values are compared.
+pub fn trim_ows(value: &[u8]) -> &[u8] {
     let start = value
         .iter()
         .position(|&b| !is_ows(b))

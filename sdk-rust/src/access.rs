@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::future::Either;
-use hookhost_protocol::token::{bearer, token_matches};
+use hookhost_protocol::token::{bearer, token_matches, trim_ows};
 use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse};
 
 /// How [`crate::serve_ws_with`] serves, beyond the address: today, an
@@ -221,23 +221,6 @@ fn check<B>(request: &mut HttpRequest<B>, token: Option<&[u8]>) -> Result<(), Re
 fn is_json(value: &[u8]) -> bool {
     let media = value.split(|&b| b == b';').next().unwrap_or_default();
     trim_ows(media).eq_ignore_ascii_case(b"application/json")
-}
-
-/// HTTP's optional whitespace: spaces and tabs.
-fn is_ows(b: u8) -> bool {
-    b == b' ' || b == b'\t'
-}
-
-fn trim_ows(value: &[u8]) -> &[u8] {
-    let start = value
-        .iter()
-        .position(|&b| !is_ows(b))
-        .unwrap_or(value.len());
-    let end = value
-        .iter()
-        .rposition(|&b| !is_ows(b))
-        .map_or(start, |i| i + 1);
-    &value[start..end]
 }
 
 #[cfg(test)]

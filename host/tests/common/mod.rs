@@ -96,9 +96,24 @@ pub fn write_reliability(name: &str, body: &str) -> bool {
 /// `hookhost serve -c CONFIG --listen 127.0.0.1:0 EXTRA...`, and the
 /// address from the one line it prints once bound.
 pub fn serve_listen(config: &std::path::Path, extra: &[&str]) -> (std::process::Child, String) {
+    serve_listen_under(&[], config, extra)
+}
+
+/// [`serve_listen`], run through `wrapper` (for example `prlimit ...`).
+pub fn serve_listen_under(
+    wrapper: &[&str],
+    config: &std::path::Path,
+    extra: &[&str],
+) -> (std::process::Child, String) {
     use std::io::BufRead;
     use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hookhost"))
+    let hookhost = env!("CARGO_BIN_EXE_hookhost");
+    let (program, args) = match wrapper.split_first() {
+        Some((program, args)) => (*program, [args, &[hookhost]].concat()),
+        None => (hookhost, vec![]),
+    };
+    let mut child = Command::new(program)
+        .args(args)
         .args(["serve", "--listen", "127.0.0.1:0", "-c"])
         .arg(config)
         .args(extra)
