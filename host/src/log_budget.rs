@@ -70,6 +70,14 @@ impl LogBudget {
         }
     }
 
+    /// Like [`LogBudget::warn`], for what concerns no hook (the sidecar's
+    /// refused connections, a failing `accept`).
+    pub fn warn_line(&self, message: std::fmt::Arguments<'_>) {
+        if let Some(held) = self.admit() {
+            tracing::warn!(held_back = held, "{message}{}", self.held_note(held));
+        }
+    }
+
     /// Like [`LogBudget::warn`], at ERROR.
     pub fn error(&self, hook: &str, message: std::fmt::Arguments<'_>) {
         if let Some(held) = self.admit() {

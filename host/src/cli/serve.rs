@@ -201,9 +201,7 @@ async fn listen(
                 // Out of descriptors and the like: pause rather than spin,
                 // and say so once in a while, not twenty times a second.
                 Err(e) => {
-                    if let Some(held) = gate.accept_log.admit() {
-                        tracing::warn!("serve: accept failed: {e} ({held} more since the last warning)");
-                    }
+                    gate.accept_log.warn_line(format_args!("serve: accept failed: {e}"));
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             },
@@ -229,9 +227,7 @@ async fn session(
     match hookhost::sidecar::serve_websocket(sidecar, stream, &options).await {
         Ok(()) => {}
         Err(e @ (WsError::Refused(..) | WsError::Handshake(_))) => {
-            if let Some(held) = refusal_log().admit() {
-                tracing::warn!(%peer, "sidecar: {e} ({held} more since the last warning)");
-            }
+            refusal_log().warn_line(format_args!("sidecar: {peer}: {e}"));
         }
         Err(e) => tracing::info!(%peer, "sidecar session: {e}"),
     }
@@ -289,11 +285,8 @@ impl Gate {
             None
         };
         if let Some(why) = full {
-            if let Some(held) = self.refused_log.admit() {
-                tracing::warn!(
-                    "serve: refused a connection: {why} ({held} more since the last warning)"
-                );
-            }
+            self.refused_log
+                .warn_line(format_args!("serve: refused a connection: {why}"));
             return false;
         }
         self.open += 1;
