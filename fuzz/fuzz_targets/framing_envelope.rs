@@ -14,7 +14,7 @@
 //! stream.
 #![no_main]
 
-use hookhost::line_reader::{Line, LineReader};
+use hookhost_protocol::framing::{Line, LineReader};
 use hookhost_protocol::envelope::{DecodeError, Message, Response};
 use hookhost_protocol::{ErrorObject, error_code};
 use libfuzzer_sys::fuzz_target;

@@ -218,7 +218,7 @@ fn start_host(rt: &Runtime, hooks: usize) -> Host {
         failures.is_empty(),
         "bench hooks failed to start: {failures:?}"
     );
-    let pids: HashSet<u32> = host.pids().into_iter().filter_map(|(_, pid)| pid).collect();
+    let pids: HashSet<u32> = host.hooks().into_iter().filter_map(|h| h.pid).collect();
     assert_eq!(pids.len(), hooks, "each bench hook must be its own process");
     match rt.block_on(host.before_tool(tool_call())) {
         ToolOutcome::Continue(_) => {}

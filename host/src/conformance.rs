@@ -17,8 +17,8 @@ use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
 
 use crate::config::ProcessConfig;
-use crate::line_reader::{Line, LineReader};
-use crate::process::{self, Running};
+use crate::transport::spawn::{self as process, Running};
+use hookhost_protocol::framing::{Line, LineReader};
 
 /// One check's verdict.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -15,6 +15,7 @@
 //!     ToolOutcome::Respond(result) => { /* use the hook's result */ }
 //!     ToolOutcome::Deny { reason } => { /* tell the model why */ }
 //!     ToolOutcome::Abort { hard, reason } => { /* end the turn or the loop */ }
+//!     _ => { /* outcomes added later */ }
 //! }
 //! host.shutdown().await;
 //! # Ok(()) }
@@ -23,38 +24,62 @@
 //! No hook can hang, crash or corrupt the agent: every call has a
 //! deadline, every failure is resolved by the hook's `on_error` policy,
 //! crashed hooks are restarted, and shutdown leaves no process behind.
-//! `ARCHITECTURE.md` in the repository maps the modules.
+//!
+//! # Features
+//!
+//! | feature | default | what it adds | crates pulled |
+//! |---|---|---|---|
+//! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | ≈ +20 |
+//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls) | ≈ +110 |
+//! | `conformance` | no | [`conformance`]: check a hook program against the protocol | none |
+//!
+//! A config that uses a feature this build lacks fails to load with a
+//! [`ConfigError`] that names the feature.
+//!
+//! # Module map
+//!
+//! The modules are private; this root re-exports what an embedder uses.
+//! Each floor imports only the floors below it.
+//!
+//! | floor | folder | job |
+//! |---|---|---|
+//! | 1 | `transport/` | JSON-RPC over lines; spawning a hook process |
+//! | 1 | `policy/` | matcher and `if` filters, circuit breaker |
+//! | 1 | `observe/` | stats, audit log, redaction, rate-limited warnings |
+//! | 2 | `config/` | the TOML (or PicoClaw JSON) config and its checks |
+//! | 3 | `supervise/` | keeping persistent hooks (processes, remotes) alive |
+//! | 4 | `members/` | one configured hook of any kind: process, remote, builtin, command |
+//! | 5 | `host/` | the [`Host`] handle: start, reload, the chain, the stages |
+//!
+//! `ARCHITECTURE.md` in the repository follows one request through them.
 
-pub mod audit;
-pub mod breaker;
-pub mod builtin;
-pub mod command;
-pub mod config;
-pub mod conformance;
-pub mod connection;
-mod declaration;
-pub mod error;
-pub mod filter;
-pub mod hook;
-pub mod host;
-pub mod line_reader;
-pub mod log_budget;
-pub mod member;
-pub mod outcome;
-pub mod preflight;
-pub mod process;
-pub mod reaper;
-pub mod redact;
-pub mod remote;
-pub mod sidecar;
-pub mod stats;
-pub mod supervisor;
+mod config;
+#[cfg(feature = "conformance")]
+mod conformance;
+mod error;
+mod host;
+mod members;
+mod observe;
+mod outcome;
+mod policy;
+mod supervise;
+mod transport;
 
-pub use builtin::{BuiltinHook, BuiltinRegistry};
-pub use config::{Config, ConfigError, Defaults, ProcessConfig, RemoteConfig};
+pub use config::{
+    AuditConfig, BreakerConfig, BuiltinConfig, Config, ConfigError, Defaults, ProcessConfig,
+    RemoteConfig, RemoteTransport, Transport,
+};
+#[cfg(feature = "conformance")]
+pub use conformance::{
+    Check as ConformanceCheck, Options as ConformanceOptions, Report as ConformanceReport,
+    run as conformance,
+};
 pub use error::CallError;
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
-pub use host::{HookTrace, Host, ReloadReport, StartFailure, StartedHook};
+pub use host::{HookInfo, HookKind, HookStatus, HookTrace, Host, ReloadReport, StartFailure};
+pub use members::builtin::{BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture};
+pub use members::command::CommandConfig;
+pub use observe::log_budget::LogBudget;
+pub use observe::stats::HookStats;
 pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
-pub use stats::HookStats;

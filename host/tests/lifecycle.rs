@@ -2,12 +2,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use hookhost_testkit as common;
 
 use std::path::Path;
-use std::process::Command;
 
-use hookhost::command::CommandConfig;
+use hookhost::CommandConfig;
 use hookhost::protocol::Stage;
 use hookhost::protocol::lifecycle::LifecycleEvent;
 use hookhost::{Host, ToolOutcome};
@@ -170,36 +169,4 @@ async fn non_request_events_reach_observers_as_runtime_events_and_commands_run()
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     panic!("the observer never saw lifecycle.session_end");
-}
-
-#[test]
-fn hookhost_call_accepts_lifecycle_events_as_the_stage() {
-    let dir = scratch();
-    let greet = script(
-        &dir,
-        "greet.sh",
-        "cat > /dev/null; echo 'Today is a test day.'",
-    );
-    let config = dir.join("hooks.toml");
-    std::fs::write(
-        &config,
-        format!("[hooks.commands.greet]\nargs = [\"{greet}\"]\nevents = [\"session_start\"]\n"),
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hookhost"))
-        .args(["call", "-c"])
-        .arg(&config)
-        .args(["session_start", "--input", r#"{"source":"startup"}"#])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        v,
-        json!({"action": "continue", "additional_context": "Today is a test day."})
-    );
 }

@@ -4,12 +4,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use hookhost_testkit as common;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use hookhost::config::BuiltinConfig;
+use hookhost::BuiltinConfig;
 use hookhost::protocol::Stage;
 use hookhost::{Host, ToolOutcome};
 use hookhost_protocol::OnError;
@@ -248,7 +248,7 @@ async fn the_audit_log_is_complete_after_shutdown_under_1000_concurrent_calls() 
             ),
         ),
     ]);
-    c.audit = Some(hookhost::config::AuditConfig {
+    c.audit = Some(hookhost::AuditConfig {
         path: dir.join("audit.jsonl"),
     });
     let host = Host::start(c).await;
@@ -337,7 +337,7 @@ async fn a_builtin_takes_its_place_between_two_process_hooks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_keeps_an_unchanged_hooks_process_and_restarts_changed_ones() {
     let dir = scratch();
-    let pid_of = |host: &Host, name: &str| host.process_of(name).and_then(|p| p.pid());
+    let pid_of = |host: &Host, name: &str| pid(host, name);
     let c1 = config(vec![
         ("keep", hook(&[], &[Stage::BeforeTool])),
         (
@@ -418,10 +418,11 @@ async fn identical_hooks_share_one_process() {
     let mut b = hook(&["--echo-args"], &[Stage::BeforeTool]);
     b.priority = 2;
     let host = Host::start(config(vec![("a", a), ("b", b)])).await;
-    let pa = host.process_of("a").unwrap().pid();
+    let pa = pid(&host, "a");
     assert!(pa.is_some());
-    assert_eq!(pa, host.process_of("b").unwrap().pid());
-    assert_eq!(host.started().len(), 1);
+    assert_eq!(pa, pid(&host, "b"));
+    let pids: std::collections::BTreeSet<_> = host.hooks().iter().map(|h| h.pid).collect();
+    assert_eq!(pids.len(), 1, "one process for both: {pids:?}");
     let (_, trace) = host
         .run_stage_traced(
             Stage::BeforeTool,
@@ -435,4 +436,9 @@ async fn identical_hooks_share_one_process() {
         "both configured hooks still run in the chain"
     );
     host.shutdown().await;
+}
+
+/// The process id of hook `name`, while it is up.
+fn pid(host: &Host, name: &str) -> Option<u32> {
+    host.hooks().into_iter().find(|h| h.name == name)?.pid
 }

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hookhost::config::RemoteConfig;
+use hookhost::RemoteConfig;
 use hookhost::protocol::event::RuntimeEvent;
 use hookhost::protocol::params::ToolCall;
 use hookhost::{Config, Host, ToolOutcome};
@@ -537,7 +537,7 @@ async fn a_chain_mixes_stdio_websocket_and_http_hooks() {
     let mut config = config(&[]);
     let mut stdio = hookhost::ProcessConfig::new(
         vec![
-            env!("CARGO_BIN_EXE_hookhost-test-hook").into(),
+            hookhost_testkit::TEST_HOOK.into(),
             "--answer".into(),
             r#"{"action":"modify","call":{"arguments":{"trail":"stdio"}}}"#.into(),
         ],
@@ -624,7 +624,7 @@ async fn credentials_in_a_remote_url_are_shown_nowhere() {
         "remote",
         remote(&format!("ws://alice:s3cr3t@{addr}/hook"), OnError::Deny),
     )]);
-    config.audit = Some(hookhost::config::AuditConfig {
+    config.audit = Some(hookhost::AuditConfig {
         path: audit.clone(),
     });
     let host = Host::start(config).await;

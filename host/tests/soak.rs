@@ -45,17 +45,16 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use hookhost_testkit as common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hookhost::hook::HookState;
 use hookhost::protocol::Stage;
 use hookhost::protocol::params::ToolCall;
-use hookhost::{HookStats, Host, ToolOutcome};
+use hookhost::{HookInfo, HookStats, HookStatus, Host, ToolOutcome};
 use hookhost_protocol::OnError;
 use serde_json::json;
 use tokio::task::{JoinError, JoinSet};
@@ -177,6 +176,11 @@ fn alive((pid, start): Proc) -> bool {
     }
 }
 
+/// The read model of hook `name`.
+fn hook_info(host: &Host, name: &str) -> HookInfo {
+    host.hooks().into_iter().find(|h| h.name == name).unwrap()
+}
+
 /// What the killer did.
 #[derive(Default)]
 struct Kills {
@@ -190,17 +194,17 @@ struct Kills {
 /// (Ready, and not killed already). A plain thread, so that its pace does
 /// not depend on how busy the runtime is.
 fn killer(host: Host, stop: Arc<AtomicBool>, kills: Arc<Mutex<Kills>>) {
-    let entry = host.process_of(VICTIM).unwrap();
     let mut next = Instant::now() + KILL_EVERY;
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
         next += KILL_EVERY;
         // Ready is published after the pid, so this pid is the live one,
         // unless it was killed already and its exit is not handled yet.
-        if !matches!(entry.state(), HookState::Ready(_)) {
+        let victim = hook_info(&host, VICTIM);
+        if victim.status != HookStatus::Ready {
             continue;
         }
-        let Some(proc) = entry.pid().and_then(process) else {
+        let Some(proc) = victim.pid.and_then(process) else {
             continue;
         };
         let mut k = kills.lock().unwrap();
@@ -456,9 +460,7 @@ async fn fifty_thousand_calls_while_the_hook_is_sigkilled_every_200_ms() {
         "{:?}",
         host.start_failures()
     );
-    let victim = host.process_of(VICTIM).unwrap();
-    let bystander = host.process_of(BYSTANDER).unwrap();
-    let bystander_proc = bystander.pid().and_then(process).unwrap();
+    let bystander_proc = hook_info(&host, BYSTANDER).pid.and_then(process).unwrap();
 
     let stop = Arc::new(AtomicBool::new(false));
     let kills = Arc::new(Mutex::new(Kills::default()));
@@ -513,8 +515,8 @@ async fn fifty_thousand_calls_while_the_hook_is_sigkilled_every_200_ms() {
     let stats = |name: &str| host.stats().into_iter().find(|s| s.hook == name).unwrap();
     let (victim_stats, bystander_stats) = (stats(VICTIM), stats(BYSTANDER));
     let in_flight = (
-        victim.counters.in_flight.load(Ordering::Relaxed),
-        bystander.counters.in_flight.load(Ordering::Relaxed),
+        hook_info(&host, VICTIM).in_flight,
+        hook_info(&host, BYSTANDER).in_flight,
     );
 
     // Once the killing stops, the victim comes back: at the latest after
@@ -535,10 +537,8 @@ async fn fifty_thousand_calls_while_the_hook_is_sigkilled_every_200_ms() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let pending_after = match victim.state() {
-        HookState::Ready(conn) => Some(conn.pending_count()),
-        _ => None,
-    };
+    let victim = hook_info(&host, VICTIM);
+    let pending_after = (victim.status == HookStatus::Ready).then_some(victim.unanswered);
     // Counted now, not with the other figures: the supervisor may handle
     // the last kill a moment after the killer stopped.
     let restarts_after = stats(VICTIM).restarts;
@@ -546,7 +546,7 @@ async fn fifty_thousand_calls_while_the_hook_is_sigkilled_every_200_ms() {
     // Shutdown leaves nothing behind: every victim process, the last one,
     // and the bystander.
     let mut procs = kills.procs.clone();
-    procs.extend(victim.pid().and_then(process));
+    procs.extend(hook_info(&host, VICTIM).pid.and_then(process));
     procs.insert(bystander_proc);
     host.shutdown().await;
     let mut survivors: Vec<Proc> = procs.iter().copied().filter(|p| alive(*p)).collect();

@@ -33,6 +33,8 @@ pub mod action;
 pub mod chain;
 pub mod envelope;
 pub mod event;
+#[cfg(feature = "io")]
+pub mod framing;
 pub mod hello;
 pub mod lifecycle;
 pub mod merge_patch;
@@ -41,6 +43,7 @@ pub mod params;
 pub mod schema;
 pub mod sidecar;
 pub mod stage;
+pub mod time;
 pub mod token;
 
 pub use action::{

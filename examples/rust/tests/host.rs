@@ -209,7 +209,7 @@ async fn hooks_rust_toml_as_shipped_denies_sudo() {
         let file = Path::new(&h.command[0]).file_name().unwrap();
         h.command[0] = debug_dir.join(file).display().to_string();
     }
-    hookhost::preflight::check(&c, &path).unwrap();
+    c.preflight(&path).unwrap();
     // Keep the shared /tmp audit file out of the tests.
     let audit = scratch_file("toml-audit.jsonl");
     if let Some(a) = c.processes.get_mut("audit_log") {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hookhost::config::RemoteConfig;
+use hookhost::RemoteConfig;
 use hookhost::protocol::Stage;
 use hookhost::protocol::event::RuntimeEvent;
 use hookhost::protocol::params::ToolCall;

@@ -1,0 +1,414 @@
+//! `hookhost demo`: a scripted agent session through the example hooks, so
+//! a newcomer sees every kind of verdict in one run.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use hookhost::protocol::chain::StepOutcome;
+use hookhost::protocol::event::RuntimeEvent;
+use hookhost::{Config, HookKind, HookStatus, HookTrace, Host};
+use hookhost_protocol::{Decision, Outcome, Stage};
+use serde_json::{Value, json};
+
+use super::check::print_table;
+use super::usage_error;
+
+/// The example hooks' config, compiled in; its paths are resolved against
+/// the repository's `examples/` folder.
+const DEFAULT_CONFIG: &str = include_str!("../../../examples/hooks.toml");
+
+/// Run a scripted agent session through the example hooks and show what each hook did.
+#[derive(Args)]
+#[command(after_help = "Examples:\n  \
+cargo run --release -p hookhost -- demo\n  \
+hookhost demo --config my-hooks.toml\n\n\
+The session is fixed: echo hello, rm -rf /tmp/test, sudo apt update, ls, cat README.md \
+twice, and a command whose output holds an API key. No command really runs: the tools \
+are fakes. Needs python3 on PATH for the default (Python) example hooks.")]
+pub struct DemoArgs {
+    /// Use this config instead of the built-in one (examples/hooks.toml).
+    #[arg(short = 'c', long = "config")]
+    config: Option<PathBuf>,
+}
+
+/// One scripted tool call and what the fake tool prints when it runs.
+struct Step {
+    command: &'static str,
+    output: &'static str,
+}
+
+const SESSION: [Step; 7] = [
+    Step {
+        command: "echo hello",
+        output: "hello",
+    },
+    Step {
+        command: "rm -rf /tmp/test",
+        output: "",
+    },
+    Step {
+        command: "sudo apt update",
+        output: "",
+    },
+    Step {
+        command: "ls",
+        output: "README.md  examples  host  protocol  spec",
+    },
+    Step {
+        command: "cat README.md",
+        output: "# hookhost\nhookhost runs the hooks of an AI agent...",
+    },
+    Step {
+        command: "cat README.md",
+        output: "# hookhost\nhookhost runs the hooks of an AI agent...",
+    },
+    Step {
+        command: "env",
+        output: "HOME=/home/agent\nOPENAI_API_KEY=sk-proj-Xy7qLm2vNc8RtWz4Kp9s\nLANG=C.UTF-8",
+    },
+];
+
+struct Style {
+    on: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn bold(&self, t: &str) -> String {
+        self.paint("1", t)
+    }
+    fn dim(&self, t: &str) -> String {
+        self.paint("2", t)
+    }
+    fn red(&self, t: &str) -> String {
+        self.paint("31", t)
+    }
+    fn green(&self, t: &str) -> String {
+        self.paint("32", t)
+    }
+    fn yellow(&self, t: &str) -> String {
+        self.paint("33", t)
+    }
+    fn cyan(&self, t: &str) -> String {
+        self.paint("36", t)
+    }
+}
+
+fn examples_dir() -> PathBuf {
+    let here = Path::new("examples");
+    if here.join("hooks.toml").is_file() {
+        return std::fs::canonicalize(here).unwrap_or_else(|_| here.to_path_buf());
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
+}
+
+fn load(args: &DemoArgs) -> Result<Config, String> {
+    match &args.config {
+        Some(path) => super::load_config(path),
+        None => {
+            let dir = examples_dir();
+            if !dir.join("python").is_dir() {
+                return Err(format!(
+                    "the example hooks are not at {}; run the demo from a clone of the repository, or pass --config",
+                    dir.display()
+                ));
+            }
+            let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+            Config::parse(DEFAULT_CONFIG, false, &dir.join("hooks.toml"), dir.clone())
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// What one hook did, in a few words.
+fn describe(t: &HookTrace) -> String {
+    match &t.outcome {
+        StepOutcome::Applied(d) => match d {
+            Decision::Continue => "continue".into(),
+            Decision::Modify(_) => "modify".into(),
+            Decision::Respond(_) => "respond".into(),
+            Decision::DenyTool(_) => "deny_tool".into(),
+            Decision::Abort { hard: false, .. } => "abort_turn".into(),
+            Decision::Abort { hard: true, .. } => "hard_abort".into(),
+            Decision::Approval { approved: true, .. } => "approved".into(),
+            Decision::Approval {
+                approved: false, ..
+            } => "refused".into(),
+            Decision::Lifecycle { block: true, .. } => "block".into(),
+            Decision::Lifecycle { block: false, .. } => "continue".into(),
+        },
+        StepOutcome::Failed { error, policy } => format!("failed ({error}; on_error = {policy})"),
+    }
+}
+
+fn stage_line(st: &Style, stage: Stage, trace: &[HookTrace], took: Duration) -> String {
+    let hooks = if trace.is_empty() {
+        st.dim("no hook")
+    } else {
+        trace
+            .iter()
+            .map(|t| format!("{} {}", st.cyan(&t.hook), describe(t)))
+            .collect::<Vec<_>>()
+            .join(&st.dim(" → "))
+    };
+    format!(
+        "    {:<13}{}  {}",
+        stage.as_str(),
+        hooks,
+        st.dim(&format!("{:.1} ms", took.as_secs_f64() * 1e3))
+    )
+}
+
+fn event(host: &Host, kind: &str, payload: Value) {
+    host.emit(RuntimeEvent {
+        id: host.next_event_id(),
+        kind: kind.into(),
+        time: "2026-01-01T00:00:00Z".into(),
+        source: Some("hookhost-demo".into()),
+        scope: None,
+        severity: None,
+        payload,
+        extra: Default::default(),
+    });
+}
+
+pub async fn run(args: DemoArgs) -> ExitCode {
+    let config = match load(&args) {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
+    let st = Style {
+        on: std::io::stdout().is_terminal(),
+    };
+    println!(
+        "{}",
+        st.bold("hookhost demo: a scripted agent session through the example hooks")
+    );
+    let started = Instant::now();
+    let host = Host::start(config).await;
+    let ready: Vec<String> = host
+        .hooks()
+        .into_iter()
+        .filter(|h| h.kind == HookKind::Process && h.status == HookStatus::Ready)
+        .map(|h| h.name)
+        .collect();
+    println!(
+        "{}",
+        st.dim(&format!(
+            "started {} hooks in {} ms: {}",
+            ready.len(),
+            started.elapsed().as_millis(),
+            ready.join(", ")
+        ))
+    );
+    if !host.start_failures().is_empty() {
+        for f in host.start_failures() {
+            println!(
+                "{} hook `{}` did not start: {}",
+                st.red("✗"),
+                f.hook,
+                f.error
+            );
+        }
+        host.shutdown().await;
+        return ExitCode::FAILURE;
+    }
+    let mut rows = vec![[
+        "#".to_string(),
+        "tool call".into(),
+        "decision".into(),
+        "by".into(),
+        "hook time".into(),
+    ]];
+    for (i, step) in SESSION.iter().enumerate() {
+        println!();
+        println!(
+            "{} {} {}",
+            st.bold(&format!("[{}]", i + 1)),
+            st.dim("shell"),
+            st.bold(step.command)
+        );
+        let mut spent = Duration::ZERO;
+        let call = json!({"tool": "shell", "arguments": {"command": step.command}});
+        event(&host, "agent.tool.requested", call.clone());
+
+        let begun = Instant::now();
+        let before = host.run_stage_traced(Stage::BeforeTool, call.clone()).await;
+        let took = begun.elapsed();
+        spent += took;
+        let (outcome, trace) = match before {
+            Ok(x) => x,
+            Err(e) => {
+                host.shutdown().await;
+                return usage_error(e);
+            }
+        };
+        println!("{}", stage_line(&st, Stage::BeforeTool, &trace, took));
+        let (decision, by, final_call) = match outcome {
+            Outcome::DenyTool { reason, by } => {
+                println!("    {} {}", st.red("⛔ denied:"), reason);
+                (st.red("denied"), by, None)
+            }
+            Outcome::Abort { reason, by, .. } => {
+                println!("    {} {}", st.red("⛔ aborted:"), reason);
+                (st.red("aborted"), by, None)
+            }
+            Outcome::Refused { reason, by } => (st.red(&format!("refused: {reason}")), by, None),
+            // A lifecycle outcome; not reachable at before_tool.
+            Outcome::Blocked { reason, by } => (st.red(&format!("blocked: {reason}")), by, None),
+            Outcome::Lifecycle { .. } => (st.green("continued"), String::new(), None),
+            Outcome::Respond { result, by } => {
+                println!(
+                    "    {} {:?}",
+                    st.green("↩ answered by a hook, the tool did not run:"),
+                    first_line(&result.for_llm)
+                );
+                (st.green("answered from cache"), by, None)
+            }
+            Outcome::Continue { params, modified } => {
+                let rewritten_by = last_modifier(&trace);
+                if modified {
+                    let now = params["arguments"]["command"]
+                        .as_str()
+                        .unwrap_or("?")
+                        .to_string();
+                    println!(
+                        "    {} {} {} {}",
+                        st.yellow("✎ rewritten:"),
+                        step.command,
+                        st.dim("→"),
+                        st.bold(&now)
+                    );
+                }
+                let label = if modified {
+                    st.yellow("rewritten")
+                } else {
+                    st.green("allowed")
+                };
+                (label, rewritten_by, Some(params))
+            }
+        };
+        let mut decision = decision;
+        let mut by = by;
+        if let Some(call) = final_call {
+            let begun = Instant::now();
+            let approval = host
+                .run_stage_traced(Stage::ApproveTool, call.clone())
+                .await;
+            let took = begun.elapsed();
+            spent += took;
+            let approved = match approval {
+                Ok((outcome, trace)) => {
+                    println!("{}", stage_line(&st, Stage::ApproveTool, &trace, took));
+                    match outcome {
+                        Outcome::Refused { reason, by: who } => {
+                            println!("    {} {}", st.red("⛔ refused:"), reason);
+                            decision = st.red("refused");
+                            by = who;
+                            false
+                        }
+                        _ => true,
+                    }
+                }
+                Err(_) => false,
+            };
+            if approved {
+                event(&host, "agent.tool.exec_start", call.clone());
+                let mut result = call.clone();
+                result["result"] = json!({"for_llm": step.output});
+                result["duration_ms"] = json!(1);
+                println!(
+                    "    {:<13}{} {:?}",
+                    "tool runs",
+                    st.dim("(fake) prints"),
+                    first_line(step.output)
+                );
+                let begun = Instant::now();
+                let after = host.run_stage_traced(Stage::AfterTool, result).await;
+                let took = begun.elapsed();
+                spent += took;
+                if let Ok((outcome, trace)) = after {
+                    println!("{}", stage_line(&st, Stage::AfterTool, &trace, took));
+                    if let Outcome::Continue {
+                        params,
+                        modified: true,
+                    } = outcome
+                    {
+                        let text = params["result"]["for_llm"].as_str().unwrap_or("");
+                        println!(
+                            "    {} {:?}",
+                            st.yellow("✎ output rewritten, the model sees:"),
+                            text
+                        );
+                        decision = st.yellow("output redacted");
+                        by = last_modifier(&trace);
+                    }
+                }
+                event(
+                    &host,
+                    "agent.tool.exec_end",
+                    json!({"command": step.command}),
+                );
+            }
+        }
+        println!(
+            "    {} {}{}",
+            st.bold("⇒"),
+            decision,
+            if by.is_empty() {
+                String::new()
+            } else {
+                st.dim(&format!(" (by {by})"))
+            }
+        );
+        rows.push([
+            (i + 1).to_string(),
+            step.command.to_string(),
+            strip_ansi(&decision),
+            if by.is_empty() { "-".into() } else { by },
+            format!("{:.1} ms", spent.as_secs_f64() * 1e3),
+        ]);
+    }
+    host.shutdown().await;
+    println!();
+    println!("{}", st.bold("Summary"));
+    print_table(&rows);
+    ExitCode::SUCCESS
+}
+
+/// The last hook that rewrote the params, for the summary's "by" column.
+fn last_modifier(trace: &[HookTrace]) -> String {
+    trace
+        .iter()
+        .rev()
+        .find(|t| matches!(t.outcome, StepOutcome::Applied(Decision::Modify(_))))
+        .map(|t| t.hook.clone())
+        .unwrap_or_default()
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_escape = false;
+    for c in s.chars() {
+        match (in_escape, c) {
+            (false, '\x1b') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, c) => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,147 @@
+//! Subcommands of the `hookhost` binary. Exit codes: 0 done, 1 a check
+//! failed, 2 a usage or config error (one line on stderr).
+
+mod call;
+mod check;
+mod conformance;
+mod demo;
+mod limits;
+mod replay;
+mod serve;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code for usage and config errors.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "hookhost",
+    version,
+    about = "Run agent hooks as long-lived processes and merge their verdicts",
+    long_about = "hookhost starts hook processes written in any language, speaks JSON-RPC 2.0 \
+to each over stdin/stdout, and merges their answers into one verdict per hook point.\n\n\
+Logs go to stderr; set HOOKHOST_LOG (e.g. HOOKHOST_LOG=info, or \
+HOOKHOST_LOG=hookhost::hook_stderr=info to see what hooks print) to change the level."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Demo(demo::DemoArgs),
+    Call(call::CallArgs),
+    Check(check::CheckArgs),
+    Replay(replay::ReplayArgs),
+    Conformance(conformance::ConformanceArgs),
+    Serve(serve::ServeArgs),
+}
+
+/// Parses arguments, runs the subcommand, maps errors to exit codes.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    limits::raise_nofile();
+    // hookhost spawns nothing but hooks: it adopts what escapes their
+    // groups (setsid daemons), and kills it at exit.
+    if let Err(e) = crate::reaper::become_subreaper() {
+        tracing::warn!(
+            "cannot become the subreaper of the hooks ({e}); a hook's daemon may outlive hookhost"
+        );
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("hookhost: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.spawn(reap_adopted());
+    let code = runtime.block_on(async {
+        match cli.command {
+            Command::Demo(args) => demo::run(args).await,
+            Command::Call(args) => call::run(args).await,
+            Command::Check(args) => check::run(args).await,
+            Command::Replay(args) => replay::run(args).await,
+            Command::Conformance(args) => conformance::run(args).await,
+            Command::Serve(args) => serve::run(args).await,
+        }
+    });
+    // Hooks are stopped by then; do not wait on stray blocking tasks.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    let escaped = crate::reaper::kill_all_children();
+    if escaped > 0 {
+        tracing::info!("killed {escaped} processes that escaped their hook's process group");
+    }
+    code
+}
+
+/// Reaps the orphans hookhost adopted (as subreaper) that exit while it
+/// runs, so that a long `serve` does not collect zombies.
+async fn reap_adopted() {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        crate::reaper::reap_adopted_zombies();
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HOOKHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+/// Loads a config and builds each enabled builtin once, so that an unknown
+/// builtin or a bad builtin `config` is a config error (exit 2) rather
+/// than a hook that fails every call.
+pub fn load_config(path: &std::path::Path) -> Result<hookhost::Config, String> {
+    let config = hookhost::Config::load(path).map_err(|e| e.to_string())?;
+    let registry = hookhost::BuiltinRegistry::with_defaults();
+    for (name, b) in config.builtins.iter().filter(|(_, b)| b.enabled) {
+        registry
+            .build(name, &b.config)
+            .map_err(|e| format!("{}: builtin `{name}`: {e}", path.display()))?;
+    }
+    Ok(config)
+}
+
+/// Prints a usage/config error and returns exit code 2.
+pub fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("hookhost: {msg}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// Resolves when the process gets SIGINT or SIGTERM.
+pub fn terminated() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    // Registered now, not at the first poll: a SIGTERM that comes right
+    // after `serve` printed its address must not meet the default action.
+    let term = signal(SignalKind::terminate()).ok();
+    let int = signal(SignalKind::interrupt()).ok();
+    async move {
+        let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+            match s {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = wait(int) => {}
+            _ = wait(term) => {}
+        }
+    }
+}

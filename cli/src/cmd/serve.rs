@@ -1,0 +1,366 @@
+//! `hookhost serve`: hookhost as a sidecar, for agents not written in Rust.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::sidecar::{
+    Admission, MAX_CONNECTIONS_PER_PEER, ReloadFrom, Sidecar, WsError, WsOptions,
+};
+use clap::Args;
+use hookhost::Host;
+use hookhost::LogBudget;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::usage_error;
+
+/// Serve the merged chain to an agent over JSON-RPC (spec/sidecar.md).
+#[derive(Args)]
+#[command(
+    after_help = "The agent writes one JSON-RPC request per line to hookhost's stdin \
+and reads one response per line on its stdout:\n  \
+{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"host.before_tool\",\"params\":{\"tool\":\"shell\",\"arguments\":{\"command\":\"ls\"}}}\n  \
+{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"action\":\"continue\"}}\n\n\
+Methods: host.before_tool, host.after_tool, host.before_llm, host.after_llm, \
+host.approve_tool, host.lifecycle, host.stats, host.reload, and the notification host.emit. \
+SIGHUP reloads the config. At end of input every request read is answered, the hooks are \
+stopped, and hookhost exits 0.\n\n\
+With --listen ADDR it serves WebSocket instead (one message per text message; any number of \
+agents, each connection its own session) and prints `listening on ws://ADDR` on stdout once \
+bound; SIGTERM or SIGINT stops it. An upgrade that carries an Origin header (a browser) is \
+refused with 403 unless --allow-origin lists it; bound to loopback, the Host header must name \
+a loopback address. With --token-file every upgrade must carry `Authorization: Bearer TOKEN`, \
+else 401; on an address that is not loopback the token is required.\n\n\
+Examples:\n  \
+hookhost serve -c examples/hooks.toml --stdio\n  \
+hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070\n  \
+hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070 --token-file ~/.config/hookhost/token"
+)]
+pub struct ServeArgs {
+    /// The config file (TOML, or JSON in PicoClaw's shape).
+    #[arg(short = 'c', long = "config")]
+    config: PathBuf,
+    /// Speak JSON-RPC over stdin and stdout.
+    #[arg(long, conflicts_with = "listen")]
+    stdio: bool,
+    /// Serve JSON-RPC over WebSocket on this address (port 0: any free port).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Admit WebSocket upgrades from a browser page of this exact origin
+    /// (for example https://app.example); repeatable. Without it every
+    /// request that carries an Origin header is refused.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
+    allow_origin: Vec<String>,
+    /// Require `Authorization: Bearer TOKEN` on every WebSocket upgrade;
+    /// TOKEN is this file's content without surrounding whitespace.
+    #[arg(long = "token-file", value_name = "PATH", requires = "listen")]
+    token_file: Option<PathBuf>,
+    /// Close a WebSocket connection that has sent nothing and has nothing
+    /// in flight for this many seconds (0: never).
+    #[arg(
+        long = "idle-timeout",
+        value_name = "SECS",
+        default_value_t = 300,
+        requires = "listen"
+    )]
+    idle_timeout: u64,
+}
+
+pub async fn run(args: ServeArgs) -> ExitCode {
+    if !args.stdio && args.listen.is_none() {
+        return usage_error("serve: choose a transport: --stdio or --listen ADDR");
+    }
+    let options = match args.listen.map(|addr| ws_options(&args, addr)).transpose() {
+        Ok(o) => o,
+        Err(e) => return usage_error(format!("serve: {e}")),
+    };
+    let config = match super::load_config(&args.config) {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
+    let host = Host::start(config).await;
+    let sidecar = Sidecar::new(
+        host.clone(),
+        ReloadFrom::File(args.config.clone()),
+        super::load_config,
+    );
+    let reloads = {
+        let sidecar = sidecar.clone();
+        tokio::spawn(async move { reload_on_sighup(&sidecar).await })
+    };
+    if let (Some(addr), Some(options)) = (args.listen, options) {
+        let code = listen(sidecar, addr, options, host.stats().len()).await;
+        reloads.abort();
+        host.shutdown().await;
+        return code;
+    }
+    let (input, output) = match take_stdio() {
+        Ok(io) => io,
+        Err(e) => {
+            host.shutdown().await;
+            eprintln!("hookhost: serve: cannot take stdin and stdout: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let served = tokio::select! {
+        r = crate::sidecar::serve(sidecar, input, output) => r,
+        _ = super::terminated() => Ok(()),
+    };
+    reloads.abort();
+    host.shutdown().await;
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hookhost: serve: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The admission and timeouts for `--listen`, from the flags: the token
+/// is required off loopback.
+fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
+    let mut admission = Admission::new().loopback_host(addr.ip().is_loopback());
+    for origin in &args.allow_origin {
+        admission = admission.allow_origin(origin.trim_end_matches('/'));
+    }
+    if let Some(path) = &args.token_file {
+        admission = admission.token(read_token(path)?);
+    } else if !addr.ip().is_loopback() {
+        return Err(format!(
+            "{addr} is not a loopback address: give --token-file, so only agents holding the token are served"
+        ));
+    }
+    let idle = (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout));
+    Ok(WsOptions::new(admission).idle_timeout(idle))
+}
+
+/// The token in `path`, without surrounding whitespace; an empty file is
+/// an error (it would admit the empty token).
+fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let raw = std::fs::read(path)
+        .map_err(|e| format!("cannot read --token-file {}: {e}", path.display()))?;
+    let token = raw.trim_ascii();
+    if token.is_empty() {
+        return Err(format!("--token-file {} is empty", path.display()));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o077 != 0) {
+        tracing::warn!(
+            "serve: --token-file {} can be read by other users; chmod 600 it",
+            path.display()
+        );
+    }
+    Ok(token.to_vec())
+}
+
+/// Accepts WebSocket agents until SIGTERM or SIGINT, each connection its
+/// own session over the one host.
+async fn listen(
+    sidecar: Arc<Sidecar>,
+    addr: SocketAddr,
+    options: WsOptions,
+    hooks: usize,
+) -> ExitCode {
+    // Watched before the address is printed: whoever reads it may signal.
+    let terminated = super::terminated();
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("hookhost: serve: cannot listen on {addr}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let bound = listener.local_addr().unwrap_or(addr);
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on ws://{bound}");
+        let _ = out.flush();
+    }
+    let mut gate = Gate::new(connection_cap(hooks));
+    let options = Arc::new(options);
+    let mut sessions = tokio::task::JoinSet::new();
+    tokio::pin!(terminated);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    if gate.admit(peer.ip()) {
+                        let (sidecar, options) = (sidecar.clone(), options.clone());
+                        sessions.spawn(session(sidecar, stream, peer, options));
+                    }
+                }
+                // Out of descriptors and the like: pause rather than spin,
+                // and say so once in a while, not twenty times a second.
+                Err(e) => {
+                    gate.accept_log.warn_line(format_args!("serve: accept failed: {e}"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+            Some(ended) = sessions.join_next(), if !sessions.is_empty() => {
+                if let Ok(ip) = ended {
+                    gate.release(ip);
+                }
+            }
+            _ = &mut terminated => break,
+        }
+    }
+    sessions.abort_all();
+    ExitCode::SUCCESS
+}
+
+/// One WebSocket connection; returns its peer's address for the gate.
+async fn session(
+    sidecar: Arc<Sidecar>,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    options: Arc<WsOptions>,
+) -> IpAddr {
+    match crate::sidecar::serve_websocket(sidecar, stream, &options).await {
+        Ok(()) => {}
+        Err(e @ (WsError::Refused(..) | WsError::Handshake(_))) => {
+            refusal_log().warn_line(format_args!("sidecar: {peer}: {e}"));
+        }
+        Err(e) => tracing::info!(%peer, "sidecar session: {e}"),
+    }
+    peer.ip()
+}
+
+/// Refused upgrades are what an attack looks like: logged within a budget.
+fn refusal_log() -> &'static LogBudget {
+    static LOG: std::sync::OnceLock<LogBudget> = std::sync::OnceLock::new();
+    LOG.get_or_init(|| LogBudget::new(5, Duration::from_secs(10)))
+}
+
+/// How many connections fit in the descriptor limit, leaving room for the
+/// hooks (pipes, command hooks spawned per call, remotes) and the log.
+fn connection_cap(hooks: usize) -> usize {
+    let soft = super::limits::nofile().unwrap_or(1024);
+    let reserve = 128 + 8 * hooks as u64;
+    let room = usize::try_from(soft.saturating_sub(reserve)).unwrap_or(usize::MAX);
+    let cap = room.clamp(1, crate::sidecar::MAX_CONNECTIONS);
+    tracing::debug!(soft, cap, "serve: descriptor limit and connection cap");
+    cap
+}
+
+/// Open connections, in all and per peer address.
+struct Gate {
+    cap: usize,
+    open: usize,
+    per_peer: HashMap<IpAddr, usize>,
+    refused_log: LogBudget,
+    accept_log: LogBudget,
+}
+
+impl Gate {
+    fn new(cap: usize) -> Gate {
+        Gate {
+            cap,
+            open: 0,
+            per_peer: HashMap::new(),
+            refused_log: LogBudget::new(1, Duration::from_secs(10)),
+            accept_log: LogBudget::new(1, Duration::from_secs(10)),
+        }
+    }
+
+    /// Counts a new connection in, or refuses it (the stream is dropped,
+    /// which closes it) when the host or its peer is at its cap.
+    fn admit(&mut self, ip: IpAddr) -> bool {
+        let mine = self.per_peer.get(&ip).copied().unwrap_or(0);
+        let full = if self.open >= self.cap {
+            Some(format!("{} connections are open already", self.cap))
+        } else if mine >= MAX_CONNECTIONS_PER_PEER {
+            Some(format!(
+                "{ip} holds {MAX_CONNECTIONS_PER_PEER} connections already"
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = full {
+            self.refused_log
+                .warn_line(format_args!("serve: refused a connection: {why}"));
+            return false;
+        }
+        self.open += 1;
+        *self.per_peer.entry(ip).or_insert(0) += 1;
+        true
+    }
+
+    fn release(&mut self, ip: IpAddr) {
+        self.open = self.open.saturating_sub(1);
+        if let Some(n) = self.per_peer.get_mut(&ip) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_peer.remove(&ip);
+            }
+        }
+    }
+}
+
+/// Reloads the config file at every SIGHUP; the outcome goes to the log.
+async fn reload_on_sighup(sidecar: &Sidecar) {
+    let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
+        tracing::warn!("cannot watch SIGHUP; reload with host.reload instead");
+        return;
+    };
+    while hup.recv().await.is_some() {
+        match sidecar.reload().await {
+            Ok(report) => tracing::warn!("SIGHUP: config reloaded: {report}"),
+            Err(e) => tracing::error!("SIGHUP: reload failed, hooks unchanged: {}", e.message),
+        }
+    }
+}
+
+type Input = Pin<Box<dyn AsyncRead + Send>>;
+type Output = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// Moves the wire off fds 0 and 1 and points fd 1 at stderr, so that
+/// nothing printed by mistake can corrupt an answer. Pipes (what an agent
+/// gives a sidecar) go through tokio's reactor: through tokio's own stdin
+/// and stdout every read and write took a blocking-pool thread hop, which
+/// the benchmark's sidecar row showed as about a third of its latency.
+fn take_stdio() -> io::Result<(Input, Output)> {
+    let wire_out = dup_cloexec(1)?;
+    let wire_in = dup_cloexec(0)?;
+    // SAFETY: dup2 on descriptors this process owns; fd 2 stays open.
+    if unsafe { libc::dup2(2, 1) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let input: Input = if is_fifo(&wire_in) {
+        Box::pin(tokio::net::unix::pipe::Receiver::from_owned_fd(wire_in)?)
+    } else {
+        Box::pin(tokio::fs::File::from_std(File::from(wire_in)))
+    };
+    let output: Output = if is_fifo(&wire_out) {
+        Box::pin(tokio::net::unix::pipe::Sender::from_owned_fd(wire_out)?)
+    } else {
+        Box::pin(tokio::fs::File::from_std(File::from(wire_out)))
+    };
+    Ok((input, output))
+}
+
+fn dup_cloexec(fd: i32) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC returns a fresh descriptor or -1.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` was just created and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+fn is_fifo(fd: &OwnedFd) -> bool {
+    // SAFETY: fstat writes into the zeroed struct we own.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd.as_raw_fd(), &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFIFO
+    }
+}

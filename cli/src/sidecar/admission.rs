@@ -1,0 +1,189 @@
+//! Who may open a WebSocket session. A browser lets any page open
+//! `ws://127.0.0.1:PORT`, and any local process can connect to a loopback
+//! port, so the sidecar decides at the upgrade, before a session exists:
+//! - an `Origin` header means a browser sent the request: refused unless
+//!   that origin is listed (native agents send none);
+//! - bound to loopback, `Host` must name a loopback address, so a page
+//!   that rebinds its own DNS name to 127.0.0.1 is refused;
+//! - with a token, `Authorization: Bearer TOKEN` must carry it, compared
+//!   in constant time.
+
+use std::net::IpAddr;
+
+use hookhost_protocol::token;
+
+/// What an upgrade request must satisfy.
+#[derive(Debug, Clone, Default)]
+pub struct Admission {
+    allowed_origins: Vec<String>,
+    token: Option<Vec<u8>>,
+    loopback_host: bool,
+}
+
+/// Why an upgrade was refused: the HTTP status sent and a line for the
+/// log (and the response body).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// 401, 403 or 400.
+    pub status: u16,
+    /// What was wrong, without echoing any secret.
+    pub why: String,
+}
+
+impl Admission {
+    /// Admits native agents only, checks nothing else: add what applies.
+    pub fn new() -> Admission {
+        Admission::default()
+    }
+
+    /// Admits requests whose `Origin` is exactly `origin` (for example
+    /// `https://app.example`), for an agent that runs in a browser.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Admission {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every upgrade.
+    pub fn token(mut self, token: impl Into<Vec<u8>>) -> Admission {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Requires `Host` to name a loopback address (what a sidecar bound
+    /// to loopback expects): refuses DNS-rebinding pages.
+    pub fn loopback_host(mut self, on: bool) -> Admission {
+        self.loopback_host = on;
+        self
+    }
+
+    /// Checks one upgrade request's headers (name, value), names in any
+    /// case. Origin first: a browser gets 403 whatever else it sent.
+    pub fn check<'a>(
+        &self,
+        headers: impl IntoIterator<Item = (&'a str, &'a [u8])> + Clone,
+    ) -> Result<(), Refusal> {
+        let find = |name: &str| {
+            headers
+                .clone()
+                .into_iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v)
+        };
+        if let Some(origin) = find("origin") {
+            let listed = self.allowed_origins.iter().any(|o| o.as_bytes() == origin);
+            if !listed {
+                return Err(refuse(
+                    403,
+                    "cross-origin request: this Origin is not allowed (--allow-origin)",
+                ));
+            }
+        }
+        if self.loopback_host && !find("host").is_some_and(names_loopback) {
+            return Err(refuse(
+                403,
+                "the Host header does not name a loopback address",
+            ));
+        }
+        if let Some(token) = &self.token {
+            let presented = find("authorization").and_then(token::bearer);
+            if !presented.is_some_and(|p| token::token_matches(p, token)) {
+                return Err(refuse(401, "missing or wrong bearer token"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn refuse(status: u16, why: &str) -> Refusal {
+    Refusal {
+        status,
+        why: why.to_string(),
+    }
+}
+
+/// Whether `Host` (`name` or `name:port`, IPv6 in brackets) is
+/// `localhost` or a loopback address.
+fn names_loopback(host: &[u8]) -> bool {
+    let Ok(host) = std::str::from_utf8(host) else {
+        return false;
+    };
+    let host = host.trim();
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, _port)| name)
+    };
+    let name = name.strip_suffix('.').unwrap_or(name);
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(a: &Admission, headers: &[(&str, &str)]) -> Result<(), u16> {
+        let h: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
+        a.check(h.iter().copied()).map_err(|r| r.status)
+    }
+
+    #[test]
+    fn an_origin_is_refused_unless_listed() {
+        let a = Admission::new();
+        assert_eq!(check(&a, &[]), Ok(()), "native agents send no Origin");
+        assert_eq!(check(&a, &[("Origin", "https://evil.example")]), Err(403));
+        assert_eq!(check(&a, &[("Origin", "null")]), Err(403));
+        let a = a.allow_origin("https://app.example");
+        assert_eq!(check(&a, &[("origin", "https://app.example")]), Ok(()));
+        assert_eq!(
+            check(&a, &[("Origin", "https://app.example.evil")]),
+            Err(403)
+        );
+    }
+
+    #[test]
+    fn bound_to_loopback_the_host_must_name_loopback() {
+        let a = Admission::new().loopback_host(true);
+        for ok in [
+            "127.0.0.1:7070",
+            "127.0.0.1",
+            "localhost:1",
+            "LOCALHOST.",
+            "[::1]:7070",
+            "127.1.2.3",
+        ] {
+            assert_eq!(check(&a, &[("Host", ok)]), Ok(()), "{ok}");
+        }
+        for bad in [
+            "evil.example:7070",
+            "10.0.0.1",
+            "localhost.evil.example",
+            "",
+        ] {
+            assert_eq!(check(&a, &[("Host", bad)]), Err(403), "{bad}");
+        }
+        assert_eq!(check(&a, &[]), Err(403), "no Host at all");
+    }
+
+    #[test]
+    fn a_token_must_be_presented_exactly() {
+        let a = Admission::new().token("s3cret");
+        assert_eq!(check(&a, &[]), Err(401));
+        assert_eq!(check(&a, &[("Authorization", "Bearer s3cret")]), Ok(()));
+        assert_eq!(check(&a, &[("authorization", "bearer  s3cret ")]), Ok(()));
+        assert_eq!(check(&a, &[("Authorization", "Bearer s3cre")]), Err(401));
+        assert_eq!(check(&a, &[("Authorization", "Bearer s3cret2")]), Err(401));
+        assert_eq!(check(&a, &[("Authorization", "Basic s3cret")]), Err(401));
+        assert_eq!(check(&a, &[("Authorization", "Bearers3cret")]), Err(401));
+    }
+
+    #[test]
+    fn origin_is_checked_before_the_token() {
+        let a = Admission::new().token("t");
+        let h = [
+            ("Authorization", "Bearer t"),
+            ("Origin", "https://x.example"),
+        ];
+        assert_eq!(check(&a, &h), Err(403));
+    }
+}

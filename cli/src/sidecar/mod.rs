@@ -1,0 +1,203 @@
+//! hookhost as a sidecar: an agent not written in Rust speaks JSON-RPC to
+//! hookhost itself (`host.before_tool`, ..., `host.emit`, `host.stats`,
+//! `host.reload`) and gets the merged verdicts, so it embeds hookhost
+//! without linking it. `spec/sidecar.md` is the contract.
+//!
+//! [`serve`] runs one connection over any line stream, and
+//! [`serve_websocket`] one WebSocket connection (one message per text
+//! message), admitted by origin, host and token ([`Admission`]). Both feed
+//! a `Session`: a task per request and one writer that
+//! owns the output, so slow hooks never hold up other requests and nothing
+//! but JSON-RPC reaches the output. Each returns at the end of input once
+//! every request read has been answered.
+
+mod admission;
+mod budget;
+mod lines;
+mod rfc6455;
+mod session;
+mod websocket;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookhost_protocol::sidecar::{EmitParams, ReloadResult, StatsResult};
+use hookhost_protocol::{ErrorObject, LifecycleParams, Stage, error_code};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub use admission::Admission;
+pub use budget::GLOBAL_BYTES;
+use budget::Pool;
+pub use lines::serve;
+pub use websocket::{WsError, WsOptions, serve_websocket};
+
+use hookhost::Host;
+
+/// The longest request (line or WebSocket message) accepted; a longer one
+/// is answered -32600 and skipped.
+pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+
+/// Requests served at once; past this the sidecar stops reading until one
+/// is answered, so an agent that floods requests (or stops reading its
+/// answers) meets backpressure instead of growing hookhost's memory.
+pub const MAX_IN_FLIGHT: usize = 1024;
+
+/// How long a new WebSocket connection may take to send its upgrade
+/// request; one that sends nothing does not hold a session open.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a WebSocket connection may send nothing, with nothing in
+/// flight, before it is closed (1001), so idle connections cannot keep
+/// agents out for ever.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// WebSocket connections served at once by `hookhost serve --listen`, at
+/// most; `serve` lowers it to what the descriptor limit leaves room for.
+/// One more is closed at once (and logged).
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// WebSocket connections one peer address may hold at once.
+pub const MAX_CONNECTIONS_PER_PEER: usize = 256;
+
+/// Server error: the request was not read because [`GLOBAL_BYTES`] are in
+/// flight across sessions; sending it again later may succeed.
+pub const BUSY: i64 = -32001;
+
+/// Server error: `host.reload` found the config invalid (hooks unchanged).
+pub const RELOAD_FAILED: i64 = -32000;
+
+/// What `host.reload` re-reads.
+#[derive(Debug, Clone)]
+pub enum ReloadFrom {
+    /// The config file the sidecar was started with, through the same
+    /// loader (strict keys, preflight, builtins).
+    File(PathBuf),
+}
+
+/// The sidecar's view of the world: the host and where reloads come from.
+pub struct Sidecar {
+    host: Host,
+    reload_from: ReloadFrom,
+    loader: fn(&std::path::Path) -> Result<hookhost::Config, String>,
+    /// Bytes in flight across every session ([`GLOBAL_BYTES`]).
+    bytes: Pool,
+}
+
+impl Sidecar {
+    /// Serves `host`; `loader` reads the config for `host.reload` (the CLI
+    /// passes the one that also checks builtins).
+    pub fn new(
+        host: Host,
+        reload_from: ReloadFrom,
+        loader: fn(&std::path::Path) -> Result<hookhost::Config, String>,
+    ) -> Arc<Sidecar> {
+        Arc::new(Sidecar {
+            host,
+            reload_from,
+            loader,
+            bytes: Pool::new(GLOBAL_BYTES),
+        })
+    }
+
+    /// Re-reads the config and applies it; the report or why not.
+    pub async fn reload(&self) -> Result<Value, ErrorObject> {
+        let ReloadFrom::File(path) = &self.reload_from;
+        let config = (self.loader)(path).map_err(|e| ErrorObject::new(RELOAD_FAILED, e))?;
+        let report = self.host.reload(config).await;
+        wire(&ReloadResult {
+            unchanged: report.unchanged,
+            changed: report.changed,
+            removed: report.removed,
+        })
+    }
+
+    /// Answers one request.
+    pub async fn call(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        let stage = match method {
+            "host.before_tool" => Stage::BeforeTool,
+            "host.after_tool" => Stage::AfterTool,
+            "host.before_llm" => Stage::BeforeLlm,
+            "host.after_llm" => Stage::AfterLlm,
+            "host.approve_tool" => Stage::ApproveTool,
+            "host.lifecycle" => return self.lifecycle(params).await,
+            "host.stats" => {
+                no_params(&params)?;
+                return wire(&StatsResult {
+                    hooks: self.host.stats(),
+                });
+            }
+            "host.reload" => {
+                no_params(&params)?;
+                return self.reload().await;
+            }
+            "host.emit" => {
+                return Err(ErrorObject::new(
+                    error_code::INVALID_REQUEST,
+                    "host.emit is a notification: send it without an id",
+                ));
+            }
+            other => {
+                return Err(ErrorObject::new(
+                    error_code::METHOD_NOT_FOUND,
+                    format!("no method {other:?}"),
+                ));
+            }
+        };
+        let outcome = self
+            .host
+            .run_stage(stage, params)
+            .await
+            .map_err(|e| ErrorObject::new(error_code::INVALID_PARAMS, e.to_string()))?;
+        Ok(outcome.to_wire(stage))
+    }
+
+    /// A request event runs the chain; any other is emitted and runs the
+    /// command hooks that list it.
+    async fn lifecycle(&self, params: Value) -> Result<Value, ErrorObject> {
+        let p = LifecycleParams::deserialize(&params).map_err(|e| {
+            ErrorObject::new(
+                error_code::INVALID_PARAMS,
+                format!("invalid lifecycle params: {e}"),
+            )
+        })?;
+        if p.event.is_request() {
+            let outcome = self
+                .host
+                .run_stage(Stage::Lifecycle, params)
+                .await
+                .map_err(|e| ErrorObject::new(error_code::INVALID_PARAMS, e.to_string()))?;
+            return Ok(outcome.to_wire(Stage::Lifecycle));
+        }
+        self.host.lifecycle(p.event, p.payload).await;
+        Ok(json!({"action": "continue"}))
+    }
+
+    /// `host.emit`: `id` and `time` may be left out; the host fills them.
+    fn emit(&self, params: Value) -> Result<(), String> {
+        let p = EmitParams::deserialize(&params).map_err(|e| e.to_string())?;
+        let event = p.into_event(
+            || self.host.next_event_id(),
+            || hookhost::protocol::time::rfc3339(std::time::SystemTime::now()),
+        );
+        self.host.emit(event);
+        Ok(())
+    }
+}
+
+fn wire<T: Serialize>(value: &T) -> Result<Value, ErrorObject> {
+    serde_json::to_value(value)
+        .map_err(|e| ErrorObject::new(error_code::INTERNAL_ERROR, e.to_string()))
+}
+
+fn no_params(params: &Value) -> Result<(), ErrorObject> {
+    match params {
+        Value::Null => Ok(()),
+        Value::Object(m) if m.is_empty() => Ok(()),
+        _ => Err(ErrorObject::new(
+            error_code::INVALID_PARAMS,
+            "this method takes no params",
+        )),
+    }
+}

@@ -1,0 +1,49 @@
+//! The testkit's helpers, plus the ones that run this package's binary.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+pub use hookhost_testkit::*;
+
+/// The `hookhost` binary under test.
+pub const HOOKHOST: &str = env!("CARGO_BIN_EXE_hookhost");
+
+/// `hookhost serve -c CONFIG --listen 127.0.0.1:0 EXTRA...`, and the
+/// address from the one line it prints once bound.
+pub fn serve_listen(config: &std::path::Path, extra: &[&str]) -> (std::process::Child, String) {
+    serve_listen_under(&[], config, extra)
+}
+
+/// [`serve_listen`], run through `wrapper` (for example `prlimit ...`).
+pub fn serve_listen_under(
+    wrapper: &[&str],
+    config: &std::path::Path,
+    extra: &[&str],
+) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let hookhost = HOOKHOST;
+    let (program, args) = match wrapper.split_first() {
+        Some((program, args)) => (*program, [args, &[hookhost]].concat()),
+        None => (hookhost, vec![]),
+    };
+    let mut child = Command::new(program)
+        .args(args)
+        .args(["serve", "--listen", "127.0.0.1:0", "-c"])
+        .arg(config)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ws://")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (child, addr)
+}

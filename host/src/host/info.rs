@@ -1,0 +1,192 @@
+//! The read model of a running host: what `hookhost check`, the sidecar's
+//! `host.stats` and an embedder's dashboard show. Snapshots only; nothing
+//! here can call a hook or touch its process.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use hookhost_protocol::Stage;
+
+use crate::members::{Member, MemberKind};
+use crate::observe::stats::{HookStats, MemberStats};
+use crate::supervise::hook::HookState;
+use crate::supervise::remote::RemoteState;
+use crate::supervise::supervisor::Started;
+
+/// One configured hook as it is now.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HookInfo {
+    /// Its name in the config.
+    pub name: String,
+    /// What runs it.
+    pub kind: HookKind,
+    /// Whether calls reach it now.
+    pub status: HookStatus,
+    /// The process id, for a process hook that is up.
+    pub pid: Option<u32>,
+    /// Where a remote hook is served, credentials masked.
+    pub url: Option<String>,
+    /// The protocol version agreed in its last hello (persistent hooks).
+    pub protocol: Option<u32>,
+    /// The stages it is called at (config ∩ what it declared).
+    pub stages: Vec<Stage>,
+    /// The runtime event kinds forwarded to it.
+    pub observes: Vec<String>,
+    /// How long its first start took, spawn or connect plus hello.
+    pub hello_time: Option<Duration>,
+    /// Calls begun and not yet ended, waiting for it included
+    /// (persistent hooks).
+    pub in_flight: u64,
+    /// Requests written to it and not yet answered (a process hook that
+    /// is up).
+    pub unanswered: usize,
+    /// Its figures since start.
+    pub stats: HookStats,
+}
+
+/// What runs a hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HookKind {
+    /// A long-lived process spoken to over stdio.
+    Process,
+    /// A hook served over WebSocket or HTTP.
+    Remote,
+    /// An in-process builtin.
+    Builtin,
+    /// A one-shot command spawned per call.
+    Command,
+}
+
+impl HookKind {
+    /// The name used in configs, stats and the audit log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookKind::Process => "process",
+            HookKind::Remote => "remote",
+            HookKind::Builtin => "builtin",
+            HookKind::Command => "command",
+        }
+    }
+}
+
+/// Whether calls reach a hook now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HookStatus {
+    /// Starting, restarting or reconnecting: calls wait within their
+    /// deadline.
+    Starting,
+    /// Calls go through (always, for builtins and commands).
+    Ready,
+    /// Failed to start, crashed too often, unreachable, or (a builtin)
+    /// could not be built: calls fail at once and `on_error` answers.
+    Down(String),
+    /// Shut down for good.
+    Stopped,
+}
+
+/// The snapshot of one member; `started` holds the first-start figures of
+/// the processes.
+pub(crate) fn hook_info(m: &Member, started: &[(String, Started)]) -> HookInfo {
+    let mut info = HookInfo {
+        name: m.name.to_string(),
+        kind: HookKind::Builtin,
+        status: HookStatus::Ready,
+        pid: None,
+        url: None,
+        protocol: None,
+        stages: m.stages(),
+        observes: Vec::new(),
+        hello_time: None,
+        in_flight: 0,
+        unanswered: 0,
+        stats: stats_of(m),
+    };
+    match &m.kind {
+        MemberKind::Process(p) => {
+            info.kind = HookKind::Process;
+            info.in_flight = p.counters.in_flight.load(Ordering::Relaxed);
+            info.pid = p.pid();
+            info.observes = p
+                .effective()
+                .observe
+                .iter()
+                .map(|o| o.to_string())
+                .collect();
+            if let Some((_, s)) = started.iter().find(|(name, _)| **name == *p.name) {
+                info.protocol = Some(s.version);
+                info.hello_time = Some(s.hello_time);
+            }
+            info.status = match p.state() {
+                HookState::Starting => HookStatus::Starting,
+                HookState::Ready(conn) => {
+                    info.unanswered = conn.pending_count();
+                    HookStatus::Ready
+                }
+                HookState::Failed(why) => HookStatus::Down(why),
+                HookState::Stopped => HookStatus::Stopped,
+            };
+        }
+        MemberKind::Remote(r) => {
+            info.kind = HookKind::Remote;
+            info.in_flight = r.counters.in_flight.load(Ordering::Relaxed);
+            info.url = Some(r.shown_url().into_owned());
+            info.observes = r
+                .effective()
+                .observe
+                .iter()
+                .map(|o| o.to_string())
+                .collect();
+            if r.version() != 0 {
+                info.protocol = Some(r.version());
+                info.hello_time = Some(r.hello_time());
+            }
+            info.status = match r.state() {
+                RemoteState::Connecting => HookStatus::Starting,
+                RemoteState::Ready(_) => HookStatus::Ready,
+                RemoteState::Down(why) => HookStatus::Down(why),
+                RemoteState::Stopped => HookStatus::Stopped,
+            };
+        }
+        MemberKind::Command(_) => info.kind = HookKind::Command,
+        MemberKind::Builtin(_) => {}
+        MemberKind::Unavailable(why) => info.status = HookStatus::Down(why.clone()),
+    }
+    info
+}
+
+/// One member's figures, with the restarts and dropped events its
+/// process or remote counts.
+pub(crate) fn stats_of(m: &Member) -> HookStats {
+    let s: &MemberStats = &m.stats;
+    let (restarts, dropped) = match &m.kind {
+        MemberKind::Process(p) => (
+            p.counters.restarts.load(Ordering::Relaxed),
+            p.counters.dropped_events.load(Ordering::Relaxed),
+        ),
+        MemberKind::Remote(r) => (
+            r.counters.restarts.load(Ordering::Relaxed),
+            r.counters.dropped_events.load(Ordering::Relaxed),
+        ),
+        _ => (0, 0),
+    };
+    let (p50_us, p99_us) = s.percentiles();
+    HookStats {
+        hook: m.name.to_string(),
+        kind: m.kind_name().to_string(),
+        calls: s.calls.load(Ordering::Relaxed),
+        errors: s.errors.load(Ordering::Relaxed),
+        timeouts: s.timeouts.load(Ordering::Relaxed),
+        restarts,
+        breaker: m.breaker.state().as_str().to_string(),
+        dropped_events: dropped,
+        filtered: s.filtered.load(Ordering::Relaxed),
+        filter_errors: s.filter_errors.load(Ordering::Relaxed),
+        breaker_skips: s.breaker_skips.load(Ordering::Relaxed),
+        budget_skips: s.budget_skips.load(Ordering::Relaxed),
+        p50_us,
+        p99_us,
+    }
+}

@@ -1,0 +1,297 @@
+//! [`Host`]: what an agent embeds. It starts the configured hooks, runs
+//! each stage through the chain, fans runtime events out to observers,
+//! reloads a changed config, and shuts everything down.
+
+mod driver;
+mod info;
+mod reload;
+
+use reload::{ProcessSlot, RemoteSlot};
+mod stages;
+
+pub use info::{HookInfo, HookKind, HookStatus};
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use hookhost_protocol::chain::StepOutcome;
+use hookhost_protocol::event::RuntimeEvent;
+use hookhost_protocol::stage::method;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::config::{Config, Defaults, SpawnKey};
+use crate::members::Member;
+use crate::members::builtin::BuiltinRegistry;
+use crate::observe::audit::AuditLog;
+use crate::observe::stats::HookStats;
+use crate::supervise::hook::HookEntry;
+use crate::supervise::remote::RemoteHook;
+use crate::supervise::supervisor::Started;
+
+/// A hook that did not come up. It stays configured: a process's
+/// supervisor keeps retrying with backoff, and meanwhile its `on_error`
+/// policy answers for it, so a fail-closed guard that cannot start keeps
+/// failing closed.
+#[derive(Debug, Clone)]
+pub struct StartFailure {
+    /// The hook's name.
+    pub hook: String,
+    /// Why, with the tail of its stderr.
+    pub error: String,
+}
+
+/// One hook's part in one stage, for `--trace` output and debugging.
+#[derive(Debug, Clone)]
+pub struct HookTrace {
+    /// The hook.
+    pub hook: String,
+    /// Its raw result, or how the call failed (or why it was skipped).
+    pub answer: Result<Value, String>,
+    /// From sending the request to having the answer (or giving up).
+    pub elapsed: Duration,
+    /// What the chain did with it.
+    pub outcome: StepOutcome,
+}
+
+/// What [`Host::reload`] did, by hook name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// Hooks whose settings and process stayed as they were.
+    pub unchanged: Vec<String>,
+    /// Hooks that are new or whose settings changed (a new process when
+    /// their command, folder or environment changed).
+    pub changed: Vec<String>,
+    /// Hooks no longer configured.
+    pub removed: Vec<String>,
+}
+
+/// The hook host. Cheap to clone; all clones share the same hooks.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Members in chain order: priority, then name, across kinds. Swapped
+    /// whole on reload; a stage run keeps the snapshot it started with.
+    chain: RwLock<Arc<Vec<Arc<Member>>>>,
+    processes: Mutex<BTreeMap<SpawnKey, ProcessSlot>>,
+    /// Remote hooks by name (never shared: each has its own connection).
+    remotes: Mutex<BTreeMap<String, RemoteSlot>>,
+    defaults: RwLock<Defaults>,
+    registry: BuiltinRegistry,
+    audit: Option<AuditLog>,
+    started: Mutex<Vec<(String, Started)>>,
+    failures: Mutex<Vec<StartFailure>>,
+    event_seq: AtomicU64,
+    request_seq: AtomicU64,
+    /// One start or reload at a time, so two reloads cannot interleave.
+    applying: tokio::sync::Mutex<()>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Supervisors stop their hooks gracefully if the runtime lives on;
+        // if it is going away too, each process's guard SIGKILLs its group.
+        let processes = self.processes.get_mut().unwrap_or_else(|p| p.into_inner());
+        for slot in processes.values() {
+            slot.shutdown.send_replace(true);
+        }
+        let remotes = self.remotes.get_mut().unwrap_or_else(|p| p.into_inner());
+        for slot in remotes.values() {
+            slot.shutdown.send_replace(true);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Reports a remote's first connect and handshake.
+type FirstAttempt = oneshot::Receiver<Result<(), String>>;
+
+impl Host {
+    /// Starts every enabled hook with the shipped builtins available.
+    /// See [`Host::start_with`].
+    pub async fn start(config: Config) -> Host {
+        Host::start_with(config, BuiltinRegistry::with_defaults()).await
+    }
+
+    /// Starts every enabled hook and waits for each handshake (each bounded
+    /// by `hello_timeout_ms`); builtins come from `registry`. Hooks that
+    /// fail are reported in [`Host::start_failures`] and logged; the others
+    /// run. An audit file that cannot be opened is a start failure named
+    /// `audit` (the host runs without it).
+    pub async fn start_with(config: Config, registry: BuiltinRegistry) -> Host {
+        let mut failures = Vec::new();
+        let audit = match config.audit_path() {
+            Some(path) if config.enabled => match AuditLog::open(&path) {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    tracing::error!("cannot open the audit log {}: {e}", path.display());
+                    failures.push(StartFailure {
+                        hook: "audit".into(),
+                        error: format!("cannot open {}: {e}", path.display()),
+                    });
+                    None
+                }
+            },
+            _ => None,
+        };
+        let host = Host {
+            inner: Arc::new(Inner {
+                chain: RwLock::new(Arc::new(Vec::new())),
+                processes: Mutex::new(BTreeMap::new()),
+                remotes: Mutex::new(BTreeMap::new()),
+                defaults: RwLock::new(config.defaults.clone()),
+                registry,
+                audit,
+                started: Mutex::new(Vec::new()),
+                failures: Mutex::new(failures),
+                event_seq: AtomicU64::new(0),
+                request_seq: AtomicU64::new(0),
+                applying: tokio::sync::Mutex::new(()),
+            }),
+        };
+        host.apply(config).await;
+        host
+    }
+
+    /// Applies a changed config: unchanged hooks keep running (same
+    /// process, same breaker and figures), changed ones restart, removed
+    /// ones shut down once their in-flight calls complete. Calls already
+    /// running finish on the chain they started with. The audit path is
+    /// read only at start.
+    pub async fn reload(&self, config: Config) -> ReloadReport {
+        self.apply(config).await
+    }
+
+    fn chain(&self) -> Arc<Vec<Arc<Member>>> {
+        self.inner
+            .chain
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Hooks that did not come up (at start or at a reload).
+    pub fn start_failures(&self) -> Vec<StartFailure> {
+        lock(&self.inner.failures).clone()
+    }
+
+    /// Every configured hook as it is now, in chain order: kind, status,
+    /// pid or url, stages, observes, hello time and figures.
+    pub fn hooks(&self) -> Vec<HookInfo> {
+        let started = lock(&self.inner.started).clone();
+        self.chain()
+            .iter()
+            .map(|m| info::hook_info(m, &started))
+            .collect()
+    }
+
+    /// Per hook: calls, errors, timeouts, restarts, breaker state, dropped
+    /// events, filter and skip counts, latency p50/p99.
+    pub fn stats(&self) -> Vec<HookStats> {
+        self.chain().iter().map(|m| info::stats_of(m)).collect()
+    }
+
+    /// Hands a runtime event to every hook process that observes its
+    /// kind. Never blocks: each process has a bounded queue, and a full
+    /// queue drops the event for that process, counted and logged.
+    pub fn emit(&self, event: RuntimeEvent) {
+        let targets: Vec<Arc<HookEntry>> = lock(&self.inner.processes)
+            .values()
+            .filter(|s| s.entry.observes(&event.kind))
+            .map(|s| s.entry.clone())
+            .collect();
+        let remotes: Vec<Arc<RemoteHook>> = lock(&self.inner.remotes)
+            .values()
+            .filter(|s| s.hook.observes(&event.kind))
+            .map(|s| s.hook.clone())
+            .collect();
+        if targets.is_empty() && remotes.is_empty() {
+            return;
+        }
+        // Encoded once: a remote takes the params as they are, and the
+        // processes' line is built around the same text.
+        let params = if remotes.is_empty() {
+            None
+        } else {
+            match serde_json::value::to_raw_value(&event) {
+                Ok(p) => Some(Arc::<serde_json::value::RawValue>::from(p)),
+                Err(e) => {
+                    tracing::error!(kind = %event.kind, "event did not encode ({e}); not sent");
+                    return;
+                }
+            }
+        };
+        if !targets.is_empty() {
+            let line = match &params {
+                Some(p) => notification_line(method::RUNTIME_EVENT, &**p),
+                None => notification_line(method::RUNTIME_EVENT, &event),
+            };
+            for entry in targets {
+                entry.offer_event(&line);
+            }
+        }
+        if let Some(params) = params {
+            for hook in remotes {
+                hook.offer_event(&params);
+            }
+        }
+    }
+
+    /// A fresh event id, unique within this host, for callers that build
+    /// events without ids of their own.
+    pub fn next_event_id(&self) -> String {
+        let n = self.inner.event_seq.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("evt-{}-{n}", std::process::id())
+    }
+
+    /// Stops every hook: close stdin, wait, SIGTERM the group, wait,
+    /// SIGKILL; then flushes the audit log. Returns when all is done. Calls
+    /// made afterwards resolve by each hook's policy.
+    pub async fn shutdown(&self) {
+        let slots: Vec<ProcessSlot> = std::mem::take(&mut *lock(&self.inner.processes))
+            .into_values()
+            .collect();
+        let remotes: Vec<RemoteSlot> = std::mem::take(&mut *lock(&self.inner.remotes))
+            .into_values()
+            .collect();
+        // Signal all first so that slow hooks stop in parallel.
+        for slot in &slots {
+            slot.shutdown.send_replace(true);
+        }
+        for slot in &remotes {
+            slot.shutdown.send_replace(true);
+        }
+        for slot in remotes {
+            for t in slot.tasks {
+                let _ = t.await;
+            }
+        }
+        for slot in slots {
+            for t in slot.tasks {
+                let _ = t.await;
+            }
+        }
+        if let Some(audit) = &self.inner.audit {
+            audit.close().await;
+        }
+    }
+}
+
+fn notification_line<T: Serialize + ?Sized>(method: &str, params: &T) -> Arc<[u8]> {
+    let mut line = Vec::with_capacity(256);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+    let _ = serde_json::to_writer(&mut line, method);
+    line.extend_from_slice(br#","params":"#);
+    let _ = serde_json::to_writer(&mut line, params);
+    line.push(b'}');
+    line.into()
+}

@@ -1,0 +1,218 @@
+//! The typed stage methods an agent calls (`before_tool` …
+//! `lifecycle`): typed params in, the merged verdict out as the stage's
+//! outcome type.
+
+use std::time::SystemTime;
+
+use hookhost_protocol::event::RuntimeEvent;
+use hookhost_protocol::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
+use hookhost_protocol::{LifecycleEvent, LifecycleParams, Outcome, Stage};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::members::MemberKind;
+use crate::outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
+
+use super::*;
+
+impl Host {
+    /// Runs a typed stage. Params that do not serialize, or do not have
+    /// the stage's shape, are refused without calling any hook: skipping
+    /// every hook would let them through every gate.
+    pub(super) async fn run_typed<P: Serialize + DeserializeOwned>(
+        &self,
+        stage: Stage,
+        params: P,
+    ) -> (Outcome, P) {
+        let value = match serde_json::to_value(&params) {
+            Ok(v) => v,
+            Err(e) => {
+                let reason = format!("the {stage} params did not serialize: {e}");
+                return (refusal(stage, reason), params);
+            }
+        };
+        match self.run_stage(stage, value).await {
+            Ok(outcome) => (outcome, params),
+            Err(e) => (refusal(stage, e.to_string()), params),
+        }
+    }
+
+    /// Runs before_tool: the chain may rewrite the call, answer it, deny
+    /// it, or abort.
+    pub async fn before_tool(&self, call: ToolCall) -> ToolOutcome<ToolCall> {
+        let (outcome, original) = self.run_typed(Stage::BeforeTool, call).await;
+        match outcome {
+            Outcome::Continue { params, .. } => ToolOutcome::Continue(decode_or(params, original)),
+            Outcome::Respond { result, .. } => ToolOutcome::Respond(result),
+            Outcome::DenyTool { reason, .. } | Outcome::Refused { reason, .. } => {
+                ToolOutcome::Deny { reason }
+            }
+            Outcome::Abort { hard, reason, .. } => ToolOutcome::Abort { hard, reason },
+            // Lifecycle outcomes; not reachable at before_tool.
+            Outcome::Blocked { reason, .. } => ToolOutcome::Deny { reason },
+            Outcome::Lifecycle { .. } => ToolOutcome::Continue(original),
+        }
+    }
+
+    /// Runs before_llm.
+    pub async fn before_llm(&self, request: BeforeLlmParams) -> StageOutcome<BeforeLlmParams> {
+        self.stage_outcome(Stage::BeforeLlm, request).await
+    }
+
+    /// Runs after_llm.
+    pub async fn after_llm(&self, response: AfterLlmParams) -> StageOutcome<AfterLlmParams> {
+        self.stage_outcome(Stage::AfterLlm, response).await
+    }
+
+    /// Runs after_tool.
+    pub async fn after_tool(&self, result: AfterToolParams) -> StageOutcome<AfterToolParams> {
+        self.stage_outcome(Stage::AfterTool, result).await
+    }
+
+    pub(super) async fn stage_outcome<P: Serialize + DeserializeOwned>(
+        &self,
+        stage: Stage,
+        params: P,
+    ) -> StageOutcome<P> {
+        let (outcome, original) = self.run_typed(stage, params).await;
+        match outcome {
+            Outcome::Continue { params, .. } => StageOutcome::Continue(decode_or(params, original)),
+            Outcome::Abort { hard, reason, .. } => StageOutcome::Abort { hard, reason },
+            // Not reachable for these stages (the chain rejects respond and
+            // deny_tool there); treated as an abort rather than ignored.
+            Outcome::Respond { by, .. } => StageOutcome::Abort {
+                hard: false,
+                reason: format!("hook `{by}` answered respond at {stage}"),
+            },
+            Outcome::DenyTool { reason, .. }
+            | Outcome::Refused { reason, .. }
+            | Outcome::Blocked { reason, .. } => StageOutcome::Abort {
+                hard: false,
+                reason,
+            },
+            Outcome::Lifecycle { .. } => StageOutcome::Continue(original),
+        }
+    }
+
+    /// Runs approve_tool: every approver must approve.
+    pub async fn approve_tool(&self, call: ToolCall) -> Approval {
+        let (outcome, _) = self.run_typed(Stage::ApproveTool, call).await;
+        match outcome {
+            Outcome::Continue { .. } => Approval::Approved,
+            Outcome::Refused { reason, .. }
+            | Outcome::DenyTool { reason, .. }
+            | Outcome::Abort { reason, .. }
+            | Outcome::Blocked { reason, .. } => Approval::Refused { reason },
+            // Not reachable at approve_tool; refused, as an approver must
+            // say yes explicitly.
+            Outcome::Lifecycle { .. } => Approval::Refused {
+                reason: "a lifecycle outcome at approve_tool".into(),
+            },
+            Outcome::Respond { by, .. } => Approval::Refused {
+                reason: format!("hook `{by}` answered respond at approve_tool"),
+            },
+        }
+    }
+
+    /// Runs a lifecycle event. A request event (session_start,
+    /// user_prompt_submit, turn_start, subagent_start, pre_compact,
+    /// before_compaction) goes through the chain and may be blocked or
+    /// gather context, system messages and a summary. Any other event is
+    /// emitted to observers as `lifecycle.<event>` and runs the command
+    /// hooks that list it, whose output is only logged.
+    pub async fn lifecycle(
+        &self,
+        event: LifecycleEvent,
+        payload: Map<String, Value>,
+    ) -> LifecycleOutcome {
+        if !event.is_request() {
+            self.emit(RuntimeEvent {
+                id: self.next_event_id(),
+                kind: event.event_kind(),
+                time: hookhost_protocol::time::rfc3339(SystemTime::now()),
+                source: Some("hookhost".into()),
+                scope: None,
+                severity: None,
+                payload: Value::Object(payload.clone()),
+                extra: Map::new(),
+            });
+            let payload = Value::Object(payload);
+            let mut running = tokio::task::JoinSet::new();
+            for m in self.chain().iter() {
+                if let MemberKind::Command(c) = &m.kind
+                    && c.handles(event.as_str())
+                {
+                    let (c, payload) = (c.clone(), payload.clone());
+                    running.spawn(async move { c.notify(event.as_str(), &payload).await });
+                }
+            }
+            while running.join_next().await.is_some() {}
+            return LifecycleOutcome::default();
+        }
+        let mut params = LifecycleParams::new(event);
+        params.payload = payload;
+        let value = match serde_json::to_value(&params) {
+            Ok(v) => v,
+            Err(e) => {
+                let reason = format!("the {event} params did not serialize: {e}");
+                return unaskable(event, reason);
+            }
+        };
+        match self.run_stage(Stage::Lifecycle, value).await {
+            Ok(Outcome::Blocked { reason, .. }) => LifecycleOutcome {
+                blocked: Some(reason),
+                ..LifecycleOutcome::default()
+            },
+            Ok(Outcome::Lifecycle {
+                contexts,
+                system_messages,
+                summary,
+            }) => LifecycleOutcome {
+                blocked: None,
+                contexts: contexts.into_iter().map(|(_, text)| text).collect(),
+                system_messages,
+                summary,
+            },
+            Ok(other) => {
+                tracing::error!(%event, "unexpected lifecycle outcome {other:?}");
+                LifecycleOutcome::default()
+            }
+            Err(e) => unaskable(event, e.to_string()),
+        }
+    }
+}
+
+/// A lifecycle event whose params no hook could be asked about: blocked
+/// when the event can be, as a fail-closed hook would have; otherwise it
+/// goes on (there is nothing to refuse), logged.
+pub(super) fn unaskable(event: LifecycleEvent, reason: String) -> LifecycleOutcome {
+    tracing::error!(%event, "{reason}; no hook was asked");
+    LifecycleOutcome {
+        blocked: event.can_block().then_some(reason),
+        ..LifecycleOutcome::default()
+    }
+}
+
+/// The stage's refusal, by the host itself, for params no hook could be
+/// asked about: deny_tool, a refused approval, a block, or abort_turn.
+pub(super) fn refusal(stage: Stage, reason: String) -> Outcome {
+    tracing::error!(%stage, "{reason}; refused without calling any hook");
+    Outcome::refusal(stage, reason, "hookhost".to_string())
+}
+
+/// The chain validated every patched params object against the stage's
+/// type, so decoding cannot fail; if it ever did, the caller's own params
+/// are returned rather than anything half-made.
+pub(super) fn decode_or<P: DeserializeOwned>(value: Value, original: P) -> P {
+    if value.is_null() {
+        return original;
+    }
+    match serde_json::from_value(value) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!("merged params did not decode ({e}); using the caller's params");
+            original
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! In-process builtin hooks.
+//!
+//! A builtin answers a stage exactly as a process hook would on the wire:
+//! it gets the stage's params object and returns the stage's result object.
+//! That is what lets the chain treat both kinds alike (same decoding, same
+//! legality checks, same merge patches, same `on_error` policies, one
+//! ordering by priority then name) while a builtin costs no process, no
+//! pipe and no serialization round trip.
+//!
+//! Builtins are configured as `[hooks.builtins.NAME]` with a free-form
+//! `config = {...}` table, so each one is built by name through a
+//! [`BuiltinRegistry`] that turns that table into a ready hook. The
+//! registry starts with the three shipped builtins ([`deny_tools`],
+//! [`redact_secrets`], [`max_iterations`]); an embedder registers its own.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use hookhost_protocol::Stage;
+use hookhost_protocol::action::type_name;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+pub(crate) mod deny_tools;
+pub(crate) mod max_iterations;
+pub(crate) mod redact_secrets;
+
+/// The future a builtin returns: the stage's result object in protocol
+/// shape, or an error text (a hook failure, handled by the hook's
+/// `on_error` policy). Boxed so the trait stays object safe and builtins of
+/// different types sit in one chain.
+pub type HookFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
+
+/// An in-process hook. It answers exactly like a process hook would on the
+/// wire (same result objects), so the chain treats both kinds alike.
+pub trait BuiltinHook: Send + Sync + 'static {
+    /// Stages it answers, so the chain calls it only where it has
+    /// something to say (the in-process counterpart of a hello's
+    /// `intercept`).
+    fn intercepts(&self) -> Vec<Stage>;
+
+    /// Answers one call. `params` is the stage's params object as the chain
+    /// has it now (earlier hooks' patches applied).
+    fn call<'a>(&'a self, stage: Stage, params: &'a Value) -> HookFuture<'a>;
+}
+
+/// Builds a builtin from its `config = {...}` table (as JSON). An error
+/// text names the bad key, so a config error points at what to fix.
+pub type BuiltinFactory = Arc<dyn Fn(&Value) -> Result<Arc<dyn BuiltinHook>, String> + Send + Sync>;
+
+/// The builtins a host can build by name. Kept as a value (not a global)
+/// so an embedder can add its own or leave the shipped ones out, and so
+/// tests do not share state.
+#[derive(Clone, Default)]
+pub struct BuiltinRegistry {
+    /// Factories by name; a `BTreeMap` so names come out sorted.
+    factories: BTreeMap<String, BuiltinFactory>,
+}
+
+impl BuiltinRegistry {
+    /// A registry with no builtins, for embedders that want only their own.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The three shipped builtins: `deny_tools`, `max_iterations` and
+    /// `redact_secrets`; what a config can name without any embedder code.
+    pub fn with_defaults() -> Self {
+        let mut registry = Self::empty();
+        registry.register(deny_tools::NAME, Arc::new(deny_tools::factory));
+        registry.register(max_iterations::NAME, Arc::new(max_iterations::factory));
+        registry.register(redact_secrets::NAME, Arc::new(redact_secrets::factory));
+        registry
+    }
+
+    /// Adds or replaces one (embedders register their own; replacing lets
+    /// an embedder swap a shipped builtin for its own version).
+    pub fn register(&mut self, name: impl Into<String>, factory: BuiltinFactory) {
+        self.factories.insert(name.into(), factory);
+    }
+
+    /// Whether `name` can be built, so config loading can reject an unknown
+    /// builtin before anything starts.
+    pub fn contains(&self, name: &str) -> bool {
+        self.factories.contains_key(name)
+    }
+
+    /// Sorted names, for error messages ("known: deny_tools,
+    /// max_iterations, redact_secrets").
+    pub fn names(&self) -> Vec<String> {
+        self.factories.keys().cloned().collect()
+    }
+
+    /// Builds `name` from `config`. Errors: an unknown name (the message
+    /// lists the known ones) or the factory's error, passed on unchanged.
+    pub fn build(&self, name: &str, config: &Value) -> Result<Arc<dyn BuiltinHook>, String> {
+        match self.factories.get(name) {
+            Some(factory) => factory(config),
+            None => {
+                let known = self.names();
+                let known = if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                };
+                Err(format!("unknown builtin `{name}` (known: {known})"))
+            }
+        }
+    }
+}
+
+impl fmt::Debug for BuiltinRegistry {
+    /// Lists the names only: factories are closures with nothing to print,
+    /// but a config that holds a registry still wants to be `Debug`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.factories.keys()).finish()
+    }
+}
+
+/// Decodes a builtin's `config` table into its settings type. A missing
+/// table (`null`) reads as `{}`, so a builtin whose keys are all optional
+/// needs no `config =` line. Serde's messages name the bad key (unknown
+/// keys are errors through `deny_unknown_fields` on each settings type).
+pub(crate) fn parse_config<T: DeserializeOwned>(config: &Value) -> Result<T, String> {
+    let empty = Value::Object(serde_json::Map::new());
+    let config = match config {
+        Value::Null => &empty,
+        Value::Object(_) => config,
+        other => {
+            return Err(format!(
+                "`config` must be a table, got {}",
+                type_name(other)
+            ));
+        }
+    };
+    T::deserialize(config).map_err(|e| format!("`config`: {e}"))
+}
+
+/// `{"action":"continue"}`, the answer of a builtin with nothing to do.
+pub(crate) fn continue_answer() -> Value {
+    json!({"action": "continue"})
+}
+
+/// The error for a call at a stage the builtin does not intercept: the
+/// chain should never make one, and answering anything would hide that
+/// bug (and `continue` is not even a legal approve_tool answer).
+pub(crate) fn not_intercepted(name: &str, stage: Stage) -> String {
+    format!("{name} does not intercept {stage}")
+}
+
+/// A ready future for builtins whose work is synchronous.
+pub(crate) fn ready<'a>(answer: Result<Value, String>) -> HookFuture<'a> {
+    Box::pin(std::future::ready(answer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A builtin that always continues, to tell a registered factory from
+    /// a shipped one.
+    struct Nop;
+
+    impl BuiltinHook for Nop {
+        fn intercepts(&self) -> Vec<Stage> {
+            vec![Stage::AfterLlm]
+        }
+        fn call<'a>(&'a self, _stage: Stage, _params: &'a Value) -> HookFuture<'a> {
+            ready(Ok(continue_answer()))
+        }
+    }
+
+    fn nop_factory() -> BuiltinFactory {
+        Arc::new(|_config: &Value| Ok(Arc::new(Nop) as Arc<dyn BuiltinHook>))
+    }
+
+    #[test]
+    fn with_defaults_has_the_three_shipped_builtins() {
+        let registry = BuiltinRegistry::with_defaults();
+        assert_eq!(
+            registry.names(),
+            ["deny_tools", "max_iterations", "redact_secrets"]
+        );
+        for name in ["deny_tools", "max_iterations", "redact_secrets"] {
+            assert!(registry.contains(name), "{name}");
+        }
+        assert!(!registry.contains("nope"));
+        assert!(BuiltinRegistry::empty().names().is_empty());
+    }
+
+    #[test]
+    fn build_of_an_unknown_name_lists_the_known_ones() {
+        let err = BuiltinRegistry::with_defaults()
+            .build("deny_tool", &json!({}))
+            .err()
+            .expect("unknown name must fail");
+        assert_eq!(
+            err,
+            "unknown builtin `deny_tool` (known: deny_tools, max_iterations, redact_secrets)"
+        );
+        let err = BuiltinRegistry::empty()
+            .build("x", &json!({}))
+            .err()
+            .expect("empty registry must fail");
+        assert_eq!(err, "unknown builtin `x` (known: none)");
+    }
+
+    #[test]
+    fn build_passes_the_config_and_its_error_through() {
+        let registry = BuiltinRegistry::with_defaults();
+        let hook = registry
+            .build("max_iterations", &json!({"max": 3}))
+            .expect("valid config");
+        assert_eq!(hook.intercepts(), [Stage::BeforeLlm, Stage::BeforeTool]);
+        let err = registry
+            .build("max_iterations", &json!({"max": 3, "min": 1}))
+            .err()
+            .expect("unknown key must fail");
+        assert!(err.contains("unknown field `min`"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn register_adds_and_replaces() {
+        let mut registry = BuiltinRegistry::with_defaults();
+        registry.register("mine", nop_factory());
+        assert_eq!(
+            registry.names(),
+            ["deny_tools", "max_iterations", "mine", "redact_secrets"]
+        );
+
+        // deny_tools without `tools` is a config error; the replacement
+        // accepts anything and answers continue even for a denied name.
+        assert!(registry.build("deny_tools", &json!({})).is_err());
+        registry.register("deny_tools", nop_factory());
+        assert_eq!(registry.names().len(), 4);
+        let hook = registry
+            .build("deny_tools", &json!({}))
+            .expect("replacement builds");
+        assert_eq!(hook.intercepts(), [Stage::AfterLlm]);
+        let params = json!({"tool": "shell"});
+        let answer = hook.call(Stage::AfterLlm, &params).await;
+        assert_eq!(answer, Ok(continue_answer()));
+    }
+
+    #[test]
+    fn parse_config_reads_null_as_empty_and_rejects_non_tables() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        struct Settings {
+            #[serde(default)]
+            n: u32,
+        }
+        assert_eq!(
+            parse_config::<Settings>(&Value::Null),
+            Ok(Settings { n: 0 })
+        );
+        assert_eq!(
+            parse_config::<Settings>(&json!({"n": 2})),
+            Ok(Settings { n: 2 })
+        );
+        assert_eq!(
+            parse_config::<Settings>(&json!([1])),
+            Err("`config` must be a table, got an array".to_string())
+        );
+        let err = parse_config::<Settings>(&json!({"m": 1})).expect_err("unknown key");
+        assert!(err.contains("unknown field `m`"), "{err}");
+    }
+
+    #[test]
+    fn debug_lists_the_names() {
+        let registry = BuiltinRegistry::with_defaults();
+        assert_eq!(
+            format!("{registry:?}"),
+            r#"{"deny_tools", "max_iterations", "redact_secrets"}"#
+        );
+    }
+}

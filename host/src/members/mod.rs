@@ -1,0 +1,347 @@
+//! A member of the chain: one configured hook, of any kind, with
+//! everything that decides whether and how it is called: its priority,
+//! filters, deadline, failure policy, circuit breaker and figures.
+
+pub(crate) mod builtin;
+pub(crate) mod command;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookhost_protocol::{OnError, Stage};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::config::{BreakerConfig, BuiltinConfig, Defaults, ProcessConfig, RemoteConfig};
+use crate::error::CallError;
+use crate::members::builtin::BuiltinHook;
+use crate::members::command::{CommandConfig, CommandHook, CommandOnError};
+use crate::observe::stats::MemberStats;
+use crate::policy::breaker::Breaker;
+use crate::policy::filter::Filter;
+use crate::supervise::hook::HookEntry;
+use crate::supervise::remote::RemoteHook;
+
+/// What answers the calls.
+#[derive(Clone)]
+pub enum MemberKind {
+    /// A hook process (possibly shared with other members).
+    Process(Arc<HookEntry>),
+    /// An in-process builtin.
+    Builtin(Arc<dyn BuiltinHook>),
+    /// A one-shot command, spawned per call.
+    Command(Arc<CommandHook>),
+    /// A hook served over WebSocket or HTTP.
+    Remote(Arc<RemoteHook>),
+    /// A builtin that could not be built; every call fails with this text,
+    /// so its `on_error` policy still answers for it.
+    Unavailable(String),
+}
+
+/// One hook's place in the chain.
+pub struct Member {
+    /// The configured name.
+    pub name: Arc<str>,
+    /// Lower runs first; ties break by name.
+    pub priority: i64,
+    /// What answers.
+    pub kind: MemberKind,
+    /// The stages the config asks for.
+    intercept: Vec<Stage>,
+    on_error: Option<OnError>,
+    /// Its failures under an allow policy are logged at debug level only
+    /// (a command hook's `on_error = "ignore"`).
+    quiet_failures: bool,
+    timeout_ms: Option<u64>,
+    /// Matcher and `if` condition.
+    pub filter: Filter,
+    /// Opens after repeated failures.
+    pub breaker: Breaker,
+    /// Counters and latencies.
+    pub stats: MemberStats,
+    defaults: Defaults,
+    /// The member's own settings, to tell on reload whether it changed.
+    pub(crate) fingerprint: String,
+}
+
+impl Member {
+    /// A member answered by a process (possibly shared with other members).
+    pub fn process(
+        name: &str,
+        config: &ProcessConfig,
+        entry: Arc<HookEntry>,
+        defaults: &Defaults,
+    ) -> Member {
+        Member::assemble(
+            name,
+            MemberKind::Process(entry),
+            Settings {
+                priority: config.priority,
+                intercept: config.intercept.clone(),
+                on_error: config.on_error,
+                quiet_failures: false,
+                timeout_ms: config.timeout_ms,
+                matcher: config.matcher.as_deref(),
+                condition: config.condition.as_deref(),
+                breaker: config.breaker(),
+                fingerprint: fingerprint(config, defaults),
+            },
+            defaults,
+        )
+    }
+
+    /// A member answered by a hook service over the network (or by
+    /// nothing, when its connector could not be built).
+    pub fn remote(
+        name: &str,
+        config: &RemoteConfig,
+        hook: Result<Arc<RemoteHook>, String>,
+        defaults: &Defaults,
+    ) -> Member {
+        let kind = match hook {
+            Ok(h) => MemberKind::Remote(h),
+            Err(why) => MemberKind::Unavailable(why),
+        };
+        Member::assemble(
+            name,
+            kind,
+            Settings {
+                priority: config.priority,
+                intercept: config.intercept.clone(),
+                on_error: config.on_error,
+                quiet_failures: false,
+                timeout_ms: config.timeout_ms,
+                matcher: config.matcher.as_deref(),
+                condition: config.condition.as_deref(),
+                breaker: config.breaker(),
+                fingerprint: fingerprint(config, defaults),
+            },
+            defaults,
+        )
+    }
+
+    /// A member answered by a builtin (or by nothing, when it could not be
+    /// built).
+    pub fn builtin(
+        name: &str,
+        config: &BuiltinConfig,
+        built: Result<Arc<dyn BuiltinHook>, String>,
+        defaults: &Defaults,
+    ) -> Member {
+        let (kind, offered) = match built {
+            Ok(b) => {
+                let offered = b.intercepts();
+                (MemberKind::Builtin(b), offered)
+            }
+            Err(why) => (MemberKind::Unavailable(why), Stage::ALL.to_vec()),
+        };
+        let intercept = match &config.intercept {
+            Some(narrowed) => offered
+                .into_iter()
+                .filter(|s| narrowed.contains(s))
+                .collect(),
+            None => offered,
+        };
+        Member::assemble(
+            name,
+            kind,
+            Settings {
+                priority: config.priority,
+                intercept,
+                on_error: config.on_error,
+                quiet_failures: false,
+                timeout_ms: config.timeout_ms,
+                matcher: config.matcher.as_deref(),
+                condition: config.condition.as_deref(),
+                breaker: config.breaker(),
+                fingerprint: fingerprint(config, defaults),
+            },
+            defaults,
+        )
+    }
+
+    /// A member answered by a one-shot command. Its docker-agent `matcher`
+    /// is applied by the command itself; `if` is the member's filter. Its
+    /// deadline is the command's `timeout` (default 60 s), still bounded
+    /// by the chain budget.
+    pub fn command(
+        name: &str,
+        config: &CommandConfig,
+        hook: Arc<CommandHook>,
+        defaults: &Defaults,
+    ) -> Member {
+        Member::assemble(
+            name,
+            MemberKind::Command(hook),
+            Settings {
+                priority: config.priority,
+                intercept: config.stages(),
+                on_error: config.on_error.map(CommandOnError::policy),
+                quiet_failures: config.on_error.is_some_and(CommandOnError::is_quiet),
+                timeout_ms: Some(config.timeout().as_millis().min(u64::MAX as u128) as u64),
+                matcher: None,
+                condition: config.r#if.as_deref(),
+                breaker: BreakerConfig::default(),
+                fingerprint: fingerprint(config, defaults),
+            },
+            defaults,
+        )
+    }
+
+    fn assemble(name: &str, kind: MemberKind, s: Settings<'_>, defaults: &Defaults) -> Member {
+        let (kind, filter) = with_filter(kind, s.matcher, s.condition);
+        let mut breaker = s.breaker;
+        // A fail-closed hook's open breaker would refuse every call for the
+        // cool-down, which anyone able to make it fail could trigger: off
+        // unless the config turns it on.
+        let fail_closed = s
+            .intercept
+            .iter()
+            .any(|st| s.on_error.unwrap_or(OnError::default_for(*st)) == OnError::Deny);
+        breaker.enabled = Some(breaker.enabled.unwrap_or(!fail_closed));
+        Member {
+            name: name.into(),
+            priority: s.priority,
+            kind,
+            intercept: s.intercept,
+            on_error: s.on_error,
+            quiet_failures: s.quiet_failures,
+            timeout_ms: s.timeout_ms,
+            filter,
+            breaker: Breaker::new(name, &breaker, defaults),
+            stats: MemberStats::default(),
+            defaults: defaults.clone(),
+            fingerprint: s.fingerprint,
+        }
+    }
+
+    /// `process`, `remote`, `builtin` or `command`.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            MemberKind::Process(_) => "process",
+            MemberKind::Remote(_) => "remote",
+            MemberKind::Command(_) => "command",
+            MemberKind::Builtin(_) | MemberKind::Unavailable(_) => "builtin",
+        }
+    }
+
+    /// Whether it is called at `stage`: the config asks for it and, for a
+    /// process, its hello declared it.
+    pub fn intercepts(&self, stage: Stage) -> bool {
+        self.intercept.contains(&stage)
+            && match &self.kind {
+                MemberKind::Process(p) => p.declares(stage),
+                MemberKind::Remote(r) => r.declares(stage),
+                MemberKind::Builtin(_) | MemberKind::Command(_) | MemberKind::Unavailable(_) => {
+                    true
+                }
+            }
+    }
+
+    /// The stages it is called for now.
+    pub fn stages(&self) -> Vec<Stage> {
+        Stage::ALL
+            .into_iter()
+            .filter(|s| self.intercepts(*s))
+            .collect()
+    }
+
+    /// The policy for a failure at `stage`.
+    pub fn policy(&self, stage: Stage) -> OnError {
+        self.on_error.unwrap_or(OnError::default_for(stage))
+    }
+
+    /// The policy for one failure. A command hook with no `on_error` that
+    /// could not even be spawned (out of descriptors or processes, its
+    /// program gone) fails closed where a refusal exists: that gate never
+    /// ran, and exhausting descriptors is something an attacker can do.
+    /// docker-agent's default `warn` still covers a hook that ran and failed.
+    pub fn failure_policy(&self, stage: Stage, error: Option<&CallError>) -> OnError {
+        let unspawned = matches!(self.kind, MemberKind::Command(_))
+            && matches!(error, Some(CallError::Unavailable(_)));
+        let refusable = matches!(
+            stage,
+            Stage::BeforeTool | Stage::ApproveTool | Stage::Lifecycle
+        );
+        if self.on_error.is_none() && unspawned && refusable {
+            return OnError::Deny;
+        }
+        self.policy(stage)
+    }
+
+    /// Whether a failure that its policy lets pass is logged only at debug
+    /// level: a command hook's `on_error = "ignore"` is meant to be quiet.
+    pub fn quiet_failures(&self, stage: Stage) -> bool {
+        self.quiet_failures && self.policy(stage) == OnError::Allow
+    }
+
+    /// Its own deadline at `stage`.
+    pub fn timeout(&self, stage: Stage) -> Duration {
+        self.timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or_else(|| self.defaults.stage_timeout(stage))
+    }
+
+    /// Calls it, giving up at `deadline`; `budget` is the wait's nominal
+    /// length, for the timeout message.
+    pub async fn call(
+        &self,
+        stage: Stage,
+        params: &Value,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<Value, CallError> {
+        match &self.kind {
+            MemberKind::Process(p) => p.request(stage.method(), params, deadline, budget).await,
+            MemberKind::Remote(r) => r.request(stage.method(), params, deadline, budget).await,
+            MemberKind::Builtin(b) => {
+                match tokio::time::timeout_at(deadline, b.call(stage, params)).await {
+                    Ok(Ok(result)) => Ok(result),
+                    Ok(Err(e)) => Err(CallError::Builtin(e)),
+                    Err(_) => Err(CallError::Timeout(budget)),
+                }
+            }
+            MemberKind::Command(c) => c.call(stage, params, deadline).await,
+            MemberKind::Unavailable(why) => Err(CallError::Unavailable(why.clone())),
+        }
+    }
+}
+
+/// What every kind of member is configured with, whatever its config
+/// section calls it.
+struct Settings<'a> {
+    priority: i64,
+    intercept: Vec<Stage>,
+    on_error: Option<OnError>,
+    quiet_failures: bool,
+    timeout_ms: Option<u64>,
+    matcher: Option<&'a str>,
+    condition: Option<&'a str>,
+    breaker: BreakerConfig,
+    fingerprint: String,
+}
+
+/// A member's settings as text, so a reload can tell whether they changed.
+pub(crate) fn fingerprint(config: &impl std::fmt::Debug, defaults: &Defaults) -> String {
+    format!("{config:?}|{defaults:?}")
+}
+
+/// Compiles the filters; a config built in code can skip `Config::parse`'s
+/// validation, and then a bad filter makes the member fail every call
+/// (its policy decides) rather than run unfiltered.
+fn with_filter(
+    kind: MemberKind,
+    matcher: Option<&str>,
+    condition: Option<&str>,
+) -> (MemberKind, Filter) {
+    match Filter::new(matcher, condition) {
+        Ok(f) => (kind, f),
+        Err(e) => (
+            MemberKind::Unavailable(format!("invalid filter: {e}")),
+            Filter::default(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod command_tests;

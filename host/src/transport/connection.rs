@@ -1,0 +1,668 @@
+//! One JSON-RPC connection to one running hook process.
+//!
+//! A reader task owns the hook's stdout, a writer task owns its stdin, and
+//! callers meet them through the pending map: a caller registers a oneshot
+//! under a fresh id, hands its line to the writer, and waits with its
+//! deadline; the reader routes each response to the oneshot with its id.
+//! Nothing a hook writes can take the connection down: bad lines, unknown
+//! ids and over-long lines are logged (within a [`LogBudget`], so a flood
+//! of them does not become a flood in the agent's log) and skipped.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use hookhost_protocol::envelope::{DecodeError, Message};
+use hookhost_protocol::stage::method;
+use hookhost_protocol::{ErrorObject, Id, error_code};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, timeout_at};
+
+use crate::error::CallError;
+use crate::observe::log_budget::LogBudget;
+use hookhost_protocol::framing::{Line, LineReader};
+
+/// Lines waiting for the writer; a hook that stops reading its stdin makes
+/// senders wait (bounded by their deadlines) instead of growing memory.
+const WRITE_QUEUE: usize = 1024;
+
+/// What an answer may hold beyond twice the request it answers: the
+/// envelope, the action, and escapes a rewrite adds.
+const REPLY_HEADROOM: usize = 64 * 1024;
+
+type Reply = Result<Value, CallError>;
+
+enum Outgoing {
+    Line(Arc<[u8]>),
+    Close,
+}
+
+struct Pending {
+    waiting: HashMap<i64, Waiter>,
+    /// How many requests in flight have each line length, so the longest
+    /// is known at once however many are in flight.
+    sizes: BTreeMap<usize, usize>,
+    /// Set once the connection is over; new calls fail with it at once.
+    closed: Option<CallError>,
+}
+
+/// A caller waiting for its answer, and how long its request line was.
+struct Waiter {
+    tx: oneshot::Sender<Reply>,
+    bytes: usize,
+}
+
+impl Pending {
+    fn insert(&mut self, id: i64, tx: oneshot::Sender<Reply>, bytes: usize) {
+        if let Some(old) = self.waiting.insert(id, Waiter { tx, bytes }) {
+            self.forget_size(old.bytes);
+        }
+        *self.sizes.entry(bytes).or_default() += 1;
+    }
+
+    fn remove(&mut self, id: i64) -> Option<oneshot::Sender<Reply>> {
+        let w = self.waiting.remove(&id)?;
+        self.forget_size(w.bytes);
+        Some(w.tx)
+    }
+
+    fn forget_size(&mut self, bytes: usize) {
+        if let Some(n) = self.sizes.get_mut(&bytes) {
+            *n -= 1;
+            if *n == 0 {
+                self.sizes.remove(&bytes);
+            }
+        }
+    }
+
+    /// The longest request line in flight (0 with none).
+    fn largest(&self) -> usize {
+        self.sizes.last_key_value().map_or(0, |(bytes, _)| *bytes)
+    }
+}
+
+/// The longest answer line accepted: `max_line_bytes`, or twice the
+/// longest request in flight plus headroom, whichever is more. A hook that
+/// rewrites (redacts) a large tool output answers with about as many
+/// bytes as it was sent; dropping that answer would fail the hook open
+/// for whoever configured it to allow, and a breaker would then turn it
+/// off for everyone.
+pub(crate) fn reply_cap(max_line: usize, largest: usize) -> usize {
+    if largest == 0 {
+        return max_line;
+    }
+    max_line.max(largest.saturating_mul(2).saturating_add(REPLY_HEADROOM))
+}
+
+/// A live connection; cheap to share, every method takes `&self`.
+pub struct Connection {
+    hook: Arc<str>,
+    next_id: AtomicI64,
+    pending: Mutex<Pending>,
+    out: mpsc::Sender<Outgoing>,
+    stdout_closed: Notify,
+    log_budget: LogBudget,
+    /// `max_line_bytes`, the floor of [`Connection::reply_cap`].
+    max_line: usize,
+    /// The reader's cap now, moved as requests come and go.
+    reply_cap: Arc<AtomicUsize>,
+}
+
+/// The tasks behind a connection, for the supervisor to end.
+pub struct ConnectionTasks {
+    /// Reads and routes stdout.
+    pub reader: JoinHandle<()>,
+    /// Writes stdin.
+    pub writer: JoinHandle<()>,
+}
+
+impl Connection {
+    /// Starts the reader and writer tasks over a hook's pipes.
+    pub fn start<W, R>(
+        hook: Arc<str>,
+        stdin: W,
+        stdout: R,
+        max_line: usize,
+    ) -> (Arc<Connection>, ConnectionTasks)
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+        R: AsyncRead + Unpin + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(WRITE_QUEUE);
+        let conn = Arc::new(Connection {
+            hook,
+            next_id: AtomicI64::new(1),
+            pending: Mutex::new(Pending {
+                waiting: HashMap::new(),
+                sizes: BTreeMap::new(),
+                closed: None,
+            }),
+            out: tx,
+            stdout_closed: Notify::new(),
+            log_budget: LogBudget::default(),
+            max_line,
+            reply_cap: Arc::new(AtomicUsize::new(max_line)),
+        });
+        let writer = tokio::spawn(write_loop(conn.hook.clone(), stdin, rx));
+        let reader = tokio::spawn(read_loop(conn.clone(), stdout));
+        (conn, ConnectionTasks { reader, writer })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        // A panic while holding this lock cannot leave the map inconsistent
+        // (every critical section is a single insert/remove), so a poisoned
+        // lock is still usable.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the connection is over.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed.is_some()
+    }
+
+    /// Calls `method` and waits for the answer until `deadline`. `budget`
+    /// is the deadline's length, for the timeout message.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: &Value,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Reply {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        let line = encode_request(id, method, params);
+        {
+            let mut p = self.lock();
+            if let Some(err) = &p.closed {
+                return Err(err.clone());
+            }
+            p.insert(id, tx, line.len());
+            self.publish_cap(&p);
+        }
+        let guard = PendingGuard { conn: self, id };
+        match timeout_at(deadline, self.out.send(Outgoing::Line(line))).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(self.closed_reason()),
+            Err(_) => return Err(CallError::Timeout(budget)),
+        }
+        match timeout_at(deadline, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(self.closed_reason()),
+            Err(_) => {
+                drop(guard);
+                self.cancel(id);
+                Err(CallError::Timeout(budget))
+            }
+        }
+    }
+
+    /// Sends a notification, waiting for room in the write queue until
+    /// `deadline`. The line must be a complete encoded message.
+    pub async fn notify_line(&self, line: Arc<[u8]>, deadline: Instant) -> Result<(), CallError> {
+        match timeout_at(deadline, self.out.send(Outgoing::Line(line))).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(self.closed_reason()),
+            Err(_) => Err(CallError::Timeout(Duration::ZERO)),
+        }
+    }
+
+    /// Tells the hook to stop working on `id`; best effort, never waits.
+    fn cancel(&self, id: i64) {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"{}","params":{{"id":{id}}}}}"#,
+            method::CANCEL_REQUEST
+        );
+        if self
+            .out
+            .try_send(Outgoing::Line(line.into_bytes().into()))
+            .is_err()
+        {
+            tracing::debug!(hook = %self.hook, id, "could not queue $/cancel_request");
+        }
+    }
+
+    /// Moves the reader's cap to what the requests in flight need.
+    fn publish_cap(&self, pending: &Pending) {
+        self.reply_cap.store(
+            reply_cap(self.max_line, pending.largest()),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Takes the waiter of `id` out of the pending map, if it still waits.
+    fn take_waiter(&self, id: i64) -> Option<oneshot::Sender<Reply>> {
+        let mut p = self.lock();
+        let tx = p.remove(id);
+        self.publish_cap(&p);
+        tx
+    }
+
+    fn closed_reason(&self) -> CallError {
+        self.lock().closed.clone().unwrap_or(CallError::Closed)
+    }
+
+    /// Ends the connection: every pending call and every later one fails
+    /// with `why`. The first reason given wins.
+    pub fn close(&self, why: CallError) {
+        let waiting = {
+            let mut p = self.lock();
+            if p.closed.is_none() {
+                p.closed = Some(why.clone());
+            }
+            p.sizes.clear();
+            self.publish_cap(&p);
+            std::mem::take(&mut p.waiting)
+        };
+        for (_, w) in waiting {
+            let _ = w.tx.send(Err(why.clone()));
+        }
+    }
+
+    /// Asks the writer to flush what is queued and close the hook's stdin
+    /// (EOF tells the hook to exit). When the queue stays full for `within`
+    /// (a hook that stopped reading), the writer is stopped instead, which
+    /// closes stdin at once.
+    pub async fn close_stdin(&self, tasks: &ConnectionTasks, within: Duration) {
+        if tokio::time::timeout(within, self.out.send(Outgoing::Close))
+            .await
+            .map_or(true, |sent| sent.is_err())
+        {
+            tasks.writer.abort();
+        }
+    }
+
+    /// Resolves when the hook's stdout has ended.
+    pub async fn stdout_closed(&self) {
+        self.stdout_closed.notified().await;
+    }
+
+    /// How many calls wait for an answer.
+    pub fn pending_count(&self) -> usize {
+        self.lock().waiting.len()
+    }
+
+    fn dispatch(&self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match Message::decode(line) {
+            Ok(Message::Response(r)) => self.route(r.id, r.payload.map_err(CallError::Rpc)),
+            Ok(Message::Request(req)) => {
+                self.warn(format_args!(
+                    "the hook sent a request ({}); hooks cannot call the host in protocol v1, answering -32601",
+                    Shown(req.method.as_bytes())
+                ));
+                let reply = Message::Response(hookhost_protocol::envelope::Response {
+                    id: Some(req.id),
+                    payload: Err(ErrorObject::new(
+                        error_code::METHOD_NOT_FOUND,
+                        format!("the host offers no method {:?}", req.method),
+                    )),
+                });
+                let _ = self.out.try_send(Outgoing::Line(reply.encode().into()));
+            }
+            Ok(Message::Notification(n)) => {
+                tracing::debug!(hook = %self.hook, method = %n.method, "ignored a notification from the hook");
+            }
+            Err(DecodeError::Parse(e)) => {
+                self.warn(format_args!(
+                    "skipped a non-JSON line on the hook's stdout ({e}): {}",
+                    Shown(line)
+                ));
+            }
+            Err(DecodeError::Invalid { reason, id }) => match id {
+                Some(id) if self.is_waiting(&id) => {
+                    self.warn(format_args!("invalid response to id {id}: {reason}"));
+                    self.route(Some(id), Err(CallError::Protocol(reason)));
+                }
+                _ => self.warn(format_args!(
+                    "skipped an invalid message ({reason}): {}",
+                    Shown(line)
+                )),
+            },
+        }
+    }
+
+    /// Logs a warning about what the hook sent, within the budget.
+    fn warn(&self, message: std::fmt::Arguments<'_>) {
+        self.log_budget.warn(&self.hook, message);
+    }
+
+    fn is_waiting(&self, id: &Id) -> bool {
+        match id {
+            Id::Number(n) => self.lock().waiting.contains_key(n),
+            Id::String(_) => false,
+        }
+    }
+
+    fn route(&self, id: Option<Id>, reply: Reply) {
+        let tx = match &id {
+            Some(Id::Number(n)) => self.take_waiter(*n),
+            _ => None,
+        };
+        match tx {
+            Some(tx) => {
+                // The caller may have given up at this very moment; then the
+                // answer is simply late.
+                let _ = tx.send(reply);
+            }
+            None => match id {
+                Some(id) => self.warn(format_args!(
+                    "skipped a response for unknown id {id} (late after a timeout, a duplicate, or never sent)"
+                )),
+                None => self.warn(format_args!(
+                    "skipped an error response with a null id: {}",
+                    Shown(format!("{:?}", reply.err()).as_bytes())
+                )),
+            },
+        }
+    }
+}
+
+/// Removes a pending entry when its caller stops waiting for any reason,
+/// including the caller's own future being dropped.
+struct PendingGuard<'a> {
+    conn: &'a Connection,
+    id: i64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.conn.take_waiter(self.id);
+    }
+}
+
+fn encode_request(id: i64, method: &str, params: &Value) -> Arc<[u8]> {
+    let mut line = Vec::with_capacity(128);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    line.extend_from_slice(id.to_string().as_bytes());
+    line.extend_from_slice(br#","method":"#);
+    // Strings and Values always serialize.
+    let _ = serde_json::to_writer(&mut line, method);
+    line.extend_from_slice(br#","params":"#);
+    let _ = serde_json::to_writer(&mut line, params);
+    line.push(b'}');
+    line.into()
+}
+
+/// What the log shows of text a hook wrote where it should not: its length
+/// and its first [`SHOWN_CHARS`] characters, secrets masked and control
+/// characters escaped. A stray line can be anything the hook printed (an
+/// environment dump, a key), and the agent's log has more readers than the
+/// hook's own output. Formatted only when the warning passes the budget.
+struct Shown<'a>(&'a [u8]);
+
+/// Characters of a stray line the log shows.
+const SHOWN_CHARS: usize = 64;
+/// Bytes of a stray line redacted before it is cut, so that a secret
+/// straddling the cut is still recognised whole.
+const REDACT_WINDOW: usize = 4096;
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let window = &self.0[..self.0.len().min(REDACT_WINDOW)];
+        let text = String::from_utf8_lossy(window);
+        let masked = crate::observe::redact::redact(&text);
+        let prefix: String = masked.chars().take(SHOWN_CHARS).collect();
+        let cut = prefix.len() < masked.len() || window.len() < self.0.len();
+        let more = if cut { "…" } else { "" };
+        write!(f, "{prefix:?}{more} ({} bytes)", self.0.len())
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    hook: Arc<str>,
+    stdin: W,
+    mut rx: mpsc::Receiver<Outgoing>,
+) {
+    let mut w = BufWriter::with_capacity(64 * 1024, stdin);
+    'outer: while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        // Write everything already queued, then flush once.
+        while let Some(msg) = next {
+            match msg {
+                Outgoing::Line(line) => {
+                    if let Err(e) = write_line(&mut w, &line).await {
+                        tracing::debug!(%hook, "stdin closed: {e}");
+                        break 'outer;
+                    }
+                }
+                Outgoing::Close => break 'outer,
+            }
+            next = rx.try_recv().ok();
+        }
+        if let Err(e) = w.flush().await {
+            tracing::debug!(%hook, "stdin closed: {e}");
+            break;
+        }
+    }
+    let _ = w.flush().await;
+    let _ = w.shutdown().await;
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &[u8]) -> std::io::Result<()> {
+    w.write_all(line).await?;
+    w.write_all(b"\n").await
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, stdout: R) {
+    let mut reader = LineReader::with_limit(
+        BufReader::with_capacity(64 * 1024, stdout),
+        conn.reply_cap.clone(),
+    );
+    let mut buf = Vec::new();
+    loop {
+        match reader.next(&mut buf).await {
+            Ok(Line::Complete) => conn.dispatch(&buf),
+            Ok(Line::TooLong(n)) => conn.warn(format_args!(
+                "skipped a {n}-byte line on the hook's stdout: longer than max_line_bytes ({}) and than twice the largest request in flight",
+                conn.max_line
+            )),
+            Ok(Line::Eof) => break,
+            Err(e) => {
+                tracing::warn!(hook = %conn.hook, "reading the hook's stdout failed: {e}");
+                break;
+            }
+        }
+    }
+    conn.log_budget.report_held_back(&conn.hook);
+    conn.stdout_closed.notify_one();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+    /// A connection over in-memory pipes, with the hook's ends returned.
+    fn pair() -> (
+        Arc<Connection>,
+        tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
+        tokio::io::DuplexStream,
+    ) {
+        let (host_in, hook_in) = tokio::io::duplex(1 << 16);
+        let (hook_out, host_out) = tokio::io::duplex(1 << 16);
+        let (conn, _tasks) = Connection::start("t".into(), host_in, host_out, 1024);
+        (conn, BufReader::new(hook_in).lines(), hook_out)
+    }
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    #[tokio::test]
+    async fn answers_in_any_order_reach_their_callers() {
+        let (conn, mut hook_rx, mut hook_tx) = pair();
+        let c1 = conn.clone();
+        let a = tokio::spawn(async move {
+            c1.request("m", &json!({"n": 1}), far(), Duration::from_secs(5))
+                .await
+        });
+        let c2 = conn.clone();
+        let b = tokio::spawn(async move {
+            c2.request("m", &json!({"n": 2}), far(), Duration::from_secs(5))
+                .await
+        });
+        let mut ids = Vec::new();
+        for _ in 0..2 {
+            let line = hook_rx.next_line().await.unwrap().unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            ids.push((
+                v["id"].as_i64().unwrap(),
+                v["params"]["n"].as_i64().unwrap(),
+            ));
+        }
+        for (id, n) in ids.iter().rev() {
+            let reply =
+                format!("not json\n{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"n\":{n}}}}}\n");
+            hook_tx.write_all(reply.as_bytes()).await.unwrap();
+        }
+        assert_eq!(a.await.unwrap().unwrap(), json!({"n": 1}));
+        assert_eq!(b.await.unwrap().unwrap(), json!({"n": 2}));
+        assert_eq!(conn.pending_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_timeout_sends_cancel_and_forgets_the_id() {
+        let (conn, mut hook_rx, _hook_tx) = pair();
+        let deadline = Instant::now() + Duration::from_millis(50);
+        let r = conn
+            .request("m", &json!({}), deadline, Duration::from_millis(50))
+            .await;
+        assert_eq!(r, Err(CallError::Timeout(Duration::from_millis(50))));
+        let _req = hook_rx.next_line().await.unwrap().unwrap();
+        let cancel: Value =
+            serde_json::from_str(&hook_rx.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(cancel["method"], "$/cancel_request");
+        assert_eq!(conn.pending_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn closing_fails_pending_and_later_calls() {
+        let (conn, _hook_rx, _hook_tx) = pair();
+        let c = conn.clone();
+        let call = tokio::spawn(async move {
+            c.request("m", &json!({}), far(), Duration::from_secs(5))
+                .await
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        conn.close(CallError::Crashed("signal 9".into()));
+        assert_eq!(
+            call.await.unwrap(),
+            Err(CallError::Crashed("signal 9".into()))
+        );
+        let later = conn
+            .request("m", &json!({}), far(), Duration::from_secs(5))
+            .await;
+        assert_eq!(later, Err(CallError::Crashed("signal 9".into())));
+    }
+
+    #[tokio::test]
+    async fn an_answer_as_large_as_its_request_is_read_past_max_line() {
+        let (conn, mut hook_rx, mut hook_tx) = pair(); // max_line 1024
+        let c = conn.clone();
+        let text = "x".repeat(20_000);
+        let call = tokio::spawn(async move {
+            c.request("m", &json!({"text": text}), far(), Duration::from_secs(5))
+                .await
+        });
+        let line = hook_rx.next_line().await.unwrap().unwrap();
+        let request: Value = serde_json::from_str(&line).unwrap();
+        let redacted = request["params"]["text"]
+            .as_str()
+            .unwrap()
+            .replace('x', "y");
+        let reply = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"text": redacted}});
+        hook_tx
+            .write_all(format!("{reply}\n").as_bytes())
+            .await
+            .unwrap();
+        let answer = call.await.unwrap().unwrap();
+        assert_eq!(answer["text"].as_str().map(str::len), Some(20_000));
+        // Nothing in flight: the cap is max_line again.
+        assert_eq!(conn.reply_cap.load(Ordering::Relaxed), 1024);
+    }
+
+    use crate::observe::log_budget::capture::Captured;
+
+    /// Runs `feed` against a connection with the log captured; the log.
+    async fn log_of(feed: &[u8]) -> String {
+        let (log, _guard) = Captured::start();
+        let (conn, _lines, mut hook_out) = pair();
+        hook_out.write_all(feed).await.expect("write");
+        drop(hook_out);
+        conn.stdout_closed().await;
+        log.text()
+    }
+
+    #[tokio::test]
+    async fn a_stray_line_is_logged_as_its_length_and_a_redacted_prefix() {
+        let secret = "sk-proj-abcdefghijklmnop1234";
+        let line = format!(
+            "debug: OPENAI_API_KEY={secret} {}TAIL-NOT-SHOWN\n",
+            "x".repeat(100)
+        );
+        let text = log_of(line.as_bytes()).await;
+        assert!(text.contains("non-JSON line"), "{text}");
+        assert!(!text.contains(secret), "{text}");
+        assert!(text.contains("debug: OPENAI_API_KEY=[REDACTED]"), "{text}");
+        assert!(!text.contains("TAIL-NOT-SHOWN"), "{text}");
+        assert!(
+            text.contains(&format!("{} bytes", line.len() - 1)),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn what_a_hook_says_in_a_request_or_a_null_id_error_is_redacted() {
+        let text = log_of(
+            b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":1,\"message\":\"key AKIAIOSFODNN7EXAMPLE\"}}\n\
+              {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}\n",
+        )
+        .await;
+        assert!(text.contains("null id"), "{text}");
+        assert!(text.contains("sent a request"), "{text}");
+        assert!(!text.contains("AKIAIOSFODNN7EXAMPLE"), "{text}");
+        assert!(!text.contains("ghp_abcdefghij"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_garbage_logs_a_few_lines_and_how_many_were_held_back() {
+        let (log, _guard) = Captured::start();
+        let (conn, _lines, mut hook_out) = pair();
+        for i in 0..10_000 {
+            hook_out
+                .write_all(format!("garbage {i}\n").as_bytes())
+                .await
+                .expect("write");
+        }
+        // A call still works through the flood.
+        let params = json!({});
+        let call = conn.request("hook.before_tool", &params, far(), Duration::from_secs(5));
+        hook_out
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+            .await
+            .expect("write");
+        assert_eq!(call.await, Ok(json!({})));
+        drop(hook_out);
+        conn.stdout_closed().await;
+        let text = log.text();
+        let warnings: Vec<&str> = text.lines().filter(|l| l.contains("WARN")).collect();
+        assert_eq!(
+            warnings.len(),
+            crate::observe::log_budget::PER_WINDOW as usize + 1,
+            "{text}"
+        );
+        assert!(
+            warnings[warnings.len() - 1]
+                .contains("9990 more warnings about this hook's output were held back"),
+            "{text}"
+        );
+    }
+}
