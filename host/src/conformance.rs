@@ -367,13 +367,14 @@ pub async fn run(opts: &Options) -> Report {
     let mut config = ProcessConfig::new(opts.command.clone(), Vec::new());
     config.env = opts.env.iter().cloned().collect();
     let dir = std::env::current_dir().unwrap_or_else(|_| Path::new(".").to_path_buf());
-    let (running, pipes) = match process::spawn(&config, &dir) {
-        Ok(x) => x,
-        Err(e) => {
-            report.fail("spawn", e.to_string());
-            return report;
-        }
-    };
+    let (running, pipes) =
+        match process::spawn(&crate::supervise::process::spawn_spec(&config, &dir)) {
+            Ok(x) => x,
+            Err(e) => {
+                report.fail("spawn", e.to_string());
+                return report;
+            }
+        };
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut reader = LineReader::new(BufReader::new(pipes.stdout), 64 * 1024 * 1024);

@@ -74,7 +74,7 @@ pub use conformance::{
     Check as ConformanceCheck, Options as ConformanceOptions, Report as ConformanceReport,
     run as conformance,
 };
-pub use error::CallError;
+pub use error::{CallError, StartError};
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
 pub use host::{HookInfo, HookKind, HookStatus, HookTrace, Host, ReloadReport, StartFailure};

@@ -238,12 +238,16 @@ async fn a_hook_that_never_answers_hello_is_reported_and_the_others_run() {
     assert!(
         failures[0]
             .error
+            .to_string()
             .contains("no answer to hook.hello within 300 ms"),
         "{}",
         failures[0].error
     );
     assert!(
-        failures[0].error.contains("test hook test starting"),
+        failures[0]
+            .error
+            .to_string()
+            .contains("test hook test starting"),
         "stderr tail missing: {}",
         failures[0].error
     );
@@ -607,12 +611,15 @@ async fn a_hook_that_dies_at_start_is_reported_at_once_with_its_status() {
     let f = &host.start_failures()[0];
     assert!(
         f.error
+            .to_string()
             .contains("exited during the handshake (exit status: 7)"),
         "{}",
         f.error
     );
     assert!(
-        f.error.contains("ImportError: no module named x"),
+        f.error
+            .to_string()
+            .contains("ImportError: no module named x"),
         "{}",
         f.error
     );

@@ -336,7 +336,11 @@ async fn a_remote_down_at_start_is_reported_and_joins_when_it_comes_up() {
     let host = Host::start(config(&[("remote", remote(&url, OnError::Deny))])).await;
     let failures = host.start_failures();
     assert_eq!(failures.len(), 1);
-    assert!(failures[0].error.contains(&url), "{:?}", failures[0]);
+    assert!(
+        failures[0].error.to_string().contains(&url),
+        "{:?}",
+        failures[0]
+    );
     let begun = std::time::Instant::now();
     assert!(matches!(
         host.before_tool(call()).await,
@@ -628,7 +632,7 @@ async fn credentials_in_a_remote_url_are_shown_nowhere() {
         path: audit.clone(),
     });
     let host = Host::start(config).await;
-    let failure = host.start_failures()[0].error.clone();
+    let failure = host.start_failures()[0].error.to_string();
     assert!(failure.contains(&format!("ws://{addr}/hook")), "{failure}");
     let reason = match host.before_tool(call()).await {
         ToolOutcome::Deny { reason } => reason,

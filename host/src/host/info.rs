@@ -9,9 +9,7 @@ use hookhost_protocol::Stage;
 
 use crate::members::{Member, MemberKind};
 use crate::observe::stats::{HookStats, MemberStats};
-use crate::supervise::hook::HookState;
-use crate::supervise::remote::RemoteState;
-use crate::supervise::supervisor::Started;
+use crate::supervise::peer::{Peer, PeerKind, PeerState};
 
 /// One configured hook as it is now.
 #[derive(Debug, Clone)]
@@ -33,7 +31,7 @@ pub struct HookInfo {
     pub stages: Vec<Stage>,
     /// The runtime event kinds forwarded to it.
     pub observes: Vec<String>,
-    /// How long its first start took, spawn or connect plus hello.
+    /// How long its latest start took, spawn or connect plus hello.
     pub hello_time: Option<Duration>,
     /// Calls begun and not yet ended, waiting for it included
     /// (persistent hooks).
@@ -87,9 +85,8 @@ pub enum HookStatus {
     Stopped,
 }
 
-/// The snapshot of one member; `started` holds the first-start figures of
-/// the processes.
-pub(crate) fn hook_info(m: &Member, started: &[(String, Started)]) -> HookInfo {
+/// The snapshot of one member.
+pub(crate) fn hook_info(m: &Member) -> HookInfo {
     let mut info = HookInfo {
         name: m.name.to_string(),
         kind: HookKind::Builtin,
@@ -105,51 +102,7 @@ pub(crate) fn hook_info(m: &Member, started: &[(String, Started)]) -> HookInfo {
         stats: stats_of(m),
     };
     match &m.kind {
-        MemberKind::Process(p) => {
-            info.kind = HookKind::Process;
-            info.in_flight = p.counters.in_flight.load(Ordering::Relaxed);
-            info.pid = p.pid();
-            info.observes = p
-                .effective()
-                .observe
-                .iter()
-                .map(|o| o.to_string())
-                .collect();
-            if let Some((_, s)) = started.iter().find(|(name, _)| **name == *p.name) {
-                info.protocol = Some(s.version);
-                info.hello_time = Some(s.hello_time);
-            }
-            info.status = match p.state() {
-                HookState::Starting => HookStatus::Starting,
-                HookState::Ready(conn) => {
-                    info.unanswered = conn.pending_count();
-                    HookStatus::Ready
-                }
-                HookState::Failed(why) => HookStatus::Down(why),
-                HookState::Stopped => HookStatus::Stopped,
-            };
-        }
-        MemberKind::Remote(r) => {
-            info.kind = HookKind::Remote;
-            info.in_flight = r.counters.in_flight.load(Ordering::Relaxed);
-            info.url = Some(r.shown_url().into_owned());
-            info.observes = r
-                .effective()
-                .observe
-                .iter()
-                .map(|o| o.to_string())
-                .collect();
-            if r.version() != 0 {
-                info.protocol = Some(r.version());
-                info.hello_time = Some(r.hello_time());
-            }
-            info.status = match r.state() {
-                RemoteState::Connecting => HookStatus::Starting,
-                RemoteState::Ready(_) => HookStatus::Ready,
-                RemoteState::Down(why) => HookStatus::Down(why),
-                RemoteState::Stopped => HookStatus::Stopped,
-            };
-        }
+        MemberKind::Peer(p) => peer_info(p, &mut info),
         MemberKind::Command(_) => info.kind = HookKind::Command,
         MemberKind::Builtin(_) => {}
         MemberKind::Unavailable(why) => info.status = HookStatus::Down(why.clone()),
@@ -157,18 +110,49 @@ pub(crate) fn hook_info(m: &Member, started: &[(String, Started)]) -> HookInfo {
     info
 }
 
-/// One member's figures, with the restarts and dropped events its
-/// process or remote counts.
+/// What a persistent hook adds to its members' snapshots.
+fn peer_info(p: &Peer, info: &mut HookInfo) {
+    match &p.kind {
+        PeerKind::Process => {
+            info.kind = HookKind::Process;
+            info.pid = p.pid();
+        }
+        #[cfg(feature = "remote")]
+        PeerKind::Remote { url } => {
+            info.kind = HookKind::Remote;
+            info.url = Some(url.clone());
+        }
+    }
+    info.in_flight = p.stats.in_flight.load(Ordering::Relaxed);
+    info.observes = p
+        .effective()
+        .observe
+        .iter()
+        .map(|o| o.to_string())
+        .collect();
+    if let Some(hello) = p.hello() {
+        info.protocol = Some(hello.version);
+        info.hello_time = Some(hello.took);
+    }
+    info.status = match p.state() {
+        PeerState::Starting => HookStatus::Starting,
+        PeerState::Ready(link) => {
+            info.unanswered = link.unanswered();
+            HookStatus::Ready
+        }
+        PeerState::Down(why) => HookStatus::Down(why),
+        PeerState::Stopped => HookStatus::Stopped,
+    };
+}
+
+/// One member's figures, with the restarts and dropped events its peer
+/// counts.
 pub(crate) fn stats_of(m: &Member) -> HookStats {
     let s: &MemberStats = &m.stats;
     let (restarts, dropped) = match &m.kind {
-        MemberKind::Process(p) => (
-            p.counters.restarts.load(Ordering::Relaxed),
-            p.counters.dropped_events.load(Ordering::Relaxed),
-        ),
-        MemberKind::Remote(r) => (
-            r.counters.restarts.load(Ordering::Relaxed),
-            r.counters.dropped_events.load(Ordering::Relaxed),
+        MemberKind::Peer(p) => (
+            p.stats.restarts.load(Ordering::Relaxed),
+            p.stats.dropped_events.load(Ordering::Relaxed),
         ),
         _ => (0, 0),
     };

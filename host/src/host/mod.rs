@@ -2,12 +2,14 @@
 //! each stage through the chain, fans runtime events out to observers,
 //! reloads a changed config, and shuts everything down.
 
+mod apply;
 mod driver;
 mod info;
-mod reload;
-
-use reload::{ProcessSlot, RemoteSlot};
+mod plan;
 mod stages;
+
+use apply::PeerSlot;
+use plan::PeerKey;
 
 pub use info::{HookInfo, HookKind, HookStatus};
 
@@ -18,19 +20,16 @@ use std::time::Duration;
 
 use hookhost_protocol::chain::StepOutcome;
 use hookhost_protocol::event::RuntimeEvent;
-use hookhost_protocol::stage::method;
-use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::oneshot;
 
-use crate::config::{Config, Defaults, SpawnKey};
+use crate::config::{Config, Defaults};
+use crate::error::StartError;
 use crate::members::Member;
 use crate::members::builtin::BuiltinRegistry;
 use crate::observe::audit::AuditLog;
 use crate::observe::stats::HookStats;
-use crate::supervise::hook::HookEntry;
-use crate::supervise::remote::RemoteHook;
-use crate::supervise::supervisor::Started;
+use crate::supervise::events::Event;
+use crate::supervise::peer::Peer;
 
 /// A hook that did not come up. It stays configured: a process's
 /// supervisor keeps retrying with backoff, and meanwhile its `on_error`
@@ -40,8 +39,8 @@ use crate::supervise::supervisor::Started;
 pub struct StartFailure {
     /// The hook's name.
     pub hook: String,
-    /// Why, with the tail of its stderr.
-    pub error: String,
+    /// Why, with the tail of its stderr for a process.
+    pub error: StartError,
 }
 
 /// One hook's part in one stage, for `--trace` output and debugging.
@@ -79,13 +78,12 @@ struct Inner {
     /// Members in chain order: priority, then name, across kinds. Swapped
     /// whole on reload; a stage run keeps the snapshot it started with.
     chain: RwLock<Arc<Vec<Arc<Member>>>>,
-    processes: Mutex<BTreeMap<SpawnKey, ProcessSlot>>,
-    /// Remote hooks by name (never shared: each has its own connection).
-    remotes: Mutex<BTreeMap<String, RemoteSlot>>,
+    /// The persistent hooks: processes by spawn key (shared by the hooks
+    /// with the same command, folder and environment), remotes by name.
+    peers: Mutex<BTreeMap<PeerKey, PeerSlot>>,
     defaults: RwLock<Defaults>,
     registry: BuiltinRegistry,
     audit: Option<AuditLog>,
-    started: Mutex<Vec<(String, Started)>>,
     failures: Mutex<Vec<StartFailure>>,
     event_seq: AtomicU64,
     request_seq: AtomicU64,
@@ -97,12 +95,8 @@ impl Drop for Inner {
     fn drop(&mut self) {
         // Supervisors stop their hooks gracefully if the runtime lives on;
         // if it is going away too, each process's guard SIGKILLs its group.
-        let processes = self.processes.get_mut().unwrap_or_else(|p| p.into_inner());
-        for slot in processes.values() {
-            slot.shutdown.send_replace(true);
-        }
-        let remotes = self.remotes.get_mut().unwrap_or_else(|p| p.into_inner());
-        for slot in remotes.values() {
+        let peers = self.peers.get_mut().unwrap_or_else(|p| p.into_inner());
+        for slot in peers.values() {
             slot.shutdown.send_replace(true);
         }
     }
@@ -111,9 +105,6 @@ impl Drop for Inner {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
-
-/// Reports a remote's first connect and handshake.
-type FirstAttempt = oneshot::Receiver<Result<(), String>>;
 
 impl Host {
     /// Starts every enabled hook with the shipped builtins available.
@@ -136,7 +127,10 @@ impl Host {
                     tracing::error!("cannot open the audit log {}: {e}", path.display());
                     failures.push(StartFailure {
                         hook: "audit".into(),
-                        error: format!("cannot open {}: {e}", path.display()),
+                        error: StartError::Audit {
+                            path: path.display().to_string(),
+                            source: Arc::new(e),
+                        },
                     });
                     None
                 }
@@ -146,12 +140,10 @@ impl Host {
         let host = Host {
             inner: Arc::new(Inner {
                 chain: RwLock::new(Arc::new(Vec::new())),
-                processes: Mutex::new(BTreeMap::new()),
-                remotes: Mutex::new(BTreeMap::new()),
+                peers: Mutex::new(BTreeMap::new()),
                 defaults: RwLock::new(config.defaults.clone()),
                 registry,
                 audit,
-                started: Mutex::new(Vec::new()),
                 failures: Mutex::new(failures),
                 event_seq: AtomicU64::new(0),
                 request_seq: AtomicU64::new(0),
@@ -187,11 +179,7 @@ impl Host {
     /// Every configured hook as it is now, in chain order: kind, status,
     /// pid or url, stages, observes, hello time and figures.
     pub fn hooks(&self) -> Vec<HookInfo> {
-        let started = lock(&self.inner.started).clone();
-        self.chain()
-            .iter()
-            .map(|m| info::hook_info(m, &started))
-            .collect()
+        self.chain().iter().map(|m| info::hook_info(m)).collect()
     }
 
     /// Per hook: calls, errors, timeouts, restarts, breaker state, dropped
@@ -200,49 +188,28 @@ impl Host {
         self.chain().iter().map(|m| info::stats_of(m)).collect()
     }
 
-    /// Hands a runtime event to every hook process that observes its
-    /// kind. Never blocks: each process has a bounded queue, and a full
-    /// queue drops the event for that process, counted and logged.
+    /// Hands a runtime event to every persistent hook that observes its
+    /// kind. Never blocks: each has a bounded queue, and a full queue
+    /// drops the event for that hook, counted and logged.
     pub fn emit(&self, event: RuntimeEvent) {
-        let targets: Vec<Arc<HookEntry>> = lock(&self.inner.processes)
+        let targets: Vec<Arc<Peer>> = lock(&self.inner.peers)
             .values()
-            .filter(|s| s.entry.observes(&event.kind))
-            .map(|s| s.entry.clone())
+            .filter(|s| s.peer.observes(&event.kind))
+            .map(|s| s.peer.clone())
             .collect();
-        let remotes: Vec<Arc<RemoteHook>> = lock(&self.inner.remotes)
-            .values()
-            .filter(|s| s.hook.observes(&event.kind))
-            .map(|s| s.hook.clone())
-            .collect();
-        if targets.is_empty() && remotes.is_empty() {
+        if targets.is_empty() {
             return;
         }
-        // Encoded once: a remote takes the params as they are, and the
-        // processes' line is built around the same text.
-        let params = if remotes.is_empty() {
-            None
-        } else {
-            match serde_json::value::to_raw_value(&event) {
-                Ok(p) => Some(Arc::<serde_json::value::RawValue>::from(p)),
-                Err(e) => {
-                    tracing::error!(kind = %event.kind, "event did not encode ({e}); not sent");
-                    return;
-                }
+        // Encoded once: a process takes the line, a remote the params in it.
+        let encoded = match Event::encode(&event) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::error!(kind = %event.kind, "event did not encode ({e}); not sent");
+                return;
             }
         };
-        if !targets.is_empty() {
-            let line = match &params {
-                Some(p) => notification_line(method::RUNTIME_EVENT, &**p),
-                None => notification_line(method::RUNTIME_EVENT, &event),
-            };
-            for entry in targets {
-                entry.offer_event(&line);
-            }
-        }
-        if let Some(params) = params {
-            for hook in remotes {
-                hook.offer_event(&params);
-            }
+        for peer in targets {
+            peer.offer_event(&encoded);
         }
     }
 
@@ -257,41 +224,18 @@ impl Host {
     /// SIGKILL; then flushes the audit log. Returns when all is done. Calls
     /// made afterwards resolve by each hook's policy.
     pub async fn shutdown(&self) {
-        let slots: Vec<ProcessSlot> = std::mem::take(&mut *lock(&self.inner.processes))
-            .into_values()
-            .collect();
-        let remotes: Vec<RemoteSlot> = std::mem::take(&mut *lock(&self.inner.remotes))
+        let slots: Vec<PeerSlot> = std::mem::take(&mut *lock(&self.inner.peers))
             .into_values()
             .collect();
         // Signal all first so that slow hooks stop in parallel.
         for slot in &slots {
             slot.shutdown.send_replace(true);
         }
-        for slot in &remotes {
-            slot.shutdown.send_replace(true);
-        }
-        for slot in remotes {
-            for t in slot.tasks {
-                let _ = t.await;
-            }
-        }
         for slot in slots {
-            for t in slot.tasks {
-                let _ = t.await;
-            }
+            slot.join().await;
         }
         if let Some(audit) = &self.inner.audit {
             audit.close().await;
         }
     }
-}
-
-fn notification_line<T: Serialize + ?Sized>(method: &str, params: &T) -> Arc<[u8]> {
-    let mut line = Vec::with_capacity(256);
-    line.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
-    let _ = serde_json::to_writer(&mut line, method);
-    line.extend_from_slice(br#","params":"#);
-    let _ = serde_json::to_writer(&mut line, params);
-    line.push(b'}');
-    line.into()
 }

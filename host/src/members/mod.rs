@@ -12,28 +12,29 @@ use hookhost_protocol::{OnError, Stage};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::config::{BreakerConfig, BuiltinConfig, Defaults, ProcessConfig, RemoteConfig};
+#[cfg(feature = "remote")]
+use crate::config::RemoteConfig;
+use crate::config::{BreakerConfig, BuiltinConfig, Defaults, ProcessConfig};
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
 use crate::members::command::{CommandConfig, CommandHook, CommandOnError};
 use crate::observe::stats::MemberStats;
 use crate::policy::breaker::Breaker;
 use crate::policy::filter::Filter;
-use crate::supervise::hook::HookEntry;
-use crate::supervise::remote::RemoteHook;
+use crate::supervise::peer::{Peer, PeerKind};
 
 /// What answers the calls.
 #[derive(Clone)]
 pub enum MemberKind {
-    /// A hook process (possibly shared with other members).
-    Process(Arc<HookEntry>),
+    /// A persistent hook: a process (possibly shared with other members)
+    /// or a remote.
+    Peer(Arc<Peer>),
     /// An in-process builtin.
     Builtin(Arc<dyn BuiltinHook>),
     /// A one-shot command, spawned per call.
     Command(Arc<CommandHook>),
-    /// A hook served over WebSocket or HTTP.
-    Remote(Arc<RemoteHook>),
-    /// A builtin that could not be built; every call fails with this text,
+    /// A hook that could not be set up (a builtin not built, a remote's
+    /// connector, a bad filter); every call fails with this text,
     /// so its `on_error` policy still answers for it.
     Unavailable(String),
 }
@@ -61,20 +62,69 @@ pub struct Member {
     pub stats: MemberStats,
     defaults: Defaults,
     /// The member's own settings, to tell on reload whether it changed.
-    pub(crate) fingerprint: String,
+    pub(crate) configured: Configured,
+}
+
+/// A member's config section and the defaults it was built with: equal
+/// values mean an unchanged member.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Configured {
+    section: Section,
+    defaults: Defaults,
+}
+
+/// The config section a member comes from.
+#[derive(Debug, Clone, PartialEq)]
+enum Section {
+    Process(ProcessConfig),
+    #[cfg(feature = "remote")]
+    Remote(RemoteConfig),
+    Builtin(BuiltinConfig),
+    Command(CommandConfig),
+}
+
+impl Configured {
+    /// A process hook's settings.
+    pub(crate) fn process(config: &ProcessConfig, defaults: &Defaults) -> Configured {
+        Configured::of(Section::Process(config.clone()), defaults)
+    }
+
+    /// A remote hook's settings.
+    #[cfg(feature = "remote")]
+    pub(crate) fn remote(config: &RemoteConfig, defaults: &Defaults) -> Configured {
+        Configured::of(Section::Remote(config.clone()), defaults)
+    }
+
+    /// A builtin's settings.
+    pub(crate) fn builtin(config: &BuiltinConfig, defaults: &Defaults) -> Configured {
+        Configured::of(Section::Builtin(config.clone()), defaults)
+    }
+
+    /// A command hook's settings.
+    pub(crate) fn command(config: &CommandConfig, defaults: &Defaults) -> Configured {
+        Configured::of(Section::Command(config.clone()), defaults)
+    }
+
+    fn of(section: Section, defaults: &Defaults) -> Configured {
+        Configured {
+            section,
+            defaults: defaults.clone(),
+        }
+    }
 }
 
 impl Member {
-    /// A member answered by a process (possibly shared with other members).
-    pub fn process(
+    /// A member answered by a process peer (possibly shared with other
+    /// members).
+    pub(crate) fn process(
         name: &str,
         config: &ProcessConfig,
-        entry: Arc<HookEntry>,
+        peer: Arc<Peer>,
         defaults: &Defaults,
     ) -> Member {
         Member::assemble(
             name,
-            MemberKind::Process(entry),
+            MemberKind::Peer(peer),
             Settings {
                 priority: config.priority,
                 intercept: config.intercept.clone(),
@@ -84,7 +134,7 @@ impl Member {
                 matcher: config.matcher.as_deref(),
                 condition: config.condition.as_deref(),
                 breaker: config.breaker(),
-                fingerprint: fingerprint(config, defaults),
+                configured: Configured::process(config, defaults),
             },
             defaults,
         )
@@ -92,14 +142,15 @@ impl Member {
 
     /// A member answered by a hook service over the network (or by
     /// nothing, when its connector could not be built).
-    pub fn remote(
+    #[cfg(feature = "remote")]
+    pub(crate) fn remote(
         name: &str,
         config: &RemoteConfig,
-        hook: Result<Arc<RemoteHook>, String>,
+        peer: Result<Arc<Peer>, String>,
         defaults: &Defaults,
     ) -> Member {
-        let kind = match hook {
-            Ok(h) => MemberKind::Remote(h),
+        let kind = match peer {
+            Ok(p) => MemberKind::Peer(p),
             Err(why) => MemberKind::Unavailable(why),
         };
         Member::assemble(
@@ -114,7 +165,7 @@ impl Member {
                 matcher: config.matcher.as_deref(),
                 condition: config.condition.as_deref(),
                 breaker: config.breaker(),
-                fingerprint: fingerprint(config, defaults),
+                configured: Configured::remote(config, defaults),
             },
             defaults,
         )
@@ -122,7 +173,7 @@ impl Member {
 
     /// A member answered by a builtin (or by nothing, when it could not be
     /// built).
-    pub fn builtin(
+    pub(crate) fn builtin(
         name: &str,
         config: &BuiltinConfig,
         built: Result<Arc<dyn BuiltinHook>, String>,
@@ -154,7 +205,7 @@ impl Member {
                 matcher: config.matcher.as_deref(),
                 condition: config.condition.as_deref(),
                 breaker: config.breaker(),
-                fingerprint: fingerprint(config, defaults),
+                configured: Configured::builtin(config, defaults),
             },
             defaults,
         )
@@ -164,7 +215,7 @@ impl Member {
     /// is applied by the command itself; `if` is the member's filter. Its
     /// deadline is the command's `timeout` (default 60 s), still bounded
     /// by the chain budget.
-    pub fn command(
+    pub(crate) fn command(
         name: &str,
         config: &CommandConfig,
         hook: Arc<CommandHook>,
@@ -182,7 +233,7 @@ impl Member {
                 matcher: None,
                 condition: config.r#if.as_deref(),
                 breaker: BreakerConfig::default(),
-                fingerprint: fingerprint(config, defaults),
+                configured: Configured::command(config, defaults),
             },
             defaults,
         )
@@ -211,27 +262,29 @@ impl Member {
             breaker: Breaker::new(name, &breaker, defaults),
             stats: MemberStats::default(),
             defaults: defaults.clone(),
-            fingerprint: s.fingerprint,
+            configured: s.configured,
         }
     }
 
     /// `process`, `remote`, `builtin` or `command`.
     pub fn kind_name(&self) -> &'static str {
-        match self.kind {
-            MemberKind::Process(_) => "process",
-            MemberKind::Remote(_) => "remote",
+        match &self.kind {
+            MemberKind::Peer(p) => match p.kind {
+                PeerKind::Process => "process",
+                #[cfg(feature = "remote")]
+                PeerKind::Remote { .. } => "remote",
+            },
             MemberKind::Command(_) => "command",
             MemberKind::Builtin(_) | MemberKind::Unavailable(_) => "builtin",
         }
     }
 
     /// Whether it is called at `stage`: the config asks for it and, for a
-    /// process, its hello declared it.
+    /// peer, its hello declared it.
     pub fn intercepts(&self, stage: Stage) -> bool {
         self.intercept.contains(&stage)
             && match &self.kind {
-                MemberKind::Process(p) => p.declares(stage),
-                MemberKind::Remote(r) => r.declares(stage),
+                MemberKind::Peer(p) => p.declares(stage),
                 MemberKind::Builtin(_) | MemberKind::Command(_) | MemberKind::Unavailable(_) => {
                     true
                 }
@@ -292,8 +345,7 @@ impl Member {
         budget: Duration,
     ) -> Result<Value, CallError> {
         match &self.kind {
-            MemberKind::Process(p) => p.request(stage.method(), params, deadline, budget).await,
-            MemberKind::Remote(r) => r.request(stage.method(), params, deadline, budget).await,
+            MemberKind::Peer(p) => p.request(stage.method(), params, deadline, budget).await,
             MemberKind::Builtin(b) => {
                 match tokio::time::timeout_at(deadline, b.call(stage, params)).await {
                     Ok(Ok(result)) => Ok(result),
@@ -318,12 +370,7 @@ struct Settings<'a> {
     matcher: Option<&'a str>,
     condition: Option<&'a str>,
     breaker: BreakerConfig,
-    fingerprint: String,
-}
-
-/// A member's settings as text, so a reload can tell whether they changed.
-pub(crate) fn fingerprint(config: &impl std::fmt::Debug, defaults: &Defaults) -> String {
-    format!("{config:?}|{defaults:?}")
+    configured: Configured,
 }
 
 /// Compiles the filters; a config built in code can skip `Config::parse`'s

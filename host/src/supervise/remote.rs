@@ -1,20 +1,17 @@
-//! Hooks that run as network services (`[hooks.remotes.NAME]`), reached
-//! through jsonrpsee's WebSocket and HTTP clients with the same protocol
-//! and the same hello as a process (spec/protocol.md section 2.2).
-//!
-//! A [`RemoteHook`] is to a remote what a [`crate::supervise::hook::HookEntry`] is to
-//! a process: its state (published by [`maintain`], the task that
-//! connects, handshakes and reconnects with backoff), what its hello
-//! declared, and its counters. Its place in the chain is a
-//! [`crate::members::Member`] like any other hook's, so priority, filters,
-//! deadlines, `on_error` and the breaker work unchanged.
+//! The [`Connector`] for hooks that run as network services
+//! (`[hooks.remotes.NAME]`), reached through jsonrpsee's WebSocket and HTTP
+//! clients with the same protocol and the same hello as a process
+//! (spec/protocol.md section 2.2). A WebSocket link is lost when the
+//! connection drops; an HTTP one when a request fails in transport. Its
+//! place in the chain is a [`crate::members::Member`] like any other
+//! hook's, so priority, filters, deadlines, `on_error` and the breaker
+//! work unchanged.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
+use hookhost_protocol::ErrorObject;
 use hookhost_protocol::stage::method;
-use hookhost_protocol::{ErrorObject, Stage};
 use jsonrpsee::core::ClientError;
 use jsonrpsee::core::client::ClientT;
 use jsonrpsee::core::traits::ToRpcParams;
@@ -22,15 +19,15 @@ use jsonrpsee::http_client::{HttpClient, HttpClientBuilder};
 use jsonrpsee::ws_client::{HeaderMap, HeaderValue, PingConfig, WsClient, WsClientBuilder};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::sync::{Notify, mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, timeout_at};
 
 use crate::config::{Defaults, RemoteConfig, RemoteTransport};
-use crate::error::CallError;
-use crate::observe::log_budget::LogBudget;
-use crate::supervise::declaration::{Declaration, Effective};
-use crate::supervise::hook::{Counters, Observer, events_forwarded, offer, wait_for_state};
-use crate::supervise::supervisor::{STABLE_AFTER, accept_hello, backoff, hello_params, stopping};
+use crate::error::{CallError, StartError};
+use crate::supervise::events::Event;
+use crate::supervise::handshake::{accept_hello, hello_params};
+use crate::supervise::keep_alive::{Attempt, Connected, Connector, Terms, stopping};
+use crate::supervise::peer::{Link, Peer, PeerKind};
 
 /// How often an idle WebSocket is pinged, and how long without any frame
 /// from the server before the connection counts as dead. A load balancer
@@ -45,269 +42,154 @@ const MAX_QUEUED: usize = 1024;
 
 /// A connected client, cheap to clone.
 #[derive(Clone)]
-pub enum Link {
+pub(crate) enum Client {
     /// One WebSocket connection.
     Ws(Arc<WsClient>),
     /// An HTTP client (a connection pool; one POST per request).
     Http(HttpClient),
 }
 
-impl Link {
+impl Client {
+    /// Whether calls can go through (an HTTP client always can).
+    pub(crate) fn is_connected(&self) -> bool {
+        match self {
+            Client::Ws(c) => c.is_connected(),
+            Client::Http(_) => true,
+        }
+    }
+
     /// One request through whichever client this is.
     async fn request(&self, method: &str, params: Raw) -> Result<Value, ClientError> {
         match self {
-            Link::Ws(c) => c.request(method, params).await,
-            Link::Http(c) => c.request(method, params).await,
+            Client::Ws(c) => c.request(method, params).await,
+            Client::Http(c) => c.request(method, params).await,
         }
     }
 }
 
-/// Where a remote hook is in its life.
-#[derive(Clone)]
-pub enum RemoteState {
-    /// Connecting or reconnecting; calls wait for it within their deadline.
-    Connecting,
-    /// Handshake done; calls go through.
-    Ready(Link),
-    /// The last attempt failed; calls fail at once (and the hook's policy
-    /// decides) until a retry, with backoff, succeeds.
-    Down(String),
-    /// Shut down for good.
-    Stopped,
-}
-
-/// One remote hook: how to reach it, its state, its declaration and its
-/// counters.
-pub struct RemoteHook {
-    /// The configured name.
-    pub name: Arc<str>,
-    /// Its config section.
-    pub config: RemoteConfig,
-    /// WebSocket or HTTP.
-    pub transport: RemoteTransport,
-    /// Stage defaults and limits.
-    pub defaults: Defaults,
-    state: watch::Sender<RemoteState>,
-    declaration: Declaration,
-    /// In flight, reconnects (counted as restarts) and dropped events.
-    pub counters: Counters,
-    events: mpsc::Sender<Arc<RawValue>>,
-    /// Set by the event forwarder once it has handed on (or counted as
-    /// lost) what was emitted before shutdown; [`maintain`] keeps the
-    /// connection open until then.
-    events_done: watch::Sender<bool>,
-    /// HTTP: a transport failure asks [`maintain`] for a new hello.
-    rehello: Notify,
-    version: AtomicU32,
-    hello_us: AtomicU64,
-}
-
-impl RemoteHook {
-    /// A new hook in state Connecting, with its event queue's receiver.
-    /// Fails only on a URL scheme that config loading would have refused.
-    pub(crate) fn new(
-        name: &str,
-        config: RemoteConfig,
-        defaults: Defaults,
-    ) -> Result<(Arc<RemoteHook>, mpsc::Receiver<Arc<RawValue>>), String> {
-        let transport = config.transport()?;
-        let (events, rx) = mpsc::channel(defaults.event_queue);
-        let observe = match transport {
-            RemoteTransport::WebSocket => config.observe_patterns(),
-            RemoteTransport::Http => Vec::new(),
-        };
-        let hook = Arc::new(RemoteHook {
-            name: name.into(),
-            declaration: Declaration::new(observe),
-            config,
-            transport,
-            defaults,
-            state: watch::channel(RemoteState::Connecting).0,
-            counters: Counters::default(),
-            events,
-            events_done: watch::channel(false).0,
-            rehello: Notify::new(),
-            version: AtomicU32::new(0),
-            hello_us: AtomicU64::new(0),
-        });
-        Ok((hook, rx))
-    }
-
-    /// Where it is in its life now.
-    pub fn state(&self) -> RemoteState {
-        self.state.borrow().clone()
-    }
-
-    /// The protocol version of the last handshake (0 before the first).
-    pub fn version(&self) -> u32 {
-        self.version.load(Ordering::Relaxed)
-    }
-
-    /// How long the last connect plus handshake took.
-    pub fn hello_time(&self) -> Duration {
-        Duration::from_micros(self.hello_us.load(Ordering::Relaxed))
-    }
-
-    /// What it is called for now.
-    pub fn effective(&self) -> Effective {
-        self.declaration.effective()
-    }
-
-    /// Whether its hello declared `stage` (true when it declared nothing).
-    pub fn declares(&self, stage: Stage) -> bool {
-        self.declaration.declares(stage)
-    }
-
-    /// Whether it wants events of `kind` (never, over HTTP).
-    pub fn observes(&self, kind: &str) -> bool {
-        self.declaration.observes(kind)
-    }
-
-    /// Waits until connected, at most until `deadline`.
-    async fn ready(&self, deadline: Instant, budget: Duration) -> Result<Link, CallError> {
-        wait_for_state(
-            &self.state,
-            deadline,
-            budget,
-            "its connector ended",
-            |state| match state {
-                RemoteState::Ready(Link::Ws(c)) if c.is_connected() => Some(Ok(Link::Ws(c))),
-                RemoteState::Ready(Link::Http(c)) => Some(Ok(Link::Http(c))),
-                RemoteState::Ready(_) | RemoteState::Connecting => None,
-                RemoteState::Down(why) => Some(Err(CallError::Unavailable(why))),
-                RemoteState::Stopped => Some(Err(CallError::Unavailable(
-                    "the host is shutting down".into(),
-                ))),
-            },
-        )
-        .await
-    }
-
-    /// Sends one request once connected, waiting at most until `deadline`
-    /// (`budget` is that wait's length, for the timeout message).
-    pub async fn request(
-        &self,
-        method: &str,
-        params: &Value,
-        deadline: Instant,
-        budget: Duration,
-    ) -> Result<Value, CallError> {
-        self.counters.in_flight.fetch_add(1, Ordering::Relaxed);
-        let _done = Leave(&self.counters.in_flight);
-        let link = self.ready(deadline, budget).await?;
-        let params = raw(params)?;
-        match timeout_at(deadline, link.request(method, params)).await {
-            Err(_) => Err(CallError::Timeout(budget)),
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => {
-                if matches!(link, Link::Http(_)) && is_transport(&e) {
-                    self.rehello.notify_one();
-                }
-                Err(call_error(e, budget))
+/// Sends one request through `client`, giving up at `deadline`. An HTTP
+/// transport failure asks `peer`'s keep-alive task for a new hello.
+pub(crate) async fn request(
+    peer: &Peer,
+    client: &Client,
+    method: &str,
+    params: &Value,
+    deadline: Instant,
+    budget: Duration,
+) -> Result<Value, CallError> {
+    let params = raw(params)?;
+    match timeout_at(deadline, client.request(method, params)).await {
+        Err(_) => Err(CallError::Timeout(budget)),
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => {
+            if matches!(client, Client::Http(_)) && is_transport(&e) {
+                peer.relink();
             }
+            Err(call_error(e, budget))
+        }
+    }
+}
+
+/// Sends one runtime event's params as a notification (WebSocket only).
+pub(crate) async fn notify(
+    client: &Client,
+    params: &str,
+    deadline: Instant,
+    budget: Duration,
+) -> Result<(), CallError> {
+    let Client::Ws(c) = client else {
+        return Err(CallError::Unavailable("HTTP carries requests only".into()));
+    };
+    let params = RawValue::from_string(params.to_string())
+        .map_err(|e| CallError::Protocol(format!("params did not encode: {e}")))?;
+    match timeout_at(deadline, c.notification(method::RUNTIME_EVENT, Raw(params))).await {
+        Ok(r) => r.map_err(|e| call_error(e, budget)),
+        Err(_) => Err(CallError::Timeout(budget)),
+    }
+}
+
+/// Connects one remote hook, again after each loss.
+pub(crate) struct RemoteConnector {
+    config: RemoteConfig,
+    transport: RemoteTransport,
+}
+
+/// A new remote peer (state Starting), its event queue's receiver, and
+/// its connector. Fails only on a URL scheme that config loading would
+/// have refused.
+pub(crate) fn peer(
+    name: &str,
+    config: RemoteConfig,
+    defaults: Defaults,
+) -> Result<(Arc<Peer>, mpsc::Receiver<Event>, RemoteConnector), StartError> {
+    let transport = config.transport().map_err(StartError::Settings)?;
+    let observe = match transport {
+        RemoteTransport::WebSocket => config.observe_patterns(),
+        RemoteTransport::Http => Vec::new(),
+    };
+    let url = crate::observe::redact::display_url(&config.url).into_owned();
+    let (peer, events) = Peer::new(name, PeerKind::Remote { url }, observe, defaults);
+    Ok((peer, events, RemoteConnector { config, transport }))
+}
+
+impl RemoteConnector {
+    /// Whether it takes runtime events (WebSocket only).
+    pub(crate) fn takes_events(&self) -> bool {
+        self.transport == RemoteTransport::WebSocket
+    }
+
+    fn shown_url(&self) -> String {
+        crate::observe::redact::display_url(&self.config.url).into_owned()
+    }
+
+    /// A connect failure: the URL shown without its password, and the
+    /// client's error redacted (it may quote a URL, such as a redirect's
+    /// location).
+    fn failed(&self, what: &'static str, e: impl std::fmt::Display) -> StartError {
+        StartError::Connect {
+            what,
+            url: self.shown_url(),
+            reason: crate::observe::redact::redact(&e.to_string()).into_owned(),
         }
     }
 
-    /// Queues a runtime event's params without waiting; a full queue (or
-    /// one closed by shutdown) drops it, counts it and says so.
-    pub(crate) fn offer_event(&self, params: &Arc<RawValue>) {
-        offer(self, &self.events, params.clone());
-    }
-
-    /// At shutdown, waits (at most the shutdown grace) until the event
-    /// forwarder has handed on what was emitted before it, so that the
-    /// connection closes after those events and not before them.
-    async fn events_forwarded(&self) {
-        if self.transport == RemoteTransport::WebSocket {
-            let grace = Duration::from_millis(self.defaults.shutdown_grace_ms);
-            events_forwarded(&self.events_done, grace).await;
-        }
-    }
-
-    /// Its URL as it may be shown: without a password (see
-    /// [`crate::observe::redact::display_url`]).
-    pub fn shown_url(&self) -> std::borrow::Cow<'_, str> {
-        crate::observe::redact::display_url(&self.config.url)
-    }
-
-    /// Why a step failed, for reasons, the audit and the log: the URL
-    /// shown without its password, and the client's error redacted (it may
-    /// quote a URL, such as a redirect's location).
-    fn failed(&self, what: &str, e: impl std::fmt::Display) -> String {
-        let e = e.to_string();
-        format!(
-            "{what} {}: {}",
-            self.shown_url(),
-            crate::observe::redact::redact(&e)
-        )
-    }
-
-    fn connect_timeout(&self) -> Duration {
-        Duration::from_millis(
-            self.config
-                .connect_timeout_ms
-                .unwrap_or(self.defaults.hello_timeout_ms),
-        )
+    fn connect_timeout(&self, d: &Defaults) -> Duration {
+        Duration::from_millis(self.config.connect_timeout_ms.unwrap_or(d.hello_timeout_ms))
     }
 
     /// The configured headers, `${env:NAME}` read now so that a rotated
     /// token is picked up on reconnect; marked sensitive so that no debug
     /// output of jsonrpsee or hyper prints them.
-    fn headers(&self) -> Result<HeaderMap, String> {
+    fn headers(&self) -> Result<HeaderMap, StartError> {
         let mut map = HeaderMap::new();
-        for (name, value) in self.config.resolved_headers(|n| std::env::var(n).ok())? {
-            let key = http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| format!("header `{name}`: {e}"))?;
+        let resolved = self
+            .config
+            .resolved_headers(|n| std::env::var(n).ok())
+            .map_err(StartError::Settings)?;
+        for (name, value) in resolved {
+            let bad =
+                |e: &dyn std::fmt::Display| StartError::Settings(format!("header `{name}`: {e}"));
+            let key = http::HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(&e))?;
             let mut value = HeaderValue::from_str(&value)
-                .map_err(|e| format!("header `{name}`: invalid value: {e}"))?;
+                .map_err(|e| bad(&format_args!("invalid value: {e}")))?;
             value.set_sensitive(true);
             map.insert(key, value);
         }
         Ok(map)
     }
 
-    /// The longest request sent: `max_line_bytes`. A longer one fails at
-    /// once, by the hook's policy.
-    fn max_message(&self) -> u32 {
-        u32::try_from(self.defaults.max_line_bytes).unwrap_or(u32::MAX)
-    }
-
-    /// The longest answer read: as for a process, room for an answer about
-    /// as large as the longest request (a redaction of a large output), so
-    /// a fail-open redactor is not failed by the size of its own answer.
-    fn max_reply(&self) -> u32 {
-        let max = self.defaults.max_line_bytes;
-        u32::try_from(crate::transport::connection::reply_cap(max, max)).unwrap_or(u32::MAX)
-    }
-
-    /// jsonrpsee's own request timeout is a backstop only: every call has
-    /// the host's deadline already. It must outlast the longest of them.
-    fn client_timeout(&self) -> Duration {
-        let d = &self.defaults;
-        let longest = [
-            d.approval_timeout_ms,
-            d.interceptor_timeout_ms,
-            d.observer_timeout_ms,
-            d.hello_timeout_ms,
-            self.config.timeout_ms.unwrap_or(0),
-        ]
-        .into_iter()
-        .max()
-        .unwrap_or(0);
-        Duration::from_millis(longest.saturating_add(1000))
-    }
-
-    async fn connect_ws(&self) -> Result<Link, String> {
+    async fn connect_ws(&self, d: &Defaults) -> Result<Client, StartError> {
+        let limits = Limits::of(&self.config, d);
         let client = WsClientBuilder::new()
             // One connection attempt, no redirect followed: jsonrpsee
             // counts attempts here, and would otherwise send the headers
             // (a bearer token) to wherever a 3xx points, `ws://` included.
             .max_redirections(1)
             .set_headers(self.headers()?)
-            .max_request_size(self.max_message())
-            .max_response_size(self.max_reply())
-            .connection_timeout(self.connect_timeout())
-            .request_timeout(self.client_timeout())
+            .max_request_size(limits.message)
+            .max_response_size(limits.reply)
+            .connection_timeout(self.connect_timeout(d))
+            .request_timeout(limits.client_timeout)
             .max_concurrent_requests(MAX_QUEUED)
             .enable_ws_ping(
                 PingConfig::new()
@@ -317,49 +199,47 @@ impl RemoteHook {
             .build(&self.config.url)
             .await
             .map_err(|e| self.failed("cannot connect to", refused_redirect(e)))?;
-        Ok(Link::Ws(Arc::new(client)))
+        Ok(Client::Ws(Arc::new(client)))
     }
 
-    fn connect_http(&self) -> Result<Link, String> {
+    fn connect_http(&self, d: &Defaults) -> Result<Client, StartError> {
+        let limits = Limits::of(&self.config, d);
         let client = HttpClientBuilder::new()
             .set_headers(self.headers()?)
-            .max_request_size(self.max_message())
-            .max_response_size(self.max_reply())
-            .connect_timeout(self.connect_timeout())
-            .request_timeout(self.client_timeout())
+            .max_request_size(limits.message)
+            .max_response_size(limits.reply)
+            .connect_timeout(self.connect_timeout(d))
+            .request_timeout(limits.client_timeout)
             .build(&self.config.url)
             .map_err(|e| self.failed("cannot use", e))?;
-        Ok(Link::Http(client))
+        Ok(Client::Http(client))
     }
 
-    /// Connects (WebSocket) or builds the client (HTTP), then handshakes.
-    async fn connect(&self) -> Result<Link, String> {
+    /// Connects (WebSocket) or builds the client (HTTP), then handshakes;
+    /// the client and the agreed version.
+    async fn dial(&self, peer: &Peer) -> Result<(Client, u32), StartError> {
         let begun = Instant::now();
-        let link = match self.transport {
-            RemoteTransport::WebSocket => self.connect_ws().await?,
-            RemoteTransport::Http => self.connect_http()?,
+        let d = &peer.defaults;
+        let client = match self.transport {
+            RemoteTransport::WebSocket => self.connect_ws(d).await?,
+            RemoteTransport::Http => self.connect_http(d)?,
         };
         let params = hello_params(
-            &self.name,
+            &peer.name,
             &self.config.intercept,
             !self.config.observe.is_empty(),
         )?;
-        let budget = Duration::from_millis(self.defaults.hello_timeout_ms);
-        let params = raw(&params).map_err(|e| e.to_string())?;
-        let reply = timeout_at(
-            begun + self.connect_timeout() + budget,
-            link.request(method::HELLO, params),
-        )
-        .await;
-        let reply = match reply {
+        let budget = Duration::from_millis(d.hello_timeout_ms);
+        let params = raw(&params).map_err(|e| StartError::Settings(e.to_string()))?;
+        let until = begun + self.connect_timeout(d) + budget;
+        let reply = match timeout_at(until, client.request(method::HELLO, params)).await {
             Err(_) => {
-                return Err(format!(
-                    "no answer to hook.hello from {} within {} ms",
-                    self.shown_url(),
-                    budget.as_millis()
-                ));
+                return Err(StartError::HelloTimeout {
+                    url: Some(self.shown_url()),
+                    after: budget,
+                });
             }
-            Ok(Err(e)) => return Err(self.failed("hook.hello failed at", e)),
+            Ok(Err(e)) => return Err(self.hello_failed(e)),
             Ok(Ok(v)) => v,
         };
         let (version, hello) = accept_hello(&reply)?;
@@ -367,25 +247,110 @@ impl RemoteHook {
             && hello.observe.as_ref().is_some_and(|o| !o.is_empty())
         {
             tracing::warn!(
-                hook = %self.name,
+                hook = %peer.name,
                 "the hook declares `observe`, but HTTP carries requests only: it gets no runtime events (use ws:// for events)"
             );
         }
-        self.declaration.apply_hello(&hello);
-        self.version.store(version, Ordering::Relaxed);
-        self.hello_us
-            .store(begun.elapsed().as_micros() as u64, Ordering::Relaxed);
-        Ok(link)
+        peer.apply_hello(&hello);
+        Ok((client, version))
+    }
+
+    fn hello_failed(&self, e: ClientError) -> StartError {
+        StartError::HelloFailed {
+            url: Some(self.shown_url()),
+            reason: crate::observe::redact::redact(&e.to_string()).into_owned(),
+        }
     }
 }
 
-/// Takes one off the in-flight count when dropped, even when the caller's
-/// future is dropped mid-way.
-struct Leave<'a>(&'a AtomicU64);
+impl Connector for RemoteConnector {
+    type Live = Client;
+    const TERMS: Terms = Terms {
+        crash_limit: false,
+        retry_at_once: true,
+        reports: "reconnect reports",
+        lost: "connection lost",
+        retrying: "reconnecting",
+    };
 
-impl Drop for Leave<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+    async fn connect(
+        &mut self,
+        peer: &Peer,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Attempt<Client> {
+        let dialed = tokio::select! {
+            r = self.dial(peer) => r,
+            _ = stopping(shutdown) => return Attempt::Stopping,
+        };
+        match dialed {
+            Ok((client, version)) => Attempt::Up(Connected {
+                link: Link::Remote(client.clone()),
+                live: client,
+                version,
+            }),
+            Err(e) => Attempt::Failed(e),
+        }
+    }
+
+    async fn lost(&mut self, peer: &Peer, live: &mut Client) -> String {
+        match live {
+            Client::Ws(c) => c.on_disconnect().await.to_string(),
+            Client::Http(_) => {
+                peer.relink_asked().await;
+                "a request failed in transport".into()
+            }
+        }
+    }
+
+    /// Dropping the last clone of a WebSocket client closes it and fails
+    /// what is pending on it at once.
+    async fn discard(&mut self, live: Client, _why: &str) {
+        drop(live);
+    }
+
+    async fn stop(&mut self, peer: &Peer, live: Client) {
+        if let Client::Ws(_) = live {
+            let grace = Duration::from_millis(peer.defaults.shutdown_grace_ms);
+            peer.events_forwarded(grace).await;
+        }
+        drop(live);
+    }
+}
+
+/// The sizes and the backstop timeout a remote's clients are built with.
+struct Limits {
+    /// The longest request sent: `max_line_bytes`. A longer one fails at
+    /// once, by the hook's policy.
+    message: u32,
+    /// The longest answer read: as for a process, room for an answer
+    /// about as large as the longest request (a redaction of a large
+    /// output), so a fail-open redactor is not failed by the size of its
+    /// own answer.
+    reply: u32,
+    /// jsonrpsee's own request timeout is a backstop only: every call has
+    /// the host's deadline already. It must outlast the longest of them.
+    client_timeout: Duration,
+}
+
+impl Limits {
+    fn of(config: &RemoteConfig, d: &Defaults) -> Limits {
+        let max = d.max_line_bytes;
+        let reply = crate::transport::connection::reply_cap(max, max);
+        let longest = [
+            d.approval_timeout_ms,
+            d.interceptor_timeout_ms,
+            d.observer_timeout_ms,
+            d.hello_timeout_ms,
+            config.timeout_ms.unwrap_or(0),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        Limits {
+            message: u32::try_from(max).unwrap_or(u32::MAX),
+            reply: u32::try_from(reply).unwrap_or(u32::MAX),
+            client_timeout: Duration::from_millis(longest.saturating_add(1000)),
+        }
     }
 }
 
@@ -440,133 +405,5 @@ fn call_error(e: ClientError, budget: Duration) -> CallError {
         ClientError::RequestTimeout => CallError::Timeout(budget),
         ClientError::ParseError(e) => CallError::Protocol(format!("invalid response: {e}")),
         other => CallError::Network(other.to_string()),
-    }
-}
-
-/// Keeps one remote connected until shutdown: connect and handshake,
-/// publish Ready, wait for the connection to drop (WebSocket) or for a
-/// transport failure (HTTP), then again with backoff. `first` gets the
-/// outcome of the first attempt.
-pub(crate) async fn maintain(
-    hook: Arc<RemoteHook>,
-    mut shutdown: watch::Receiver<bool>,
-    first: oneshot::Sender<Result<(), String>>,
-) {
-    let mut first = Some(first);
-    let mut attempt: u32 = 0;
-    let max = Duration::from_millis(hook.defaults.restart_backoff_max_ms);
-    // A flapping server must not flood the log: a budget, as for restarts.
-    let reports = LogBudget::about("reconnect reports");
-    loop {
-        let connected = tokio::select! {
-            r = hook.connect() => r,
-            _ = stopping(&mut shutdown) => break,
-        };
-        match connected {
-            Ok(link) => {
-                tracing::info!(
-                    hook = %hook.name,
-                    url = %hook.shown_url(),
-                    hello_ms = hook.hello_time().as_millis() as u64,
-                    "remote hook ready"
-                );
-                hook.state.send_replace(RemoteState::Ready(link.clone()));
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(Ok(()));
-                }
-                let up_since = Instant::now();
-                let lost = match &link {
-                    Link::Ws(c) => tokio::select! {
-                        e = c.on_disconnect() => Some(e.to_string()),
-                        _ = stopping(&mut shutdown) => {
-                            hook.events_forwarded().await;
-                            None
-                        }
-                    },
-                    Link::Http(_) => tokio::select! {
-                        _ = hook.rehello.notified() => Some("a request failed in transport".into()),
-                        _ = stopping(&mut shutdown) => None,
-                    },
-                };
-                // Dropping the last clone of a WebSocket client closes it
-                // and fails what is pending on it at once.
-                drop(link);
-                let Some(why) = lost else { break };
-                if up_since.elapsed() >= STABLE_AFTER {
-                    attempt = 0;
-                }
-                hook.counters.restarts.fetch_add(1, Ordering::Relaxed);
-                reports.warn(
-                    &hook.name,
-                    format_args!("connection lost ({why}); reconnecting"),
-                );
-                hook.state.send_replace(RemoteState::Connecting);
-                // The first reconnect is immediate; a server that is back
-                // (or a balancer with another instance) costs no wait.
-                if attempt == 0 {
-                    attempt = 1;
-                    continue;
-                }
-            }
-            Err(why) => {
-                if first.is_some() {
-                    tracing::error!(hook = %hook.name, "remote hook did not come up: {why}");
-                } else {
-                    reports.warn(&hook.name, format_args!("reconnect failed: {why}"));
-                }
-                hook.state.send_replace(RemoteState::Down(why.clone()));
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(Err(why));
-                }
-            }
-        }
-        let delay = backoff(attempt, max);
-        attempt = attempt.saturating_add(1);
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => {}
-            _ = stopping(&mut shutdown) => break,
-        }
-    }
-    reports.report_held_back(&hook.name);
-    hook.state.send_replace(RemoteState::Stopped);
-}
-
-/// The event forwarder of a WebSocket remote (see
-/// [`crate::supervise::hook::forward_events`]).
-pub(crate) use crate::supervise::hook::forward_events;
-
-impl Observer for RemoteHook {
-    type Event = Arc<RawValue>;
-
-    async fn deliver(
-        &self,
-        params: Arc<RawValue>,
-        deadline: Instant,
-        budget: Duration,
-    ) -> Result<(), CallError> {
-        let Link::Ws(c) = self.ready(deadline, budget).await? else {
-            return Err(CallError::Unavailable("HTTP carries requests only".into()));
-        };
-        let params = Raw(params.as_ref().to_owned());
-        match timeout_at(deadline, c.notification(method::RUNTIME_EVENT, params)).await {
-            Ok(r) => r.map_err(|e| call_error(e, budget)),
-            Err(_) => Err(CallError::Timeout(budget)),
-        }
-    }
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn counters(&self) -> &Counters {
-        &self.counters
-    }
-
-    fn observer_timeout(&self) -> Duration {
-        Duration::from_millis(self.defaults.observer_timeout_ms)
-    }
-
-    fn events_done(&self) -> &watch::Sender<bool> {
-        &self.events_done
     }
 }

@@ -6,7 +6,7 @@
 //! Shutdown closes stdin, waits, sends SIGTERM to the group, waits, then
 //! SIGKILL; a guard SIGKILLs the group if the owner is dropped first.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -15,7 +15,6 @@ use std::time::Duration;
 use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
-use crate::config::ProcessConfig;
 use hookhost_protocol::framing::{Line, LineReader};
 
 /// Stderr lines kept for error reports.
@@ -72,7 +71,7 @@ fn program_path(program: &str, dir: &Path) -> PathBuf {
 pub fn isolate(
     cmd: &mut tokio::process::Command,
     inherit_env: &[String],
-    env: &std::collections::BTreeMap<String, String>,
+    env: &BTreeMap<String, String>,
 ) {
     cmd.env_clear()
         .stdin(Stdio::piped())
@@ -126,9 +125,24 @@ fn only_standard_fds(cmd: &mut tokio::process::Command) {
     }
 }
 
+/// What to run and how: built by the caller from its config, so that this
+/// floor knows nothing of configs.
+#[derive(Debug, Clone, Copy)]
+pub struct SpawnSpec<'a> {
+    /// argv: the program and its arguments. Never run through a shell.
+    pub command: &'a [String],
+    /// The working directory (already resolved).
+    pub dir: &'a Path,
+    /// Variables set for the child.
+    pub env: &'a BTreeMap<String, String>,
+    /// Host variables passed through (besides `PATH`, which always is).
+    pub inherit_env: &'a [String],
+}
+
 /// Spawns the hook in its own process group with a clean environment.
-pub fn spawn(hook: &ProcessConfig, dir: &Path) -> Result<(Running, Pipes), SpawnError> {
-    let program = hook.command.first().cloned().unwrap_or_default();
+pub fn spawn(spec: &SpawnSpec<'_>) -> Result<(Running, Pipes), SpawnError> {
+    let dir = spec.dir;
+    let program = spec.command.first().cloned().unwrap_or_default();
     let err = |source| SpawnError {
         program: program.clone(),
         dir: dir.display().to_string(),
@@ -142,8 +156,9 @@ pub fn spawn(hook: &ProcessConfig, dir: &Path) -> Result<(Running, Pipes), Spawn
     }
     let resolved = program_path(&program, dir);
     let mut wrap = CommandWrap::with_new(&resolved, |cmd| {
-        cmd.args(&hook.command[1..]).current_dir(dir);
-        isolate(cmd, &hook.inherit_env, &hook.env);
+        cmd.args(spec.command.get(1..).unwrap_or_default())
+            .current_dir(dir);
+        isolate(cmd, spec.inherit_env, spec.env);
     });
     wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
     let mut child = wrap.spawn().map_err(err)?;

@@ -1,0 +1,310 @@
+//! Carrying out a [`Plan`]: start the new peers (all together, each
+//! bounded by its handshake deadline), swap in the new set of peers,
+//! build the members (reusing the unchanged ones), swap the chain, then
+//! drain and stop the peers no longer needed. One at a time: the host's
+//! `applying` lock is held throughout.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::plan::{self, Build, MemberPlan, PeerKey, PeerPlan, PeerSpec, Plan};
+use super::{Host, ReloadReport, StartFailure, lock};
+use crate::config::{Config, Defaults};
+use crate::error::StartError;
+use crate::members::command::CommandHook;
+use crate::members::{Member, MemberKind};
+use crate::supervise::peer::Peer;
+use crate::supervise::{self, Launched};
+
+/// A running peer and what stops it.
+pub(super) struct PeerSlot {
+    pub(super) peer: Arc<Peer>,
+    /// What it was started from and with, for the next plan.
+    spec: PeerSpec,
+    defaults: Defaults,
+    pub(super) shutdown: tokio::sync::watch::Sender<bool>,
+    pub(super) tasks: Vec<JoinHandle<()>>,
+}
+
+impl PeerSlot {
+    /// Stops the peer: waits (at most `drain_within`) for its in-flight
+    /// calls, then the graceful end.
+    pub(super) async fn stop(self, drain_within: Duration) {
+        let until = Instant::now() + drain_within;
+        while self.peer.stats.in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        self.shutdown.send_replace(true);
+        self.join().await;
+    }
+
+    /// Waits for its tasks (after shutdown was signalled).
+    pub(super) async fn join(self) {
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+/// The peers after a start: the new ones, and why some did not come up.
+struct Started {
+    slots: Vec<(PeerKey, PeerSlot)>,
+    failures: Vec<StartFailure>,
+}
+
+impl Host {
+    /// Applies `config`: see [`Host::reload`].
+    pub(super) async fn apply(&self, config: Config) -> ReloadReport {
+        let _one_at_a_time = self.inner.applying.lock().await;
+        let plan = plan::plan(&self.running(), &config);
+        let defaults = &config.defaults;
+        let started = start_peers(&plan.start, defaults).await;
+        lock(&self.inner.failures).extend(started.failures.iter().cloned());
+        let (peers, removed) = self.swap_peers(&plan, started.slots);
+        for (key, peer) in &peers {
+            let observe = plan.observe.get(key).cloned().unwrap_or_default();
+            if matches!(key, PeerKey::Process(_)) {
+                peer.set_observe(observe);
+            }
+        }
+        let report = self.swap_chain(&plan, &config, &peers, &started.failures);
+        *self
+            .inner
+            .defaults
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = defaults.clone();
+        let drain = Duration::from_millis(
+            defaults
+                .approval_timeout_ms
+                .max(defaults.interceptor_timeout_ms),
+        );
+        for slot in removed {
+            slot.stop(drain).await;
+        }
+        report
+    }
+
+    /// What runs now, for the planner.
+    fn running(&self) -> plan::Running {
+        let slots = lock(&self.inner.peers);
+        let peers = slots
+            .iter()
+            .map(|(k, s)| {
+                let running = plan::RunningPeer {
+                    spec: s.spec.clone(),
+                    defaults: s.defaults.clone(),
+                };
+                (k.clone(), running)
+            })
+            .collect();
+        let key_of = |p: &Arc<Peer>| {
+            slots
+                .iter()
+                .find(|(_, s)| Arc::ptr_eq(&s.peer, p))
+                .map(|(k, _)| k.clone())
+        };
+        let members = self
+            .chain()
+            .iter()
+            .map(|m| {
+                let peer = match &m.kind {
+                    MemberKind::Peer(p) => key_of(p),
+                    _ => None,
+                };
+                let running = plan::RunningMember {
+                    configured: m.configured.clone(),
+                    peer,
+                    usable: !matches!(m.kind, MemberKind::Unavailable(_)),
+                };
+                (m.name.to_string(), running)
+            })
+            .collect();
+        plan::Running { peers, members }
+    }
+
+    /// Installs the kept and new peers; the peers now running and the
+    /// slots to stop.
+    fn swap_peers(
+        &self,
+        plan: &Plan,
+        fresh: Vec<(PeerKey, PeerSlot)>,
+    ) -> (BTreeMap<PeerKey, Arc<Peer>>, Vec<PeerSlot>) {
+        let mut running = lock(&self.inner.peers);
+        let mut next: BTreeMap<PeerKey, PeerSlot> = BTreeMap::new();
+        for key in &plan.keep {
+            if let Some(slot) = running.remove(key) {
+                next.insert(key.clone(), slot);
+            }
+        }
+        next.extend(fresh);
+        let removed = std::mem::take(&mut *running).into_values().collect();
+        let peers = next
+            .iter()
+            .map(|(k, s)| (k.clone(), s.peer.clone()))
+            .collect();
+        *running = next;
+        (peers, removed)
+    }
+
+    /// Builds the members (reusing the unchanged ones) and swaps the chain.
+    fn swap_chain(
+        &self,
+        plan: &Plan,
+        config: &Config,
+        peers: &BTreeMap<PeerKey, Arc<Peer>>,
+        failures: &[StartFailure],
+    ) -> ReloadReport {
+        let old: BTreeMap<String, Arc<Member>> = self
+            .chain()
+            .iter()
+            .map(|m| (m.name.to_string(), m.clone()))
+            .collect();
+        let mut report = ReloadReport {
+            removed: plan.removed.clone(),
+            ..ReloadReport::default()
+        };
+        let mut members: Vec<Arc<Member>> = Vec::new();
+        for m in &plan.members {
+            let kept = old.get(&m.name).filter(|_| m.reuse);
+            let Some(member) = self.member(m, kept, config, peers, failures) else {
+                continue;
+            };
+            match kept.filter(|k| Arc::ptr_eq(k, &member)) {
+                Some(_) => report.unchanged.push(m.name.clone()),
+                None => report.changed.push(m.name.clone()),
+            }
+            members.push(member);
+        }
+        members.sort_by(|a, b| (a.priority, &*a.name).cmp(&(b.priority, &*b.name)));
+        *self.inner.chain.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(members);
+        report
+    }
+
+    /// One member of the new chain: `kept` when the plan reuses it, else
+    /// built; none for a command hook that cannot be set up.
+    fn member(
+        &self,
+        m: &MemberPlan,
+        kept: Option<&Arc<Member>>,
+        config: &Config,
+        peers: &BTreeMap<PeerKey, Arc<Peer>>,
+        failures: &[StartFailure],
+    ) -> Option<Arc<Member>> {
+        let defaults = &config.defaults;
+        let name = m.name.as_str();
+        let built = match &m.build {
+            Build::Process { config: p, peer } => {
+                let peer = peers.get(peer)?.clone();
+                kept.cloned()
+                    .unwrap_or_else(|| Arc::new(Member::process(name, p, peer, defaults)))
+            }
+            #[cfg(feature = "remote")]
+            Build::Remote { config: c, peer } => kept.cloned().unwrap_or_else(|| {
+                let peer = peers
+                    .get(peer)
+                    .cloned()
+                    .ok_or_else(|| unbuilt(name, failures));
+                Arc::new(Member::remote(name, c, peer, defaults))
+            }),
+            Build::Builtin(b) => kept.cloned().unwrap_or_else(|| {
+                let built = self.inner.registry.build(name, &b.config);
+                if let Err(e) = &built {
+                    tracing::error!(hook = %name, "builtin `{name}` cannot be built: {e}");
+                    self.failed(name, StartError::Build(e.clone()));
+                }
+                Arc::new(Member::builtin(name, b, built, defaults))
+            }),
+            Build::Command(c) => match CommandHook::new(name, c, &config.command_dir(c)) {
+                Ok(hook) => kept.cloned().unwrap_or_else(|| {
+                    Arc::new(Member::command(name, c, Arc::new(hook), defaults))
+                }),
+                Err(e) => {
+                    tracing::error!(hook = %name, "command hook `{name}` cannot be set up: {e}");
+                    self.failed(name, StartError::Build(e));
+                    return None;
+                }
+            },
+        };
+        #[cfg(not(feature = "remote"))]
+        let _ = failures;
+        Some(built)
+    }
+
+    fn failed(&self, hook: &str, error: StartError) {
+        lock(&self.inner.failures).push(StartFailure {
+            hook: hook.to_string(),
+            error,
+        });
+    }
+}
+
+/// Why a remote has no peer: its start failure, as its calls will say.
+#[cfg(feature = "remote")]
+fn unbuilt(name: &str, failures: &[StartFailure]) -> String {
+    failures
+        .iter()
+        .find(|f| f.hook == name)
+        .map(|f| f.error.to_string())
+        .unwrap_or_else(|| "its connector could not be built".into())
+}
+
+/// Starts the planned peers together and waits for each first hello.
+async fn start_peers(plans: &[PeerPlan], defaults: &Defaults) -> Started {
+    let mut pending = Vec::new();
+    let mut failures = Vec::new();
+    for plan in plans {
+        match launch(plan, defaults) {
+            Ok(launched) => pending.push((plan, launched)),
+            // Only a config built in code, which skipped `Config::parse`,
+            // gets here; its member fails every call.
+            Err(error) => failures.push(StartFailure {
+                hook: plan.name.clone(),
+                error,
+            }),
+        }
+    }
+    let mut slots = Vec::new();
+    for (plan, (peer, launched)) in pending {
+        let first = launched.first.await.unwrap_or(Err(StartError::Abandoned));
+        if let Err(error) = first {
+            failures.push(StartFailure {
+                hook: plan.name.clone(),
+                error,
+            });
+        }
+        let slot = PeerSlot {
+            peer,
+            spec: plan.spec.clone(),
+            defaults: defaults.clone(),
+            shutdown: launched.shutdown,
+            tasks: launched.tasks,
+        };
+        slots.push((plan.key.clone(), slot));
+    }
+    Started { slots, failures }
+}
+
+/// Starts the tasks of one planned peer.
+fn launch(plan: &PeerPlan, defaults: &Defaults) -> Result<(Arc<Peer>, Launched), StartError> {
+    match &plan.spec {
+        PeerSpec::Process(config) => {
+            let (peer, events, connector) =
+                supervise::process::peer(&plan.name, config.clone(), defaults.clone());
+            let launched = supervise::launch(&peer, connector, Some(events));
+            Ok((peer, launched))
+        }
+        #[cfg(feature = "remote")]
+        PeerSpec::Remote(config) => {
+            let (peer, events, connector) =
+                supervise::remote::peer(&plan.name, config.clone(), defaults.clone())?;
+            let events = connector.takes_events().then_some(events);
+            let launched = supervise::launch(&peer, connector, events);
+            Ok((peer, launched))
+        }
+    }
+}

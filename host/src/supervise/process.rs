@@ -1,0 +1,232 @@
+//! The [`Connector`] for a hook process: spawn it (in its own group, with
+//! a clean environment), start the JSON-RPC connection over its pipes,
+//! handshake. The link is lost when the process exits, closes its
+//! stdout, or stops reading its stdin; at shutdown stdin is closed after
+//! the last event, then the signal ladder.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookhost_protocol::stage::method;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::config::{Defaults, ProcessConfig};
+use crate::error::{CallError, StartError};
+use crate::supervise::events::Event;
+use crate::supervise::handshake::{accept_hello, hello_params};
+use crate::supervise::keep_alive::{Attempt, Connected, Connector, Terms, stopping};
+use crate::supervise::peer::{Link, Peer, PeerKind};
+use crate::transport::connection::{Connection, ConnectionTasks};
+use crate::transport::spawn::{self, Running, SpawnSpec, StderrTail};
+
+/// What the spawn floor needs of a process hook's config, with its
+/// folder already resolved.
+pub(crate) fn spawn_spec<'a>(config: &'a ProcessConfig, dir: &'a Path) -> SpawnSpec<'a> {
+    SpawnSpec {
+        command: &config.command,
+        dir,
+        env: &config.env,
+        inherit_env: &config.inherit_env,
+    }
+}
+
+/// A new process peer (state Starting), its event queue's receiver, and
+/// its connector. `config`'s `dir` is resolved against the config file's
+/// folder.
+pub(crate) fn peer(
+    name: &str,
+    config: ProcessConfig,
+    defaults: Defaults,
+) -> (Arc<Peer>, mpsc::Receiver<Event>, ProcessConnector) {
+    let observe = config.observe_patterns();
+    let (peer, events) = Peer::new(name, PeerKind::Process, observe, defaults);
+    let connector = ProcessConnector {
+        config,
+        stderr: StderrTail::default(),
+    };
+    (peer, events, connector)
+}
+
+/// Spawns one process hook, again after each loss.
+pub(crate) struct ProcessConnector {
+    /// How it is spawned; `intercept` and `observe` are the union over the
+    /// configured hooks sharing it, `dir` is resolved.
+    config: ProcessConfig,
+    /// The last lines of its stderr, for start failure reports.
+    stderr: StderrTail,
+}
+
+/// A live process: the child, and the connection over its pipes.
+pub(crate) struct Live {
+    running: Running,
+    conn: Arc<Connection>,
+    tasks: ConnectionTasks,
+}
+
+impl Live {
+    /// Ends it at once: pending calls fail with `why`, the group is
+    /// killed, the pipe tasks end.
+    async fn kill(mut self, why: CallError) {
+        self.conn.close(why);
+        self.running.kill().await;
+        self.tasks.reader.abort();
+        self.tasks.writer.abort();
+    }
+}
+
+impl Connector for ProcessConnector {
+    type Live = Live;
+    const TERMS: Terms = Terms {
+        crash_limit: true,
+        retry_at_once: false,
+        reports: "restart reports",
+        lost: "hook exited",
+        retrying: "restarting",
+    };
+
+    /// Spawns the process and performs the handshake. A shutdown during
+    /// the handshake kills the process and waits for it here: dropping it
+    /// would only send the signal, and `Host::shutdown` could return while
+    /// it lived.
+    async fn connect(
+        &mut self,
+        peer: &Peer,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Attempt<Live> {
+        let dir = self.config.dir.clone().unwrap_or_else(|| ".".into());
+        let (running, pipes) = match spawn::spawn(&spawn_spec(&self.config, &dir)) {
+            Ok(spawned) => spawned,
+            Err(e) => return Attempt::Failed(spawn_failed(e)),
+        };
+        let stderr_task = tokio::spawn(spawn::drain_stderr(
+            peer.name.clone(),
+            pipes.stderr,
+            self.stderr.clone(),
+        ));
+        let (conn, tasks) = Connection::start(
+            peer.name.clone(),
+            pipes.stdin,
+            pipes.stdout,
+            peer.defaults.max_line_bytes,
+        );
+        let mut live = Live {
+            running,
+            conn,
+            tasks,
+        };
+        // A hook that dies during the handshake fails it at once, with its
+        // exit status, rather than after the whole hello timeout.
+        let shaken = tokio::select! {
+            r = hello(&self.config, peer, &live.conn) => r,
+            status = live.running.wait() => Err(StartError::ExitedDuringHello { status }),
+            _ = stopping(shutdown) => {
+                live.kill(CallError::Unavailable("the host is shutting down".into())).await;
+                return Attempt::Stopping;
+            }
+        };
+        match shaken {
+            Ok(version) => {
+                peer.set_pid(live.running.pid);
+                Attempt::Up(Connected {
+                    link: Link::Pipe(live.conn.clone()),
+                    live,
+                    version,
+                })
+            }
+            Err(why) => {
+                live.conn.close(CallError::Unavailable(why.to_string()));
+                live.running.kill().await;
+                // Let the last stderr lines in, for the report.
+                let _ = tokio::time::timeout(Duration::from_millis(200), stderr_task).await;
+                live.tasks.reader.abort();
+                live.tasks.writer.abort();
+                Attempt::Failed(why)
+            }
+        }
+    }
+
+    async fn lost(&mut self, _peer: &Peer, live: &mut Live) -> String {
+        tokio::select! {
+            status = live.running.wait() => format!("{status}"),
+            _ = live.conn.stdout_closed() => {
+                pipe_lost(live, CallError::Closed, "closed its stdout").await
+            }
+            // The writer ends only when writing failed: the hook closed
+            // its stdin or is dying; no request reaches it.
+            _ = &mut live.tasks.writer => {
+                pipe_lost(live, CallError::StdinClosed, "closed its stdin").await
+            }
+        }
+    }
+
+    async fn discard(&mut self, live: Live, why: &str) {
+        live.kill(CallError::Crashed(why.to_string())).await;
+    }
+
+    /// Graceful stop: let the events emitted before shutdown reach the
+    /// writer, close stdin (after them), then the signal ladder.
+    async fn stop(&mut self, peer: &Peer, mut live: Live) {
+        let grace = Duration::from_millis(peer.defaults.shutdown_grace_ms);
+        peer.events_forwarded(grace).await;
+        live.conn
+            .close_stdin(&live.tasks, grace.min(Duration::from_millis(100)))
+            .await;
+        live.running.stop(grace).await;
+        live.conn
+            .close(CallError::Unavailable("the host is shutting down".into()));
+        live.tasks.writer.abort();
+        live.tasks.reader.abort();
+    }
+
+    fn report(&self, error: &StartError) -> StartError {
+        error.clone().with_stderr(self.stderr.text())
+    }
+}
+
+fn spawn_failed(e: spawn::SpawnError) -> StartError {
+    StartError::Spawn {
+        program: e.program,
+        dir: e.dir,
+        source: Arc::new(e.source),
+    }
+}
+
+/// Sends `hook.hello` and records what it declared; the agreed version.
+async fn hello(config: &ProcessConfig, peer: &Peer, conn: &Connection) -> Result<u32, StartError> {
+    let params = hello_params(&peer.name, &config.intercept, !config.observe.is_empty())?;
+    let budget = Duration::from_millis(peer.defaults.hello_timeout_ms);
+    let reply = conn
+        .request(method::HELLO, &params, Instant::now() + budget, budget)
+        .await
+        .map_err(|e| match e {
+            CallError::Timeout(_) => StartError::HelloTimeout {
+                url: None,
+                after: budget,
+            },
+            other => StartError::HelloFailed {
+                url: None,
+                reason: other.to_string(),
+            },
+        })?;
+    let (version, result) = accept_hello(&reply)?;
+    peer.apply_hello(&result);
+    Ok(version)
+}
+
+/// A live hook lost one of its pipes. One that is exiting closes them
+/// first, and its exit status follows within a moment and says more. One
+/// still running after that is useless: what is pending fails now with
+/// `pending` (not after the wait below), and it gets a last chance to
+/// report a status before it is killed. Returns how it ended, for the log.
+async fn pipe_lost(live: &mut Live, pending: CallError, what: &str) -> String {
+    if let Ok(status) = tokio::time::timeout(Duration::from_millis(20), live.running.wait()).await {
+        return format!("{status}");
+    }
+    live.conn.close(pending);
+    match tokio::time::timeout(Duration::from_millis(180), live.running.wait()).await {
+        Ok(status) => format!("{status}"),
+        Err(_) => format!("{what} but kept running; killed"),
+    }
+}
