@@ -36,7 +36,7 @@ impl Event {
         let mut line = Vec::with_capacity(256);
         line.extend_from_slice(PREFIX.as_bytes());
         line.extend_from_slice(method::RUNTIME_EVENT.as_bytes());
-        line.extend_from_slice(br#"","params":"#);
+        line.extend_from_slice(b"\",\"params\":");
         let params_at = line.len();
         serde_json::to_writer(&mut line, event)?;
         line.push(b'}');

@@ -2,8 +2,8 @@
 //! remote alike: its state (published by its keep-alive task), what its
 //! hello declared, its figures, and the two things a caller does with it:
 //! send a request, offer a runtime event. Its place in the chain
-//! (priority, filters, policy, breaker) is a [`crate::members::Member`];
-//! two configured process hooks with the same command, folder and
+//! (priority, filters, policy, breaker) belongs to the chain member that
+//! uses it, a floor above; two configured process hooks with the same command, folder and
 //! environment share one `Peer`.
 
 use std::sync::Arc;

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use hookhost_protocol::stage::method;
 use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::config::{Defaults, ProcessConfig};
@@ -66,6 +67,16 @@ pub(crate) struct Live {
 }
 
 impl Live {
+    /// Ends a process whose handshake failed, letting its last stderr
+    /// lines in for the report first.
+    async fn abandon(mut self, why: &StartError, stderr_task: JoinHandle<()>) {
+        self.conn.close(CallError::Unavailable(why.to_string()));
+        self.running.kill().await;
+        let _ = tokio::time::timeout(Duration::from_millis(200), stderr_task).await;
+        self.tasks.reader.abort();
+        self.tasks.writer.abort();
+    }
+
     /// Ends it at once: pending calls fail with `why`, the group is
     /// killed, the pipe tasks end.
     async fn kill(mut self, why: CallError) {
@@ -136,12 +147,7 @@ impl Connector for ProcessConnector {
                 })
             }
             Err(why) => {
-                live.conn.close(CallError::Unavailable(why.to_string()));
-                live.running.kill().await;
-                // Let the last stderr lines in, for the report.
-                let _ = tokio::time::timeout(Duration::from_millis(200), stderr_task).await;
-                live.tasks.reader.abort();
-                live.tasks.writer.abort();
+                live.abandon(&why, stderr_task).await;
                 Attempt::Failed(why)
             }
         }

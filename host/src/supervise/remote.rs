@@ -3,9 +3,9 @@
 //! clients with the same protocol and the same hello as a process
 //! (spec/protocol.md section 2.2). A WebSocket link is lost when the
 //! connection drops; an HTTP one when a request fails in transport. Its
-//! place in the chain is a [`crate::members::Member`] like any other
-//! hook's, so priority, filters, deadlines, `on_error` and the breaker
-//! work unchanged.
+//! place in the chain is a chain member like any other hook's, so
+//! priority, filters, deadlines, `on_error` and the breaker work
+//! unchanged.
 
 use std::sync::Arc;
 use std::time::Duration;
