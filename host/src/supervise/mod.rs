@@ -1,6 +1,6 @@
 //! Floor 3, keeping persistent hooks alive: processes and remotes are
 //! started, handshaken, restarted with backoff and stopped here, by one
-//! lifecycle. A [`peer::Peer`] is what callers use; [`keep_alive`] is the
+//! lifecycle. A [`peer::Peer`] is what callers use; [`keep_alive()`] is the
 //! one loop behind it, and a [`keep_alive::Connector`] ([`process`],
 //! `remote` with the `remote` feature) is all that differs by transport.
 
