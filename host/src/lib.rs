@@ -44,15 +44,17 @@
 //! | floor | folder | job |
 //! |---|---|---|
 //! | 1 | `transport/` | JSON-RPC over lines; spawning a hook process |
-//! | 1 | `policy/` | matcher and `if` filters, circuit breaker |
-//! | 1 | `observe/` | stats, audit log, redaction, rate-limited warnings |
+//! | 1 | `policy/` | matcher and `if` filters, circuit breaker, chain budget |
+//! | 1 | `observe/` | stats, audit log, spans and step names, redaction, rate-limited warnings |
 //! | 2 | `config/` | the TOML (or PicoClaw JSON) config and its checks |
 //! | 3 | `supervise/` | keeping persistent hooks (processes, remotes) alive |
 //! | 4 | `members/` | one configured hook of any kind: process, remote, builtin, command |
-//! | 5 | `host/` | the [`Host`] handle: start, reload, the chain, the stages |
+//! | 5 | `chain/` | the chain driver: admission in policy order, the call, the record |
+//! | 6 | `host/` | the [`Host`] handle: start, reload, the stages |
 //!
 //! `ARCHITECTURE.md` in the repository follows one request through them.
 
+mod chain;
 mod config;
 #[cfg(feature = "conformance")]
 mod conformance;
@@ -65,6 +67,7 @@ mod policy;
 mod supervise;
 mod transport;
 
+pub use chain::NoAnswer;
 pub use config::{
     AuditConfig, BreakerConfig, BuiltinConfig, Config, ConfigError, Defaults, ProcessConfig,
     RemoteConfig, RemoteTransport, Transport,
@@ -83,3 +86,4 @@ pub use members::command::CommandConfig;
 pub use observe::log_budget::LogBudget;
 pub use observe::stats::HookStats;
 pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
+pub use policy::budget::BudgetSpent;

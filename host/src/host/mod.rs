@@ -9,18 +9,16 @@ mod reload;
 use reload::{ProcessSlot, RemoteSlot};
 mod stages;
 
+pub use crate::chain::HookTrace;
 pub use info::{HookInfo, HookKind, HookStatus};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
 
-use hookhost_protocol::chain::StepOutcome;
 use hookhost_protocol::event::RuntimeEvent;
 use hookhost_protocol::stage::method;
 use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::config::{Config, Defaults, SpawnKey};
@@ -42,19 +40,6 @@ pub struct StartFailure {
     pub hook: String,
     /// Why, with the tail of its stderr.
     pub error: String,
-}
-
-/// One hook's part in one stage, for `--trace` output and debugging.
-#[derive(Debug, Clone)]
-pub struct HookTrace {
-    /// The hook.
-    pub hook: String,
-    /// Its raw result, or how the call failed (or why it was skipped).
-    pub answer: Result<Value, String>,
-    /// From sending the request to having the answer (or giving up).
-    pub elapsed: Duration,
-    /// What the chain did with it.
-    pub outcome: StepOutcome,
 }
 
 /// What [`Host::reload`] did, by hook name.

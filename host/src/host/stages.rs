@@ -11,7 +11,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::members::MemberKind;
 use crate::outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
 
 use super::*;
@@ -140,11 +139,8 @@ impl Host {
             let payload = Value::Object(payload);
             let mut running = tokio::task::JoinSet::new();
             for m in self.chain().iter() {
-                if let MemberKind::Command(c) = &m.kind
-                    && c.handles(event.as_str())
-                {
-                    let (c, payload) = (c.clone(), payload.clone());
-                    running.spawn(async move { c.notify(event.as_str(), &payload).await });
+                if let Some(notification) = m.notification(event, &payload) {
+                    running.spawn(notification);
                 }
             }
             while running.join_next().await.is_some() {}

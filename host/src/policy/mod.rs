@@ -1,6 +1,8 @@
 //! Floor 1, the per-call policies that decide: which calls a hook sees
-//! ([`filter`]) and whether a failing hook is still called ([`breaker`]).
+//! ([`filter`]), whether a failing hook is still called ([`breaker`]) and
+//! how long a stage's calls may take together ([`budget`]).
 //! The chain driver applies them in the order it states.
 
 pub(crate) mod breaker;
+pub(crate) mod budget;
 pub(crate) mod filter;
