@@ -104,3 +104,74 @@ fn filter<'m>(m: &Member, stage: Stage, params: &Value) -> Option<Gate<'m>> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::config::{BuiltinConfig, Defaults};
+
+    fn member(config: Value) -> Member {
+        let config: BuiltinConfig = serde_json::from_value(config).unwrap();
+        Member::builtin("m", &config, Err("gone".into()), &Defaults::default())
+    }
+
+    fn before_tool(tool: &str) -> Chain {
+        Chain::new(Stage::BeforeTool, json!({"tool": tool, "arguments": {}})).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_stage_it_does_not_intercept_leaves_it_absent() {
+        let m = member(json!({"intercept": ["before_llm"]}));
+        let gate = admit(
+            &m,
+            Stage::BeforeTool,
+            &before_tool("ls"),
+            &ChainBudget::start(0),
+        );
+        assert!(matches!(gate, Gate::Absent));
+        assert_eq!(m.stats.budget_skips.load(Relaxed), 0);
+    }
+
+    #[tokio::test]
+    async fn the_filter_comes_before_the_budget() {
+        let m = member(json!({"matcher": "^shell$"}));
+        let spent = ChainBudget::start(0);
+        let gate = admit(&m, Stage::BeforeTool, &before_tool("ls"), &spent);
+        assert!(matches!(gate, Gate::Pass));
+        assert_eq!(m.stats.filtered.load(Relaxed), 1);
+        assert_eq!(m.stats.budget_skips.load(Relaxed), 0);
+    }
+
+    #[tokio::test]
+    async fn a_spent_budget_skips_before_the_breaker_is_asked() {
+        let m = member(json!({"matcher": "^shell$"}));
+        let spent = ChainBudget::start(0);
+        match admit(&m, Stage::BeforeTool, &before_tool("shell"), &spent) {
+            Gate::Skip(why) => assert_eq!(
+                why.to_string(),
+                "skipped: the chain budget of 0 ms was spent"
+            ),
+            _ => panic!("not skipped"),
+        }
+        assert_eq!(m.stats.budget_skips.load(Relaxed), 1);
+        assert_eq!(m.stats.breaker_skips.load(Relaxed), 0);
+    }
+
+    #[tokio::test]
+    async fn an_admitted_call_ends_by_its_own_deadline_or_the_chains() {
+        let m = member(json!({"timeout_ms": 50}));
+        let budget = ChainBudget::start(10_000);
+        match admit(&m, Stage::BeforeTool, &before_tool("ls"), &budget) {
+            Gate::Call(a) => {
+                assert_eq!(a.deadline - a.begun, Duration::from_millis(50));
+                a.permit.record(false);
+            }
+            _ => panic!("not admitted"),
+        }
+    }
+}

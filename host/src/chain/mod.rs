@@ -110,3 +110,66 @@ async fn recheck_guards(run: &mut Run<'_>, guards: &[(&Member, Value)], chain: &
 fn tool_of(params: &Value) -> Value {
     params.get("tool").cloned().unwrap_or(Value::Null)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::config::{BuiltinConfig, Defaults};
+    use crate::error::CallError;
+    use crate::policy::budget::BudgetSpent;
+
+    fn member(name: &str, config: Value) -> Arc<Member> {
+        let config: BuiltinConfig = serde_json::from_value(config).unwrap();
+        let built = Err("not built".to_string());
+        Arc::new(Member::builtin(name, &config, built, &Defaults::default()))
+    }
+
+    async fn traced(members: &[Arc<Member>], budget_ms: u64) -> (Outcome, Vec<HookTrace>) {
+        let mut trace = Vec::new();
+        let mut stage_run = Run {
+            stage: Stage::BeforeLlm,
+            budget: ChainBudget::start(budget_ms),
+            sinks: Sinks {
+                request_id: "r1".into(),
+                audit: None,
+                trace: Some(&mut trace),
+            },
+        };
+        let chain = Chain::new(Stage::BeforeLlm, json!({"model": "m", "messages": []})).unwrap();
+        let outcome = run(&mut stage_run, members, chain).await;
+        (outcome, trace)
+    }
+
+    #[tokio::test]
+    async fn each_step_is_traced_with_why_it_had_no_answer() {
+        let members = [
+            member("a", json!({"on_error": "allow"})),
+            member("b", json!({"on_error": "allow"})),
+        ];
+        let (outcome, trace) = traced(&members, 10_000).await;
+        assert!(matches!(outcome, Outcome::Continue { .. }), "{outcome:?}");
+        assert_eq!(trace.len(), 2);
+        assert_eq!(
+            trace[0].answer,
+            Err(NoAnswer::Call(CallError::Unavailable("not built".into())))
+        );
+        assert_eq!(members[0].stats.calls.load(Relaxed), 1);
+        assert_eq!(members[0].stats.errors.load(Relaxed), 1);
+    }
+
+    #[tokio::test]
+    async fn a_spent_budget_is_a_failure_its_policy_answers() {
+        let members = [member("a", json!({"on_error": "deny"}))];
+        let (outcome, trace) = traced(&members, 0).await;
+        assert_eq!(
+            trace[0].answer,
+            Err(NoAnswer::Budget(BudgetSpent { budget_ms: 0 }))
+        );
+        assert!(matches!(outcome, Outcome::Abort { .. }), "{outcome:?}");
+        assert_eq!(members[0].stats.calls.load(Relaxed), 0);
+    }
+}
