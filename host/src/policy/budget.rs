@@ -14,6 +14,7 @@ use tokio::time::Instant;
 /// spent".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the chain budget of {budget_ms} ms was spent")]
+#[non_exhaustive]
 pub struct BudgetSpent {
     /// The configured budget (`chain_budget_ms`).
     pub budget_ms: u64,
