@@ -62,6 +62,7 @@ mod members;
 mod observe;
 mod outcome;
 mod policy;
+mod reaper;
 mod supervise;
 mod transport;
 
@@ -83,3 +84,4 @@ pub use members::command::CommandConfig;
 pub use observe::log_budget::LogBudget;
 pub use observe::stats::HookStats;
 pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
+pub use reaper::{become_subreaper, kill_all_children, reap_adopted_zombies};
