@@ -31,7 +31,7 @@
 //! |---|---|---|---|
 //! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | ≈ +20 |
 //! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls) | ≈ +110 |
-//! | `conformance` | no | [`conformance`]: check a hook program against the protocol | none |
+//! | `conformance` | no | [`conformance()`]: check a hook program against the protocol | none |
 //!
 //! A config that uses a feature this build lacks fails to load with a
 //! [`ConfigError`] that names the feature.
