@@ -31,7 +31,7 @@
 //! |---|---|---|---|
 //! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | ≈ +20 |
 //! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls) | ≈ +110 |
-//! | `conformance` | no | [`conformance`]: check a hook program against the protocol | none |
+//! | `conformance` | no | [`conformance()`]: check a hook program against the protocol | none |
 //!
 //! A config that uses a feature this build lacks fails to load with a
 //! [`ConfigError`] that names the feature.
@@ -64,6 +64,7 @@ mod members;
 mod observe;
 mod outcome;
 mod policy;
+mod reaper;
 mod supervise;
 mod transport;
 
@@ -87,3 +88,4 @@ pub use observe::log_budget::LogBudget;
 pub use observe::stats::HookStats;
 pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
 pub use policy::budget::BudgetSpent;
+pub use reaper::{become_subreaper, kill_all_children, reap_adopted_zombies};
