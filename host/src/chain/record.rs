@@ -116,6 +116,8 @@ impl<'m> CallRecord<'m> {
     ) -> Result<Value, NoAnswer> {
         self.permit = Some(admitted.permit);
         MemberStats::bump(&self.member.stats.calls);
+        // The length of the wait this record granted: what a timeout's
+        // message names ("no answer within 200 ms").
         let granted = admitted.deadline.saturating_duration_since(admitted.begun);
         let reply = self
             .member
