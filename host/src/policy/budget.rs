@@ -20,6 +20,10 @@ pub struct BudgetSpent {
     pub budget_ms: u64,
 }
 
+/// Longer than any run lasts (about thirty years): the deadline of a
+/// budget too long to add to the clock.
+const LONGEST: Duration = Duration::from_secs(30 * 365 * 86_400);
+
 /// One stage run's budget, started when the run starts.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ChainBudget {
@@ -34,7 +38,8 @@ impl ChainBudget {
         let now = Instant::now();
         let deadline = now
             .checked_add(Duration::from_millis(budget_ms))
-            .unwrap_or_else(|| far_future(now));
+            .or_else(|| now.checked_add(LONGEST))
+            .unwrap_or(now);
         ChainBudget {
             deadline,
             budget_ms,
@@ -57,20 +62,6 @@ impl ChainBudget {
     pub(crate) fn deadline_for(&self, now: Instant, timeout: Duration) -> Instant {
         now.checked_add(timeout)
             .map_or(self.deadline, |own| own.min(self.deadline))
-    }
-}
-
-/// About thirty years on: later than any run lasts.
-fn far_future(now: Instant) -> Instant {
-    let mut years = 30u64;
-    loop {
-        if let Some(t) = now.checked_add(Duration::from_secs(years * 365 * 86_400)) {
-            return t;
-        }
-        years /= 2;
-        if years == 0 {
-            return now;
-        }
     }
 }
 
