@@ -123,7 +123,7 @@ impl Default for CommandConfig {
 }
 
 /// The stage a docker-agent event name maps onto. Non-request lifecycle
-/// events have none: they only inform ([`CommandHook::notify`]).
+/// events have none: they only inform (the command hook's `notify`).
 fn event_stage(event: &str) -> Option<Stage> {
     if let Some((_, stage)) = STAGE_EVENTS.iter().find(|(name, _)| *name == event) {
         return Some(*stage);
@@ -214,7 +214,7 @@ impl CommandConfig {
 
     /// The stages its events map onto, in [`Stage::ALL`] order. Only
     /// request lifecycle events give [`Stage::Lifecycle`]; the others reach
-    /// the hook through [`CommandHook::notify`].
+    /// the hook through the command hook's `notify`.
     pub fn stages(&self) -> Vec<Stage> {
         let wanted: Vec<Stage> = self.events.iter().filter_map(|e| event_stage(e)).collect();
         Stage::ALL

@@ -285,7 +285,7 @@ impl Config {
     }
 
     /// Reads a `.json` file as JSON and anything else as TOML, then checks
-    /// that every hook's folder and program are there ([`crate::config::preflight`]).
+    /// that every hook's folder and program are there ([`Config::preflight`]).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let config = Config::read(path)?;
         config.preflight(path)?;

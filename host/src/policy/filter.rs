@@ -18,6 +18,10 @@
 //! counts it and treats it as a failure of the hook, which its `on_error`
 //! decides, so a model that leaves out a key cannot walk past a fail-closed
 //! gate.
+//!
+//! The CEL side (compiling, the name check, evaluating) is in `cel`, built
+//! with the `cel` feature; without it an `if` does not compile
+//! (`FilterError::CelNotBuilt`), and the config refuses it at load.
 
 use std::fmt;
 #[cfg(feature = "cel")]
