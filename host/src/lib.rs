@@ -70,8 +70,9 @@ mod transport;
 
 pub use chain::NoAnswer;
 pub use config::{
-    AuditConfig, BreakerConfig, BuiltinConfig, Config, ConfigError, Defaults, ProcessConfig,
-    RemoteConfig, RemoteTransport, Transport,
+    AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
+    Config, ConfigError, Defaults, EnvError, ProcessConfig, RemoteConfig, RemoteConfigError,
+    RemoteTransport, Transport,
 };
 #[cfg(feature = "conformance")]
 pub use conformance::{
@@ -82,8 +83,9 @@ pub use error::CallError;
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
 pub use host::{HookInfo, HookKind, HookStatus, HookTrace, Host, ReloadReport, StartFailure};
-pub use members::builtin::{BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture};
-pub use members::command::CommandConfig;
+pub use members::builtin::{
+    BuiltinError, BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture,
+};
 pub use observe::log_budget::LogBudget;
 pub use observe::stats::HookStats;
 pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};

@@ -207,10 +207,17 @@ impl Host {
                 let built = if same_config {
                     match old.get(name).map(|m| m.kind.clone()) {
                         Some(MemberKind::Builtin(hook)) => Ok(hook),
-                        _ => self.inner.registry.build(name, &b.config),
+                        _ => self
+                            .inner
+                            .registry
+                            .build(name, &b.config)
+                            .map_err(|e| e.to_string()),
                     }
                 } else {
-                    self.inner.registry.build(name, &b.config)
+                    self.inner
+                        .registry
+                        .build(name, &b.config)
+                        .map_err(|e| e.to_string())
                 };
                 if let Err(e) = &built {
                     tracing::error!(hook = %name, "builtin `{name}` cannot be built: {e}");
@@ -252,7 +259,7 @@ impl Host {
                         tracing::error!(hook = %name, "command hook `{name}` cannot be set up: {e}");
                         lock(&self.inner.failures).push(StartFailure {
                             hook: name.clone(),
-                            error: e,
+                            error: e.to_string(),
                         });
                     }
                 }

@@ -12,10 +12,13 @@ use hookhost_protocol::{LifecycleEvent, OnError, Stage};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::config::{BreakerConfig, BuiltinConfig, Defaults, ProcessConfig, RemoteConfig};
+use crate::config::{
+    BreakerConfig, BuiltinConfig, CommandConfig, CommandOnError, Defaults, ProcessConfig,
+    RemoteConfig,
+};
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
-use crate::members::command::{CommandConfig, CommandHook, CommandOnError};
+use crate::members::command::CommandHook;
 use crate::observe::stats::MemberStats;
 use crate::policy::breaker::Breaker;
 use crate::policy::filter::Filter;

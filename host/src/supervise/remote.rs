@@ -110,7 +110,7 @@ impl RemoteHook {
         config: RemoteConfig,
         defaults: Defaults,
     ) -> Result<(Arc<RemoteHook>, mpsc::Receiver<Arc<RawValue>>), String> {
-        let transport = config.transport()?;
+        let transport = config.transport().map_err(|e| e.to_string())?;
         let (events, rx) = mpsc::channel(defaults.event_queue);
         let observe = match transport {
             RemoteTransport::WebSocket => config.observe_patterns(),
@@ -255,7 +255,11 @@ impl RemoteHook {
     /// output of jsonrpsee or hyper prints them.
     fn headers(&self) -> Result<HeaderMap, String> {
         let mut map = HeaderMap::new();
-        for (name, value) in self.config.resolved_headers(|n| std::env::var(n).ok())? {
+        for (name, value) in self
+            .config
+            .resolved_headers(|n| std::env::var(n).ok())
+            .map_err(|e| e.to_string())?
+        {
             let key = http::HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| format!("header `{name}`: {e}"))?;
             let mut value = HeaderValue::from_str(&value)
