@@ -8,7 +8,7 @@ the guard denies `sudo`, ls_human turns `ls` into `ls -h`, redact masks a
 key in a tool's output, the cache answers a repeated read, approval refuses
 `curl`, and audit_log records the agent.* events the agent emits.
 
-    cargo build -p hookhost
+    cargo build -p hookhost-cli
     python3 examples/python/sidecar_agent.py            # --json: one record per tool call
 
 hookhost is $HOOKHOST_BIN, else `hookhost` on PATH, else this repo's target/.
@@ -151,7 +151,7 @@ def main() -> int:
     args = parser.parse_args()
     binary = hookhost_binary()
     if binary is None:
-        parser.error("no hookhost: run `cargo build -p hookhost`, or set HOOKHOST_BIN")
+        parser.error("no hookhost: run `cargo build -p hookhost-cli`, or set HOOKHOST_BIN")
     with Host.start(args.config, hookhost=binary) as host:
         agent = Agent(host, args.session)
         agent.run(quiet=args.json)

@@ -151,7 +151,7 @@ def hookhost() -> Path:
     if not built:
         if shutil.which("cargo") is None:
             pytest.fail("no hookhost binary: set HOOKHOST_BIN or install cargo")
-        subprocess.run(["cargo", "build", "-q", "-p", "hookhost"], cwd=REPO, check=True, timeout=1800)
+        subprocess.run(["cargo", "build", "-q", "-p", "hookhost-cli"], cwd=REPO, check=True, timeout=1800)
         built = [REPO / "target/debug/hookhost"]
     return max(built, key=lambda p: p.stat().st_mtime)
 

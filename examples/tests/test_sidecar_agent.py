@@ -28,7 +28,7 @@ def hookhost_bin() -> str:
         return configured
     built = REPO / "target" / "debug" / "hookhost"
     if not built.exists():
-        pytest.fail(f"no hookhost binary at {built}: run `cargo build -p hookhost` (or set HOOKHOST_BIN)")
+        pytest.fail(f"no hookhost binary at {built}: run `cargo build -p hookhost-cli` (or set HOOKHOST_BIN)")
     return str(built)
 
 

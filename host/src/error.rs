@@ -105,9 +105,14 @@ pub enum StartError {
     /// skipped `Config::parse` gets the first kinds here.
     #[error("{0}")]
     Settings(String),
-    /// A builtin or command hook that could not be built.
-    #[error("{0}")]
-    Build(String),
+    /// A builtin or command hook that could not be built; the source is
+    /// the builtin's or the command config's own typed error.
+    #[error("{source}")]
+    Build {
+        /// Why.
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
+    },
     /// The task keeping the hook alive ended before its first handshake.
     #[error("its supervisor ended before the handshake")]
     Abandoned,

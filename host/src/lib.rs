@@ -31,7 +31,7 @@
 //! |---|---|---|---|
 //! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | ≈ +20 |
 //! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls) | ≈ +110 |
-//! | `conformance` | no | [`conformance`]: check a hook program against the protocol | none |
+//! | `conformance` | no | [`conformance()`]: check a hook program against the protocol | none |
 //!
 //! A config that uses a feature this build lacks fails to load with a
 //! [`ConfigError`] that names the feature.
@@ -44,15 +44,17 @@
 //! | floor | folder | job |
 //! |---|---|---|
 //! | 1 | `transport/` | JSON-RPC over lines; spawning a hook process |
-//! | 1 | `policy/` | matcher and `if` filters, circuit breaker |
-//! | 1 | `observe/` | stats, audit log, redaction, rate-limited warnings |
+//! | 1 | `policy/` | matcher and `if` filters, circuit breaker, chain budget |
+//! | 1 | `observe/` | stats, audit log, spans and step names, redaction, rate-limited warnings |
 //! | 2 | `config/` | the TOML (or PicoClaw JSON) config and its checks |
 //! | 3 | `supervise/` | keeping persistent hooks (processes, remotes) alive |
 //! | 4 | `members/` | one configured hook of any kind: process, remote, builtin, command |
-//! | 5 | `host/` | the [`Host`] handle: start, reload, the chain, the stages |
+//! | 5 | `chain/` | the chain driver: admission in policy order, the call, the record |
+//! | 6 | `host/` | the [`Host`] handle: start, reload, the stages |
 //!
 //! `ARCHITECTURE.md` in the repository follows one request through them.
 
+mod chain;
 mod config;
 #[cfg(feature = "conformance")]
 mod conformance;
@@ -62,12 +64,15 @@ mod members;
 mod observe;
 mod outcome;
 mod policy;
+mod reaper;
 mod supervise;
 mod transport;
 
+pub use chain::NoAnswer;
 pub use config::{
-    AuditConfig, BreakerConfig, BuiltinConfig, Config, ConfigError, Defaults, ProcessConfig,
-    RemoteConfig, RemoteTransport, Transport,
+    AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
+    Config, ConfigError, Defaults, EnvError, ProcessConfig, RemoteConfig, RemoteConfigError,
+    RemoteTransport, Transport,
 };
 #[cfg(feature = "conformance")]
 pub use conformance::{
@@ -78,8 +83,11 @@ pub use error::{CallError, StartError};
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
 pub use host::{HookInfo, HookKind, HookStatus, HookTrace, Host, ReloadReport, StartFailure};
-pub use members::builtin::{BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture};
-pub use members::command::CommandConfig;
+pub use members::builtin::{
+    BuiltinError, BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture,
+};
 pub use observe::log_budget::LogBudget;
 pub use observe::stats::HookStats;
 pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
+pub use policy::budget::BudgetSpent;
+pub use reaper::{become_subreaper, kill_all_children, reap_adopted_zombies};

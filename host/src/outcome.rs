@@ -5,6 +5,7 @@ use hookhost_protocol::params::ToolResult;
 
 /// The verdict at before_tool.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ToolOutcome<P> {
     /// Run the tool with these params (rewritten when hooks modified them).
     Continue(P),
@@ -26,6 +27,7 @@ pub enum ToolOutcome<P> {
 
 /// The verdict at before_llm, after_llm and after_tool.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum StageOutcome<P> {
     /// Go on with these params (rewritten when hooks modified them).
     Continue(P),
@@ -40,6 +42,7 @@ pub enum StageOutcome<P> {
 
 /// The verdict at approve_tool.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Approval {
     /// Every approver approved.
     Approved,
@@ -52,6 +55,7 @@ pub enum Approval {
 
 /// The merged verdict of a lifecycle event.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct LifecycleOutcome {
     /// Why the event is blocked, when a hook blocked it (only blocking
     /// events: user_prompt_submit, subagent_start, pre_compact,

@@ -170,3 +170,27 @@ async fn non_request_events_reach_observers_as_runtime_events_and_commands_run()
     }
     panic!("the observer never saw lifecycle.session_end");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_hook_takes_no_step_for_a_request_event_it_does_not_list() {
+    let dir = scratch();
+    let mut c = config(vec![]);
+    let marker = dir.join("ran");
+    let starter = script(&dir, "start.sh", &format!("cat > {}", marker.display()));
+    c.commands.insert(
+        "starter".into(),
+        command_hook(vec![starter], &["session_start"], 0),
+    );
+    let host = Host::start(c).await;
+    let (_, trace) = host
+        .run_stage_traced(
+            Stage::Lifecycle,
+            json!({"event": "user_prompt_submit", "payload": {"prompt": "hi"}}),
+        )
+        .await
+        .unwrap();
+    assert!(trace.is_empty(), "{trace:?}");
+    assert_eq!(host.stats()[0].calls, 0);
+    assert!(!marker.exists(), "the command ran");
+    host.shutdown().await;
+}

@@ -210,6 +210,7 @@ async fn a_spent_chain_budget_skips_the_remaining_hooks_with_their_policies() {
             .answer
             .as_ref()
             .unwrap_err()
+            .to_string()
             .contains("no answer within"),
         "{:?}",
         trace[1].answer
@@ -219,6 +220,7 @@ async fn a_spent_chain_budget_skips_the_remaining_hooks_with_their_policies() {
             .answer
             .as_ref()
             .unwrap_err()
+            .to_string()
             .contains("chain budget of 300 ms"),
         "{:?}",
         trace[2].answer

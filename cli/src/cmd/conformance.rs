@@ -46,11 +46,9 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
     if args.timeout_ms == 0 {
         return usage_error("--timeout-ms must be at least 1");
     }
-    let opts = Options {
-        command: args.command,
-        env,
-        timeout: Duration::from_millis(args.timeout_ms),
-    };
+    let mut opts = Options::new(args.command);
+    opts.env = env;
+    opts.timeout = Duration::from_millis(args.timeout_ms);
     let report = conformance(&opts).await;
     if args.json {
         let body = serde_json::json!({

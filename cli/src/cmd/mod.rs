@@ -48,7 +48,7 @@ pub fn main() -> ExitCode {
     limits::raise_nofile();
     // hookhost spawns nothing but hooks: it adopts what escapes their
     // groups (setsid daemons), and kills it at exit.
-    if let Err(e) = crate::reaper::become_subreaper() {
+    if let Err(e) = hookhost::become_subreaper() {
         tracing::warn!(
             "cannot become the subreaper of the hooks ({e}); a hook's daemon may outlive hookhost"
         );
@@ -76,7 +76,7 @@ pub fn main() -> ExitCode {
     });
     // Hooks are stopped by then; do not wait on stray blocking tasks.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    let escaped = crate::reaper::kill_all_children();
+    let escaped = hookhost::kill_all_children();
     if escaped > 0 {
         tracing::info!("killed {escaped} processes that escaped their hook's process group");
     }
@@ -88,7 +88,7 @@ pub fn main() -> ExitCode {
 async fn reap_adopted() {
     loop {
         tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-        crate::reaper::reap_adopted_zombies();
+        hookhost::reap_adopted_zombies();
     }
 }
 

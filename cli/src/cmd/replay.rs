@@ -128,7 +128,7 @@ async fn replay_line(host: &Host, line: &str, trace: bool) -> Result<Option<Valu
             });
             match &t.answer {
                 Ok(answer) => entry["answer"] = answer.clone(),
-                Err(e) => entry["error"] = json!(e),
+                Err(e) => entry["error"] = json!(e.to_string()),
             }
             match &t.outcome {
                 StepOutcome::Applied(d) => entry["applied"] = d.to_value(),

@@ -68,6 +68,8 @@ async fn main() -> ExitCode {
                 "denied".into()
             }
             ToolOutcome::Abort { reason, .. } => format!("aborted: {reason}"),
+            // An outcome added in a later hookhost: refuse what is not understood.
+            _ => "refused: an outcome this agent does not know".into(),
         };
         println!("before_tool {command:?} -> {seen}");
         ok &= seen == expect;

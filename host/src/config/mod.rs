@@ -3,17 +3,36 @@
 //! Loading is strict: an unknown key, a missing command, a bad enum value or
 //! an unknown stage is an error that names the file, the hook and the key,
 //! because a typo in a security gate's config must not silently disable it.
+//! So is a section this build cannot run: `if` without the `cel` feature,
+//! `[hooks.remotes]` without `remote`.
+//!
+//! This module holds the whole ([`Config`], [`Defaults`]) and the reading;
+//! each section's type is in its own file (hooks, command, remote) and the
+//! checks serde cannot make are in validate.
 
+mod command;
+mod hooks;
 pub(crate) mod preflight;
+mod remote;
+mod validate;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hookhost_protocol::event::EventPattern;
-use hookhost_protocol::{OnError, Stage};
+use hookhost_protocol::Stage;
 use serde::Deserialize;
 use serde_json::Value;
+
+pub use command::{CommandConfig, CommandConfigError, CommandOnError};
+pub(crate) use command::{lifecycle_event, stage_event_name};
+pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnKey, Transport};
+pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
+
+use crate::policy::breaker::BreakerLimits;
+use crate::policy::filter::Filter;
+use hooks::yes;
+use validate::Invalid;
 
 /// Everything the host needs to run a set of hooks.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +46,7 @@ pub struct Config {
     /// Builtin (in-process) hooks by registry name.
     pub builtins: BTreeMap<String, BuiltinConfig>,
     /// One-shot command hooks (Claude Code / docker-agent style) by name.
-    pub commands: BTreeMap<String, crate::members::command::CommandConfig>,
+    pub commands: BTreeMap<String, CommandConfig>,
     /// Hooks served over the network (WebSocket or HTTP) by name.
     pub remotes: BTreeMap<String, RemoteConfig>,
     /// Where to write the audit log, if anywhere.
@@ -106,416 +125,20 @@ impl Defaults {
     }
 }
 
-/// How a hook process is reached. Only stdio exists today; the key is kept
-/// so that PicoClaw configs, which spell it out, load unchanged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Transport {
-    /// JSON-RPC over the child's stdin and stdout.
-    #[default]
-    Stdio,
-}
-
-/// `[hooks.processes.NAME]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProcessConfig {
-    /// Off switch for one hook.
-    #[serde(default = "yes")]
-    pub enabled: bool,
-    /// Lower runs first; ties break by name.
-    #[serde(default)]
-    pub priority: i64,
-    /// Always stdio.
-    #[serde(default)]
-    pub transport: Transport,
-    /// argv: the program and its arguments. Never run through a shell.
-    pub command: Vec<String>,
-    /// Working directory, relative to the config file's folder.
-    #[serde(default)]
-    pub dir: Option<PathBuf>,
-    /// Variables set for the hook.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Host variables passed through (besides `PATH`, which always is).
-    #[serde(default)]
-    pub inherit_env: Vec<String>,
-    /// Event kinds to forward: exact kinds, `prefix.*`, or `*`.
-    #[serde(default)]
-    pub observe: Vec<String>,
-    /// Stages to call the hook for.
-    #[serde(default)]
-    pub intercept: Vec<Stage>,
-    /// Overrides the stage default deadline for this hook.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// What a failure of this hook decides; per stage default when absent.
-    #[serde(default)]
-    pub on_error: Option<OnError>,
-    /// Regex on the tool name (anchored); the hook is not called for other
-    /// tools at the tool stages.
-    #[serde(default)]
-    pub matcher: Option<String>,
-    /// A CEL condition over `stage`, `tool`, `arguments`, `meta`, `model`;
-    /// the hook is called only when it is true.
-    #[serde(default, rename = "if")]
-    pub condition: Option<String>,
-    /// `false` turns this hook's breaker off. Unset, it is on unless the
-    /// hook fails closed (its policy is deny at a stage it intercepts): an
-    /// open breaker would refuse every call for the cool-down, and whoever
-    /// can make the hook fail five times could trigger that.
-    #[serde(default)]
-    pub breaker: Option<bool>,
-    /// Overrides `breaker_failures` for this hook.
-    #[serde(default)]
-    pub breaker_failures: Option<u32>,
-    /// Overrides `breaker_window_ms` for this hook.
-    #[serde(default)]
-    pub breaker_window_ms: Option<u64>,
-    /// Overrides `breaker_cooldown_ms` for this hook.
-    #[serde(default)]
-    pub breaker_cooldown_ms: Option<u64>,
-}
-
-/// `[hooks.remotes.NAME]`: a hook that runs as a network service, reached
-/// over WebSocket (`ws://`, `wss://`) or HTTP (`http://`, `https://`) with
-/// the same protocol as a process (spec/protocol.md section 2.2).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RemoteConfig {
-    /// Off switch for one hook.
-    #[serde(default = "yes")]
-    pub enabled: bool,
-    /// Lower runs first; ties break by name, across every kind of hook.
-    #[serde(default)]
-    pub priority: i64,
-    /// Where the hook service listens.
-    pub url: String,
-    /// Sent on the WebSocket upgrade and on every HTTP request. A value may
-    /// name environment variables as `${env:NAME}`, read when the host
-    /// connects, so a token never has to be written into the file.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Event kinds to forward (WebSocket only: HTTP carries requests only).
-    #[serde(default)]
-    pub observe: Vec<String>,
-    /// Stages to call the hook for.
-    #[serde(default)]
-    pub intercept: Vec<Stage>,
-    /// Overrides the stage default deadline for this hook.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// How long one connection attempt (TCP, TLS and upgrade) may take;
-    /// `hello_timeout_ms` when absent.
-    #[serde(default)]
-    pub connect_timeout_ms: Option<u64>,
-    /// What a failure of this hook decides; per stage default when absent.
-    #[serde(default)]
-    pub on_error: Option<OnError>,
-    /// Regex on the tool name (anchored), as for process hooks.
-    #[serde(default)]
-    pub matcher: Option<String>,
-    /// A CEL condition, as for process hooks.
-    #[serde(default, rename = "if")]
-    pub condition: Option<String>,
-    /// `false` turns this hook's breaker off. Unset, it is on unless the
-    /// hook fails closed (its policy is deny at a stage it intercepts): an
-    /// open breaker would refuse every call for the cool-down, and whoever
-    /// can make the hook fail five times could trigger that.
-    #[serde(default)]
-    pub breaker: Option<bool>,
-    /// Overrides `breaker_failures` for this hook.
-    #[serde(default)]
-    pub breaker_failures: Option<u32>,
-    /// Overrides `breaker_window_ms` for this hook.
-    #[serde(default)]
-    pub breaker_window_ms: Option<u64>,
-    /// Overrides `breaker_cooldown_ms` for this hook.
-    #[serde(default)]
-    pub breaker_cooldown_ms: Option<u64>,
-}
-
-/// How a remote hook is reached, from its URL's scheme.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RemoteTransport {
-    /// `ws://` or `wss://`: one long-lived connection, reconnected with
-    /// backoff; requests and runtime events.
-    WebSocket,
-    /// `http://` or `https://`: one POST per request; no events.
-    Http,
-}
-
-impl RemoteConfig {
-    /// A remote at `url` that intercepts `intercept`, every other setting at
-    /// its default; handy for embedding and tests.
-    pub fn new(url: impl Into<String>, intercept: Vec<Stage>) -> Self {
-        Self {
-            enabled: true,
-            priority: 0,
-            url: url.into(),
-            headers: BTreeMap::new(),
-            observe: Vec::new(),
-            intercept,
-            timeout_ms: None,
-            connect_timeout_ms: None,
-            on_error: None,
-            matcher: None,
-            condition: None,
-            breaker: None,
-            breaker_failures: None,
-            breaker_window_ms: None,
-            breaker_cooldown_ms: None,
+impl From<&Defaults> for BreakerLimits {
+    /// The breaker settings a hook inherits.
+    fn from(d: &Defaults) -> Self {
+        BreakerLimits {
+            failures: d.breaker_failures,
+            window: Duration::from_millis(d.breaker_window_ms),
+            cooldown: Duration::from_millis(d.breaker_cooldown_ms),
         }
-    }
-
-    /// WebSocket or HTTP, from the URL's scheme; the error names the key.
-    pub fn transport(&self) -> Result<RemoteTransport, String> {
-        let scheme = self
-            .url
-            .split_once("://")
-            .map(|(s, _)| s.to_ascii_lowercase())
-            .ok_or_else(|| {
-                format!(
-                    "key `url`: {:?} has no scheme",
-                    crate::observe::redact::display_url(&self.url)
-                )
-            })?;
-        match scheme.as_str() {
-            "ws" | "wss" => Ok(RemoteTransport::WebSocket),
-            "http" | "https" => Ok(RemoteTransport::Http),
-            other => Err(format!(
-                "key `url`: scheme `{other}` is not one of ws, wss, http, https"
-            )),
-        }
-    }
-
-    /// Its breaker overrides.
-    pub fn breaker(&self) -> BreakerConfig {
-        BreakerConfig {
-            enabled: self.breaker,
-            breaker_failures: self.breaker_failures,
-            breaker_window_ms: self.breaker_window_ms,
-            breaker_cooldown_ms: self.breaker_cooldown_ms,
-        }
-    }
-
-    /// The parsed `observe` list (validated at load).
-    pub fn observe_patterns(&self) -> Vec<EventPattern> {
-        self.observe
-            .iter()
-            .filter_map(|p| EventPattern::parse(p).ok())
-            .collect()
-    }
-
-    /// The headers with every `${env:NAME}` replaced from `lookup`; the
-    /// error names the header and the variable, never the value.
-    pub fn resolved_headers(
-        &self,
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<Vec<(String, String)>, String> {
-        self.headers
-            .iter()
-            .map(|(name, template)| {
-                expand_env(template, &lookup)
-                    .map(|v| (name.clone(), v))
-                    .map_err(|e| format!("header `{name}`: {e}"))
-            })
-            .collect()
-    }
-}
-
-/// Replaces each `${env:NAME}` in `template`; any other `$` is literal.
-fn expand_env(template: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(at) = rest.find("${env:") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + "${env:".len()..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| "`${env:` without its closing `}`".to_string())?;
-        let name = &after[..end];
-        if name.is_empty() || name.contains('=') || name.contains('\0') {
-            return Err(format!("invalid environment variable name {name:?}"));
-        }
-        let value =
-            lookup(name).ok_or_else(|| format!("environment variable `{name}` is not set"))?;
-        out.push_str(&value);
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-/// Per-hook overrides of the breaker defaults.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BreakerConfig {
-    /// `breaker = true | false`; unset, the member decides from its policy.
-    pub enabled: Option<bool>,
-    /// Overrides `breaker_failures`.
-    pub breaker_failures: Option<u32>,
-    /// Overrides `breaker_window_ms`.
-    pub breaker_window_ms: Option<u64>,
-    /// Overrides `breaker_cooldown_ms`.
-    pub breaker_cooldown_ms: Option<u64>,
-}
-
-/// `[hooks.builtins.NAME]`: an in-process hook from the registry.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BuiltinConfig {
-    /// Off switch.
-    #[serde(default = "yes")]
-    pub enabled: bool,
-    /// Lower runs first; ties break by name, across process hooks too.
-    #[serde(default)]
-    pub priority: i64,
-    /// The builtin's own settings.
-    #[serde(default = "empty_object")]
-    pub config: Value,
-    /// Narrows the stages the builtin answers.
-    #[serde(default)]
-    pub intercept: Option<Vec<Stage>>,
-    /// Overrides the stage default deadline.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// What a failure decides.
-    #[serde(default)]
-    pub on_error: Option<OnError>,
-    /// Regex on the tool name, as for process hooks.
-    #[serde(default)]
-    pub matcher: Option<String>,
-    /// A CEL condition, as for process hooks.
-    #[serde(default, rename = "if")]
-    pub condition: Option<String>,
-    /// `false` turns this hook's breaker off. Unset, it is on unless the
-    /// hook fails closed (its policy is deny at a stage it intercepts): an
-    /// open breaker would refuse every call for the cool-down, and whoever
-    /// can make the hook fail five times could trigger that.
-    #[serde(default)]
-    pub breaker: Option<bool>,
-    /// Overrides `breaker_failures`.
-    #[serde(default)]
-    pub breaker_failures: Option<u32>,
-    /// Overrides `breaker_window_ms`.
-    #[serde(default)]
-    pub breaker_window_ms: Option<u64>,
-    /// Overrides `breaker_cooldown_ms`.
-    #[serde(default)]
-    pub breaker_cooldown_ms: Option<u64>,
-}
-
-impl BuiltinConfig {
-    /// Its breaker overrides.
-    pub fn breaker(&self) -> BreakerConfig {
-        BreakerConfig {
-            enabled: self.breaker,
-            breaker_failures: self.breaker_failures,
-            breaker_window_ms: self.breaker_window_ms,
-            breaker_cooldown_ms: self.breaker_cooldown_ms,
-        }
-    }
-}
-
-/// What makes two configured process hooks the same process.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SpawnKey {
-    /// argv.
-    pub command: Vec<String>,
-    /// Working directory as configured (resolved by the host).
-    pub dir: Option<PathBuf>,
-    /// Variables set.
-    pub env: BTreeMap<String, String>,
-    /// Variables passed through.
-    pub inherit_env: Vec<String>,
-}
-
-/// `[hooks.audit]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AuditConfig {
-    /// The JSONL file, relative to the config file's folder.
-    pub path: PathBuf,
-}
-
-fn empty_object() -> Value {
-    Value::Object(serde_json::Map::new())
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl ProcessConfig {
-    /// A hook running `command` that intercepts `intercept`, with every
-    /// other setting at its default; handy for embedding and tests.
-    pub fn new(command: Vec<String>, intercept: Vec<Stage>) -> Self {
-        Self {
-            enabled: true,
-            priority: 0,
-            transport: Transport::Stdio,
-            command,
-            dir: None,
-            env: BTreeMap::new(),
-            inherit_env: Vec::new(),
-            observe: Vec::new(),
-            intercept,
-            timeout_ms: None,
-            on_error: None,
-            matcher: None,
-            condition: None,
-            breaker: None,
-            breaker_failures: None,
-            breaker_window_ms: None,
-            breaker_cooldown_ms: None,
-        }
-    }
-
-    /// Its breaker overrides.
-    pub fn breaker(&self) -> BreakerConfig {
-        BreakerConfig {
-            enabled: self.breaker,
-            breaker_failures: self.breaker_failures,
-            breaker_window_ms: self.breaker_window_ms,
-            breaker_cooldown_ms: self.breaker_cooldown_ms,
-        }
-    }
-
-    /// The key two hooks must share to run as one process: the same argv,
-    /// folder and environment.
-    pub fn spawn_key(&self) -> SpawnKey {
-        SpawnKey {
-            command: self.command.clone(),
-            dir: self.dir.clone(),
-            env: self.env.clone(),
-            inherit_env: self.inherit_env.clone(),
-        }
-    }
-
-    /// The policy for a failure at `stage`.
-    pub fn policy(&self, stage: Stage) -> OnError {
-        self.on_error.unwrap_or(OnError::default_for(stage))
-    }
-
-    /// The deadline of a call at `stage`.
-    pub fn timeout(&self, stage: Stage, defaults: &Defaults) -> Duration {
-        self.timeout_ms
-            .map(Duration::from_millis)
-            .unwrap_or_else(|| defaults.stage_timeout(stage))
-    }
-
-    /// The parsed `observe` list (validated at load, so this cannot fail for
-    /// a loaded config; bad entries are skipped otherwise).
-    pub fn observe_patterns(&self) -> Vec<EventPattern> {
-        self.observe
-            .iter()
-            .filter_map(|p| EventPattern::parse(p).ok())
-            .collect()
     }
 }
 
 /// Why a config cannot be used. The message always says where.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The file could not be read.
     #[error("{path}: {source}")]
@@ -543,6 +166,81 @@ pub enum ConfigError {
         /// What is wrong, naming the key.
         message: String,
     },
+    /// The config uses what this build of hookhost left out; the message
+    /// names the cargo feature to turn on.
+    #[error("{path}: {location}: {what} needs hookhost built with the `{feature}` feature")]
+    MissingFeature {
+        /// The file.
+        path: PathBuf,
+        /// `hook \`guard\``, `remote hook \`policy\``, ...
+        location: String,
+        /// What the section uses: `` `if` ``, `a remote hook`.
+        what: &'static str,
+        /// The cargo feature: `cel` or `remote`.
+        feature: &'static str,
+    },
+}
+
+/// Builds the errors of one file: every message starts with its path.
+struct Source<'a> {
+    path: &'a Path,
+}
+
+impl Source<'_> {
+    fn invalid(&self, location: &str, message: impl std::fmt::Display) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.path.to_path_buf(),
+            location: location.to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    /// Decodes one section strictly; the error names the key.
+    fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        location: &str,
+        value: Value,
+    ) -> Result<T, ConfigError> {
+        decode(value).map_err(|m| self.invalid(location, m))
+    }
+
+    /// Refuses what needs a feature this build lacks.
+    fn needs(
+        &self,
+        location: &str,
+        what: &'static str,
+        feature: &'static str,
+        built: bool,
+    ) -> Result<(), ConfigError> {
+        if built {
+            return Ok(());
+        }
+        Err(ConfigError::MissingFeature {
+            path: self.path.to_path_buf(),
+            location: location.to_string(),
+            what,
+            feature,
+        })
+    }
+
+    /// Compiles a hook's filters once, so a bad one is a load error; an
+    /// `if` needs the `cel` feature.
+    fn filter(
+        &self,
+        location: &str,
+        matcher: Option<&str>,
+        condition: Option<&str>,
+    ) -> Result<(), ConfigError> {
+        self.needs(
+            location,
+            "`if`",
+            "cel",
+            condition.is_none() || cfg!(feature = "cel"),
+        )?;
+        Filter::new(matcher, condition)
+            .map(|_| ())
+            .map_err(|e| self.invalid(location, e))
+    }
 }
 
 /// The top level of a PicoClaw-shaped JSON config: only `hooks` is read.
@@ -587,7 +285,7 @@ impl Config {
     }
 
     /// Reads a `.json` file as JSON and anything else as TOML, then checks
-    /// that every hook's folder and program are there ([`crate::config::preflight`]).
+    /// that every hook's folder and program are there ([`Config::preflight`]).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let config = Config::read(path)?;
         config.preflight(path)?;
@@ -637,59 +335,97 @@ impl Config {
         } else {
             toml::from_str(text).map_err(|e| syntax(format!("invalid TOML: {e}")))?
         };
-        let invalid = |location: String, message: String| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            location,
-            message,
-        };
         let mut config = Config::empty(base_dir);
-        let Some(hooks) = root.hooks else {
-            return Ok(config);
-        };
-        let section: HooksSection = decode(hooks).map_err(|m| invalid("[hooks]".into(), m))?;
-        config.enabled = section.enabled;
-        if let Some(d) = section.defaults {
-            config.defaults = decode(d).map_err(|m| invalid("[hooks.defaults]".into(), m))?;
+        if let Some(hooks) = root.hooks {
+            let src = Source { path };
+            let section: HooksSection = src.decode("[hooks]", hooks)?;
+            config.read_section(&src, section)?;
         }
-        for (name, raw) in section.builtins {
-            let at = format!("builtin `{name}`");
-            let b: BuiltinConfig = decode(raw).map_err(|m| invalid(at.clone(), m))?;
-            crate::policy::filter::Filter::new(b.matcher.as_deref(), b.condition.as_deref())
-                .map_err(|m| invalid(at.clone(), m))?;
-            if b.timeout_ms == Some(0) {
-                return Err(invalid(at, "key `timeout_ms`: must be at least 1".into()));
-            }
-            config.builtins.insert(name, b);
-        }
-        for (name, raw) in section.commands {
-            let at = format!("command hook `{name}`");
-            let c: crate::members::command::CommandConfig =
-                decode(raw).map_err(|m| invalid(at.clone(), m))?;
-            c.validate().map_err(|m| invalid(at.clone(), m))?;
-            config.commands.insert(name, c);
-        }
-        if let Some(raw) = section.audit {
-            let a: AuditConfig = decode(raw).map_err(|m| invalid("[hooks.audit]".into(), m))?;
-            config.audit = Some(a);
-        }
-        for (name, raw) in section.processes {
-            let at = format!("hook `{name}`");
-            let hook: ProcessConfig = decode(raw).map_err(|m| invalid(at.clone(), m))?;
-            validate_process(&hook).map_err(|m| invalid(at.clone(), m))?;
-            crate::policy::filter::Filter::new(hook.matcher.as_deref(), hook.condition.as_deref())
-                .map_err(|m| invalid(at.clone(), m))?;
-            config.processes.insert(name, hook);
-        }
-        for (name, raw) in section.remotes {
-            let at = format!("remote hook `{name}`");
-            let hook: RemoteConfig = decode(raw).map_err(|m| invalid(at.clone(), m))?;
-            validate_remote(&hook).map_err(|m| invalid(at.clone(), m))?;
-            crate::policy::filter::Filter::new(hook.matcher.as_deref(), hook.condition.as_deref())
-                .map_err(|m| invalid(at.clone(), m))?;
-            config.remotes.insert(name, hook);
-        }
-        validate_defaults(&config.defaults).map_err(|m| invalid("[hooks.defaults]".into(), m))?;
         Ok(config)
+    }
+
+    /// Fills the config from `[hooks]`, section by section.
+    fn read_section(&mut self, src: &Source<'_>, section: HooksSection) -> Result<(), ConfigError> {
+        self.enabled = section.enabled;
+        if let Some(d) = section.defaults {
+            self.defaults = src.decode("[hooks.defaults]", d)?;
+        }
+        self.read_builtins(src, section.builtins)?;
+        self.read_commands(src, section.commands)?;
+        if let Some(raw) = section.audit {
+            self.audit = Some(src.decode("[hooks.audit]", raw)?);
+        }
+        self.read_processes(src, section.processes)?;
+        self.read_remotes(src, section.remotes)?;
+        validate::defaults(&self.defaults).map_err(|e| src.invalid("[hooks.defaults]", e))
+    }
+
+    fn read_builtins(
+        &mut self,
+        src: &Source<'_>,
+        raw: BTreeMap<String, Value>,
+    ) -> Result<(), ConfigError> {
+        for (name, raw) in raw {
+            let at = format!("builtin `{name}`");
+            let b: BuiltinConfig = src.decode(&at, raw)?;
+            src.filter(&at, b.matcher.as_deref(), b.condition.as_deref())?;
+            if b.timeout_ms == Some(0) {
+                return Err(src.invalid(&at, Invalid::Zero("timeout_ms")));
+            }
+            self.builtins.insert(name, b);
+        }
+        Ok(())
+    }
+
+    fn read_commands(
+        &mut self,
+        src: &Source<'_>,
+        raw: BTreeMap<String, Value>,
+    ) -> Result<(), ConfigError> {
+        for (name, raw) in raw {
+            let at = format!("command hook `{name}`");
+            let c: CommandConfig = src.decode(&at, raw)?;
+            src.needs(
+                &at,
+                "`if`",
+                "cel",
+                c.r#if.is_none() || cfg!(feature = "cel"),
+            )?;
+            c.validate().map_err(|e| src.invalid(&at, e))?;
+            self.commands.insert(name, c);
+        }
+        Ok(())
+    }
+
+    fn read_processes(
+        &mut self,
+        src: &Source<'_>,
+        raw: BTreeMap<String, Value>,
+    ) -> Result<(), ConfigError> {
+        for (name, raw) in raw {
+            let at = format!("hook `{name}`");
+            let hook: ProcessConfig = src.decode(&at, raw)?;
+            validate::process(&hook).map_err(|e| src.invalid(&at, e))?;
+            src.filter(&at, hook.matcher.as_deref(), hook.condition.as_deref())?;
+            self.processes.insert(name, hook);
+        }
+        Ok(())
+    }
+
+    fn read_remotes(
+        &mut self,
+        src: &Source<'_>,
+        raw: BTreeMap<String, Value>,
+    ) -> Result<(), ConfigError> {
+        for (name, raw) in raw {
+            let at = format!("remote hook `{name}`");
+            src.needs(&at, "a remote hook", "remote", cfg!(feature = "remote"))?;
+            let hook: RemoteConfig = src.decode(&at, raw)?;
+            validate::remote(&hook).map_err(|e| src.invalid(&at, e))?;
+            src.filter(&at, hook.matcher.as_deref(), hook.condition.as_deref())?;
+            self.remotes.insert(name, hook);
+        }
+        Ok(())
     }
 
     /// Where the audit log goes, resolved against the config's folder.
@@ -704,7 +440,7 @@ impl Config {
     }
 
     /// The folder a command hook runs in.
-    pub fn command_dir(&self, hook: &crate::members::command::CommandConfig) -> PathBuf {
+    pub fn command_dir(&self, hook: &CommandConfig) -> PathBuf {
         match &hook.working_dir {
             Some(d) if d.is_absolute() => d.clone(),
             Some(d) => self.base_dir.join(d),
@@ -735,105 +471,10 @@ fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
     })
 }
 
-fn validate_process(hook: &ProcessConfig) -> Result<(), String> {
-    match hook.command.first() {
-        None => return Err("key `command`: must name a program (an argv list, not empty)".into()),
-        Some(p) if p.trim().is_empty() => {
-            return Err("key `command`: the program name is empty".into());
-        }
-        Some(_) => {}
-    }
-    for (i, p) in hook.observe.iter().enumerate() {
-        EventPattern::parse(p).map_err(|e| format!("key `observe[{i}]`: {e}"))?;
-    }
-    if hook.timeout_ms == Some(0) {
-        return Err("key `timeout_ms`: must be at least 1".into());
-    }
-    for name in hook.env.keys().chain(hook.inherit_env.iter()) {
-        if name.is_empty() || name.contains('=') || name.contains('\0') {
-            return Err(format!("invalid environment variable name {name:?}"));
-        }
-    }
-    Ok(())
-}
-
-fn validate_remote(hook: &RemoteConfig) -> Result<(), String> {
-    let transport = hook.transport()?;
-    let host = hook
-        .url
-        .split_once("://")
-        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(""))
-        .unwrap_or("");
-    if host.is_empty() {
-        return Err(format!(
-            "key `url`: {:?} names no host",
-            crate::observe::redact::display_url(&hook.url)
-        ));
-    }
-    for (i, p) in hook.observe.iter().enumerate() {
-        EventPattern::parse(p).map_err(|e| format!("key `observe[{i}]`: {e}"))?;
-    }
-    if transport == RemoteTransport::Http && !hook.observe.is_empty() {
-        return Err(
-            "key `observe`: an http:// hook gets requests only (no runtime events); use ws:// to observe"
-                .into(),
-        );
-    }
-    for (key, v) in [
-        ("timeout_ms", hook.timeout_ms),
-        ("connect_timeout_ms", hook.connect_timeout_ms),
-    ] {
-        if v == Some(0) {
-            return Err(format!("key `{key}`: must be at least 1"));
-        }
-    }
-    for (name, value) in &hook.headers {
-        let valid_name = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        if !valid_name {
-            return Err(format!(
-                "key `headers`: {name:?} is not a valid header name"
-            ));
-        }
-        if value.contains(['\r', '\n', '\0']) {
-            return Err(format!(
-                "key `headers.{name}`: a header value cannot hold a line break or NUL"
-            ));
-        }
-        // Only the syntax is checked here; the variables are read when the
-        // host connects, so that a rotated token is picked up on reconnect.
-        expand_env(value, &|_| Some(String::new()))
-            .map_err(|e| format!("key `headers.{name}`: {e}"))?;
-    }
-    Ok(())
-}
-
-fn validate_defaults(d: &Defaults) -> Result<(), String> {
-    let nonzero = [
-        ("observer_timeout_ms", d.observer_timeout_ms),
-        ("interceptor_timeout_ms", d.interceptor_timeout_ms),
-        ("approval_timeout_ms", d.approval_timeout_ms),
-        ("hello_timeout_ms", d.hello_timeout_ms),
-        ("max_line_bytes", d.max_line_bytes as u64),
-        ("event_queue", d.event_queue as u64),
-        ("chain_budget_ms", d.chain_budget_ms),
-        ("breaker_failures", d.breaker_failures as u64),
-        ("breaker_window_ms", d.breaker_window_ms),
-        ("restart_backoff_max_ms", d.restart_backoff_max_ms),
-    ];
-    for (key, v) in nonzero {
-        if v == 0 {
-            return Err(format!("key `{key}`: must be at least 1"));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hookhost_protocol::OnError;
 
     fn parse_toml(text: &str) -> Result<Config, ConfigError> {
         Config::parse(text, false, Path::new("hooks.toml"), PathBuf::from("/cfg"))
@@ -908,6 +549,7 @@ on_error = "deny"
     }
 
     #[test]
+    #[cfg(feature = "cel")]
     fn filters_builtins_and_audit_are_checked_at_load() {
         let c = parse_toml(
             r#"
@@ -956,6 +598,7 @@ breaker_failures = 3
     }
 
     #[test]
+    #[cfg(feature = "remote")]
     fn remote_hooks_load_and_their_mistakes_are_named() {
         let c = parse_toml(
             r#"
@@ -987,7 +630,7 @@ intercept = ["after_tool"]
         );
         let missing = p.resolved_headers(|_| None).expect_err("unset variable");
         assert_eq!(
-            missing,
+            missing.to_string(),
             "header `Authorization`: environment variable `POLICY_TOKEN` is not set"
         );
         let cases = [
@@ -1049,5 +692,56 @@ intercept = ["after_tool"]
         let c = Config::parse(json, true, Path::new("config.json"), PathBuf::from("/"))
             .expect("PicoClaw config loads");
         assert_eq!(c.processes["py_review_gate"].priority, 100);
+    }
+
+    #[test]
+    #[cfg(not(feature = "cel"))]
+    fn an_if_without_the_cel_feature_fails_naming_it() {
+        let cases = [
+            (
+                "[hooks.processes.g]\ncommand=[\"x\"]\nif='true'\n",
+                "hook `g`",
+            ),
+            ("[hooks.builtins.b]\nif='true'\n", "builtin `b`"),
+            (
+                "[hooks.commands.c]\ncommand='x'\nevents=['stop']\nif='true'\n",
+                "command hook `c`",
+            ),
+        ];
+        for (text, at) in cases {
+            let err = parse_toml(text).expect_err(text);
+            assert!(
+                matches!(err, ConfigError::MissingFeature { feature: "cel", .. }),
+                "{err:?}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!("hooks.toml: {at}: `if` needs hookhost built with the `cel` feature")
+            );
+        }
+        // The matcher needs no feature.
+        let c = parse_toml("[hooks.processes.g]\ncommand=[\"x\"]\nmatcher='shell'\n")
+            .expect("a matcher loads without cel");
+        assert_eq!(c.processes["g"].matcher.as_deref(), Some("shell"));
+    }
+
+    #[test]
+    #[cfg(not(feature = "remote"))]
+    fn a_remote_hook_without_the_remote_feature_fails_naming_it() {
+        let err = parse_toml("[hooks.remotes.r]\nurl='ws://x'\n").expect_err("no remote");
+        assert!(
+            matches!(
+                err,
+                ConfigError::MissingFeature {
+                    feature: "remote",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "hooks.toml: remote hook `r`: a remote hook needs hookhost built with the `remote` feature"
+        );
     }
 }

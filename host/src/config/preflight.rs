@@ -9,51 +9,109 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{Config, ConfigError};
 
+/// Why a hook's folder or program cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unusable {
+    /// The path exists but is no folder.
+    #[error("{} is not a folder", .0.display())]
+    NotAFolder(PathBuf),
+    /// The folder cannot be read.
+    #[error("folder {} cannot be used: {source}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An empty program name.
+    #[error("the program name is empty")]
+    EmptyProgram,
+    /// A bare name that no `PATH` entry holds.
+    #[error(
+        "`{program}` is not an executable on PATH ({search}); give its path, \
+         e.g. \"./{program}\" for a file in the hook's folder"
+    )]
+    NotOnPath {
+        /// The name.
+        program: String,
+        /// The `PATH` searched.
+        search: String,
+    },
+    /// The program's path cannot be read.
+    #[error("{}: {source}", path.display())]
+    Missing {
+        /// The program.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The path is a folder or a device.
+    #[error("{} is not a file", .0.display())]
+    NotAFile(PathBuf),
+    /// No execute bit.
+    #[error(
+        "{} is not executable (mode {mode:o}); `chmod +x` it, or run it through \
+         its interpreter, e.g. [\"python3\", \"{name}\"]",
+        path.display()
+    )]
+    NotExecutable {
+        /// The program.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+        /// Its file name, for the example.
+        name: String,
+    },
+}
+
 /// Checks every enabled process and command hook of `config`; `path`
 /// names the file in the error.
 pub fn check(config: &Config, path: &Path) -> Result<(), ConfigError> {
     if !config.enabled {
         return Ok(());
     }
-    let invalid = |location: String, message: String| ConfigError::Invalid {
+    let invalid = |location: String, key: &str, e: Unusable| ConfigError::Invalid {
         path: path.to_path_buf(),
         location,
-        message,
+        message: format!("key `{key}`: {e}"),
     };
     for (name, hook) in config.processes.iter().filter(|(_, h)| h.enabled) {
         let at = format!("hook `{name}`");
         let dir = config.hook_dir(hook);
-        folder(&dir).map_err(|m| invalid(at.clone(), format!("key `dir`: {m}")))?;
+        folder(&dir).map_err(|e| invalid(at.clone(), "dir", e))?;
         if let Some(program) = hook.command.first() {
             program_at(program, &dir, hook.env.get("PATH").map(String::as_str))
-                .map_err(|m| invalid(at, format!("key `command`: {m}")))?;
+                .map_err(|e| invalid(at, "command", e))?;
         }
     }
     for (name, hook) in config.commands.iter().filter(|(_, h)| h.enabled) {
         let at = format!("command hook `{name}`");
         let dir = config.command_dir(hook);
-        folder(&dir).map_err(|m| invalid(at.clone(), format!("key `working_dir`: {m}")))?;
+        folder(&dir).map_err(|e| invalid(at.clone(), "working_dir", e))?;
         if let Some(program) = hook.args.as_ref().and_then(|a| a.first()) {
             program_at(program, &dir, hook.env.get("PATH").map(String::as_str))
-                .map_err(|m| invalid(at, format!("key `args`: {m}")))?;
+                .map_err(|e| invalid(at, "args", e))?;
         }
     }
     Ok(())
 }
 
-fn folder(dir: &Path) -> Result<(), String> {
+fn folder(dir: &Path) -> Result<(), Unusable> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(format!("{} is not a folder", dir.display())),
-        Err(e) => Err(format!("folder {} cannot be used: {e}", dir.display())),
+        Ok(_) => Err(Unusable::NotAFolder(dir.to_path_buf())),
+        Err(source) => Err(Unusable::Folder {
+            path: dir.to_path_buf(),
+            source,
+        }),
     }
 }
 
 /// Finds `program` the way the spawn will: a name with a `/` relative to
 /// the hook's folder, a bare name on the hook's `PATH`.
-fn program_at(program: &str, dir: &Path, hook_path: Option<&str>) -> Result<PathBuf, String> {
+fn program_at(program: &str, dir: &Path, hook_path: Option<&str>) -> Result<PathBuf, Unusable> {
     if program.is_empty() {
-        return Err("the program name is empty".into());
+        return Err(Unusable::EmptyProgram);
     }
     if program.contains('/') {
         let p = Path::new(program);
@@ -74,28 +132,30 @@ fn program_at(program: &str, dir: &Path, hook_path: Option<&str>) -> Result<Path
             return Ok(candidate);
         }
     }
-    Err(format!(
-        "`{program}` is not an executable on PATH ({search}); give its path, \
-         e.g. \"./{program}\" for a file in the hook's folder"
-    ))
+    Err(Unusable::NotOnPath {
+        program: program.to_string(),
+        search,
+    })
 }
 
-fn executable(path: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn executable(path: &Path) -> Result<(), Unusable> {
+    let meta = std::fs::metadata(path).map_err(|source| Unusable::Missing {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if !meta.is_file() {
-        return Err(format!("{} is not a file", path.display()));
+        return Err(Unusable::NotAFile(path.to_path_buf()));
     }
     let mode = meta.permissions().mode();
     if mode & 0o111 == 0 {
-        return Err(format!(
-            "{} is not executable (mode {:o}); `chmod +x` it, or run it through \
-             its interpreter, e.g. [\"python3\", \"{}\"]",
-            path.display(),
-            mode & 0o777,
-            path.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        ));
+        return Err(Unusable::NotExecutable {
+            path: path.to_path_buf(),
+            mode: mode & 0o777,
+            name: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        });
     }
     Ok(())
 }

@@ -212,11 +212,17 @@ impl Host {
                 Arc::new(Member::remote(name, c, peer, defaults))
             }),
             Build::Builtin(b) => kept.cloned().unwrap_or_else(|| {
-                let built = self.inner.registry.build(name, &b.config);
-                if let Err(e) = &built {
+                let built = self.inner.registry.build(name, &b.config).map_err(|e| {
                     tracing::error!(hook = %name, "builtin `{name}` cannot be built: {e}");
-                    self.failed(name, StartError::Build(e.clone()));
-                }
+                    let why = e.to_string();
+                    self.failed(
+                        name,
+                        StartError::Build {
+                            source: Arc::new(e),
+                        },
+                    );
+                    why
+                });
                 Arc::new(Member::builtin(name, b, built, defaults))
             }),
             Build::Command(c) => match CommandHook::new(name, c, &config.command_dir(c)) {
@@ -225,7 +231,12 @@ impl Host {
                 }),
                 Err(e) => {
                     tracing::error!(hook = %name, "command hook `{name}` cannot be set up: {e}");
-                    self.failed(name, StartError::Build(e));
+                    self.failed(
+                        name,
+                        StartError::Build {
+                            source: Arc::new(e),
+                        },
+                    );
                     return None;
                 }
             },

@@ -11,16 +11,14 @@ mod stages;
 use apply::PeerSlot;
 use plan::PeerKey;
 
+pub use crate::chain::HookTrace;
 pub use info::{HookInfo, HookKind, HookStatus};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
 
-use hookhost_protocol::chain::StepOutcome;
 use hookhost_protocol::event::RuntimeEvent;
-use serde_json::Value;
 
 use crate::config::{Config, Defaults};
 use crate::error::StartError;
@@ -41,19 +39,6 @@ pub struct StartFailure {
     pub hook: String,
     /// Why, with the tail of its stderr for a process.
     pub error: StartError,
-}
-
-/// One hook's part in one stage, for `--trace` output and debugging.
-#[derive(Debug, Clone)]
-pub struct HookTrace {
-    /// The hook.
-    pub hook: String,
-    /// Its raw result, or how the call failed (or why it was skipped).
-    pub answer: Result<Value, String>,
-    /// From sending the request to having the answer (or giving up).
-    pub elapsed: Duration,
-    /// What the chain did with it.
-    pub outcome: StepOutcome,
 }
 
 /// What [`Host::reload`] did, by hook name.

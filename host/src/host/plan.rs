@@ -10,9 +10,8 @@ use hookhost_protocol::event::EventPattern;
 
 #[cfg(feature = "remote")]
 use crate::config::RemoteConfig;
-use crate::config::{BuiltinConfig, Config, Defaults, ProcessConfig, SpawnKey};
+use crate::config::{BuiltinConfig, CommandConfig, Config, Defaults, ProcessConfig, SpawnKey};
 use crate::members::Configured;
-use crate::members::command::CommandConfig;
 
 /// What identifies a running peer across a reload.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,6 +1,7 @@
 //! The typed stage methods an agent calls (`before_tool` …
 //! `lifecycle`): typed params in, the merged verdict out as the stage's
-//! outcome type.
+//! outcome type. A lifecycle event nobody waits on is not a stage: it is
+//! announced (emitted, and run by the members that run for it) instead.
 
 use std::time::SystemTime;
 
@@ -11,7 +12,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::members::MemberKind;
 use crate::outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
 
 use super::*;
@@ -127,27 +127,7 @@ impl Host {
         payload: Map<String, Value>,
     ) -> LifecycleOutcome {
         if !event.is_request() {
-            self.emit(RuntimeEvent {
-                id: self.next_event_id(),
-                kind: event.event_kind(),
-                time: hookhost_protocol::time::rfc3339(SystemTime::now()),
-                source: Some("hookhost".into()),
-                scope: None,
-                severity: None,
-                payload: Value::Object(payload.clone()),
-                extra: Map::new(),
-            });
-            let payload = Value::Object(payload);
-            let mut running = tokio::task::JoinSet::new();
-            for m in self.chain().iter() {
-                if let MemberKind::Command(c) = &m.kind
-                    && c.handles(event.as_str())
-                {
-                    let (c, payload) = (c.clone(), payload.clone());
-                    running.spawn(async move { c.notify(event.as_str(), &payload).await });
-                }
-            }
-            while running.join_next().await.is_some() {}
+            self.announce(event, payload).await;
             return LifecycleOutcome::default();
         }
         let mut params = LifecycleParams::new(event);
@@ -180,6 +160,33 @@ impl Host {
             }
             Err(e) => unaskable(event, e.to_string()),
         }
+    }
+}
+
+impl Host {
+    /// A lifecycle event nobody waits on: emitted to observers as
+    /// `lifecycle.<event>`, and run by every member that has a run for it
+    /// (the command hooks that list it), all at once; their output is only
+    /// logged.
+    async fn announce(&self, event: LifecycleEvent, payload: Map<String, Value>) {
+        self.emit(RuntimeEvent {
+            id: self.next_event_id(),
+            kind: event.event_kind(),
+            time: hookhost_protocol::time::rfc3339(SystemTime::now()),
+            source: Some("hookhost".into()),
+            scope: None,
+            severity: None,
+            payload: Value::Object(payload.clone()),
+            extra: Map::new(),
+        });
+        let payload = Value::Object(payload);
+        let mut running = tokio::task::JoinSet::new();
+        for m in self.chain().iter() {
+            if let Some(notification) = m.notification(event, &payload) {
+                running.spawn(notification);
+            }
+        }
+        while running.join_next().await.is_some() {}
     }
 }
 

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use hookhost_protocol::{Chain, OnError, Stage};
 
+use crate::config::CommandConfig;
 use crate::error::CallError;
-use crate::members::command::{CommandConfig, CommandHook, OUTPUT_CAP};
+use crate::members::command::{CommandHook, OUTPUT_CAP};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 

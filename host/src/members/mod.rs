@@ -8,16 +8,18 @@ pub(crate) mod command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookhost_protocol::{OnError, Stage};
+use hookhost_protocol::{LifecycleEvent, OnError, Stage};
 use serde_json::Value;
 use tokio::time::Instant;
 
 #[cfg(feature = "remote")]
 use crate::config::RemoteConfig;
-use crate::config::{BreakerConfig, BuiltinConfig, Defaults, ProcessConfig};
+use crate::config::{
+    BreakerConfig, BuiltinConfig, CommandConfig, CommandOnError, Defaults, ProcessConfig,
+};
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
-use crate::members::command::{CommandConfig, CommandHook, CommandOnError};
+use crate::members::command::CommandHook;
 use crate::observe::stats::MemberStats;
 use crate::policy::breaker::Breaker;
 use crate::policy::filter::Filter;
@@ -297,6 +299,42 @@ impl Member {
             .into_iter()
             .filter(|s| self.intercepts(*s))
             .collect()
+    }
+
+    /// Whether it takes part in lifecycle `event`: a command hook runs
+    /// only for the events it lists; every other kind sees them all.
+    pub(crate) fn handles_event(&self, event: LifecycleEvent) -> bool {
+        match &self.kind {
+            MemberKind::Command(c) => c.handles(event.as_str()),
+            _ => true,
+        }
+    }
+
+    /// Its run for a lifecycle event nobody waits on (session_end, stop,
+    /// ...), when it has one: only a command hook that lists the event
+    /// runs for it, and its output is only logged. Owned, so the host can
+    /// run every such hook at once.
+    pub(crate) fn notification(
+        &self,
+        event: LifecycleEvent,
+        payload: &Value,
+    ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
+        let MemberKind::Command(c) = &self.kind else {
+            return None;
+        };
+        if !c.handles(event.as_str()) {
+            return None;
+        }
+        let (c, payload) = (c.clone(), payload.clone());
+        Some(async move { c.notify(event.as_str(), &payload).await })
+    }
+
+    /// Whether its verdict on a tool call guards that call: it fails
+    /// closed at `stage`, or it is a builtin (`deny_tools`,
+    /// `max_iterations`). Guards are asked again when a later hook renames
+    /// the tool.
+    pub(crate) fn is_guard(&self, stage: Stage) -> bool {
+        self.policy(stage) == OnError::Deny || matches!(self.kind, MemberKind::Builtin(_))
     }
 
     /// The policy for a failure at `stage`.

@@ -11,7 +11,32 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::config::{BreakerConfig, Defaults};
+/// Per-hook overrides of the breaker defaults, as a hook's config section
+/// spells them (`breaker`, `breaker_failures`, ...). Defined here, with the
+/// breaker that reads it, so that this floor needs nothing from the config.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BreakerConfig {
+    /// `breaker = true | false`; unset, the member decides from its policy.
+    pub enabled: Option<bool>,
+    /// Overrides `breaker_failures`.
+    pub breaker_failures: Option<u32>,
+    /// Overrides `breaker_window_ms`.
+    pub breaker_window_ms: Option<u64>,
+    /// Overrides `breaker_cooldown_ms`.
+    pub breaker_cooldown_ms: Option<u64>,
+}
+
+/// The settings a hook's breaker falls back on (`[hooks.defaults]`'s
+/// `breaker_*` keys, converted by the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BreakerLimits {
+    /// Failures within `window` that open the breaker.
+    pub failures: u32,
+    /// The window for `failures`.
+    pub window: Duration,
+    /// How long an open breaker skips its hook before one trial call.
+    pub cooldown: Duration,
+}
 
 /// Where a breaker is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,24 +125,21 @@ pub struct Breaker {
 impl Breaker {
     /// A closed breaker with the hook's settings over the defaults; off
     /// when `overrides.enabled` is `Some(false)`.
-    pub fn new(hook: &str, overrides: &BreakerConfig, defaults: &Defaults) -> Self {
+    pub fn new(hook: &str, overrides: &BreakerConfig, defaults: impl Into<BreakerLimits>) -> Self {
+        let defaults = defaults.into();
         Self {
             hook: hook.to_string(),
             enabled: overrides.enabled != Some(false),
             threshold: overrides
                 .breaker_failures
-                .unwrap_or(defaults.breaker_failures)
+                .unwrap_or(defaults.failures)
                 .max(1),
-            window: Duration::from_millis(
-                overrides
-                    .breaker_window_ms
-                    .unwrap_or(defaults.breaker_window_ms),
-            ),
-            cooldown: Duration::from_millis(
-                overrides
-                    .breaker_cooldown_ms
-                    .unwrap_or(defaults.breaker_cooldown_ms),
-            ),
+            window: overrides
+                .breaker_window_ms
+                .map_or(defaults.window, Duration::from_millis),
+            cooldown: overrides
+                .breaker_cooldown_ms
+                .map_or(defaults.cooldown, Duration::from_millis),
             inner: Mutex::new(Inner {
                 state: BreakerState::Closed,
                 failures: VecDeque::new(),
@@ -251,6 +273,15 @@ impl Breaker {
 mod tests {
     use super::*;
 
+    /// `[hooks.defaults]`'s breaker keys at their documented values.
+    fn limits() -> BreakerLimits {
+        BreakerLimits {
+            failures: 5,
+            window: Duration::from_secs(60),
+            cooldown: Duration::from_secs(30),
+        }
+    }
+
     fn breaker(threshold: u32, cooldown_ms: u64) -> Breaker {
         let overrides = BreakerConfig {
             enabled: None,
@@ -258,7 +289,7 @@ mod tests {
             breaker_window_ms: Some(60_000),
             breaker_cooldown_ms: Some(cooldown_ms),
         };
-        Breaker::new("h", &overrides, &Defaults::default())
+        Breaker::new("h", &overrides, limits())
     }
 
     fn call(b: &Breaker) -> Permit<'_> {
@@ -330,7 +361,7 @@ mod tests {
             breaker_failures: Some(1),
             ..BreakerConfig::default()
         };
-        let b = Breaker::new("h", &overrides, &Defaults::default());
+        let b = Breaker::new("h", &overrides, limits());
         for _ in 0..20 {
             call(&b).record(true);
         }

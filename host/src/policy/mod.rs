@@ -1,6 +1,11 @@
 //! Floor 1, the per-call policies that decide: which calls a hook sees
-//! ([`filter`]) and whether a failing hook is still called ([`breaker`]).
-//! The chain driver applies them in the order it states.
+//! ([`filter`], with its `if` expressions in `cel` when that feature is
+//! built), whether a failing hook is still called ([`breaker`]) and how
+//! long a stage's calls may take together ([`budget`]). The chain driver
+//! applies them in the order it states.
 
 pub(crate) mod breaker;
+pub(crate) mod budget;
+#[cfg(feature = "cel")]
+mod cel;
 pub(crate) mod filter;

@@ -122,7 +122,9 @@ pub(crate) fn peer(
     config: RemoteConfig,
     defaults: Defaults,
 ) -> Result<(Arc<Peer>, mpsc::Receiver<Event>, RemoteConnector), StartError> {
-    let transport = config.transport().map_err(StartError::Settings)?;
+    let transport = config
+        .transport()
+        .map_err(|e| StartError::Settings(e.to_string()))?;
     let observe = match transport {
         RemoteTransport::WebSocket => config.observe_patterns(),
         RemoteTransport::Http => Vec::new(),
@@ -165,7 +167,7 @@ impl RemoteConnector {
         let resolved = self
             .config
             .resolved_headers(|n| std::env::var(n).ok())
-            .map_err(StartError::Settings)?;
+            .map_err(|e| StartError::Settings(e.to_string()))?;
         for (name, value) in resolved {
             let bad =
                 |e: &dyn std::fmt::Display| StartError::Settings(format!("header `{name}`: {e}"));

@@ -257,60 +257,81 @@ fn main() {
         let Ok(msg) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
-        let method = msg["method"].as_str().unwrap_or("").to_string();
-        let Some(id) = msg.get("id").cloned() else {
-            if method == "hook.runtime_event"
-                && let Some(f) = &o.events_file
-            {
-                support::append_line(f, msg["params"]["kind"].as_str().unwrap_or(""));
-            }
-            continue;
-        };
-        if method == "hook.hello" {
-            match o.mode {
-                Mode::HangHello => loop {
-                    std::thread::sleep(Duration::from_secs(3600));
-                },
-                Mode::NoHello => continue,
-                Mode::SlowHello => std::thread::sleep(Duration::from_millis(o.ms.unwrap_or(0))),
-                _ => {}
-            }
-            respond(&out, &id, hello_result(&o.name));
-            match o.mode {
-                Mode::CloseStdout => close_stdout(),
-                Mode::CloseStdin => {
-                    // SAFETY: fd 0 belongs to this process; it reads no more.
-                    unsafe {
-                        libc::close(0);
-                    }
-                    loop {
-                        std::thread::sleep(Duration::from_secs(3600));
-                    }
-                }
-                Mode::GrandchildStdout => {
-                    // `sleep` inherits stdout (and stderr), so the pipe
-                    // stays open after this process is gone.
-                    if let Ok(child) = std::process::Command::new("sleep").arg("300").spawn()
-                        && let Some(f) = &o.pid_log
-                    {
-                        support::append_line(f, &child.id().to_string());
-                    }
-                }
-                _ => {}
-            }
-            continue;
+        handle(&o, &out, &mut calls, &msg);
+    }
+}
+
+/// One incoming message: a notification, hello, or a stage call.
+fn handle(o: &Opts, out: &Out, calls: &mut u64, msg: &Value) {
+    let method = msg["method"].as_str().unwrap_or("");
+    let Some(id) = msg.get("id") else {
+        if method == "hook.runtime_event"
+            && let Some(f) = &o.events_file
+        {
+            support::append_line(f, msg["params"]["kind"].as_str().unwrap_or(""));
         }
-        if !method.starts_with("hook.") || method == "hook.runtime_event" {
-            continue;
-        }
-        calls += 1;
-        match o.mode {
-            Mode::CrashNth if calls >= o.n => std::process::exit(3),
-            Mode::ExitInBurst if calls >= o.n => std::process::exit(0),
-            Mode::GrandchildStdout => std::process::exit(0),
-            Mode::StderrFlood if calls == 1 => flood_stderr(o.bytes.unwrap_or(100 << 20)),
-            _ => {}
-        }
-        answer_call(&o, &out, &id, &method);
+        return;
+    };
+    if method == "hook.hello" {
+        on_hello(o, out, id);
+        return;
+    }
+    if !method.starts_with("hook.") || method == "hook.runtime_event" {
+        return;
+    }
+    *calls += 1;
+    before_answer(o, *calls);
+    answer_call(o, out, id, method);
+}
+
+/// Hello as the mode says: withheld, late or on time, then whatever the
+/// mode does once the handshake is done.
+fn on_hello(o: &Opts, out: &Out, id: &Value) {
+    match o.mode {
+        Mode::HangHello => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+        Mode::NoHello => return,
+        Mode::SlowHello => std::thread::sleep(Duration::from_millis(o.ms.unwrap_or(0))),
+        _ => {}
+    }
+    respond(out, id, hello_result(&o.name));
+    match o.mode {
+        Mode::CloseStdout => close_stdout(),
+        Mode::CloseStdin => close_stdin_and_stay(),
+        Mode::GrandchildStdout => spawn_grandchild(o),
+        _ => {}
+    }
+}
+
+fn close_stdin_and_stay() -> ! {
+    // SAFETY: fd 0 belongs to this process; it reads no more.
+    unsafe {
+        libc::close(0);
+    }
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+fn spawn_grandchild(o: &Opts) {
+    // `sleep` inherits stdout (and stderr), so the pipe stays open after
+    // this process is gone.
+    if let Ok(child) = std::process::Command::new("sleep").arg("300").spawn()
+        && let Some(f) = &o.pid_log
+    {
+        support::append_line(f, &child.id().to_string());
+    }
+}
+
+/// What the mode does when stage call number `calls` arrives, before
+/// answering it: exit, or flood stderr.
+fn before_answer(o: &Opts, calls: u64) {
+    match o.mode {
+        Mode::CrashNth if calls >= o.n => std::process::exit(3),
+        Mode::ExitInBurst if calls >= o.n => std::process::exit(0),
+        Mode::GrandchildStdout => std::process::exit(0),
+        Mode::StderrFlood if calls == 1 => flood_stderr(o.bytes.unwrap_or(100 << 20)),
+        _ => {}
     }
 }

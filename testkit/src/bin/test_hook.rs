@@ -55,6 +55,9 @@ struct Opts {
     fail_first: u64,
 }
 
+/// A flag's value: the next argument, or why it is missing.
+type Val<'a> = dyn FnMut() -> Result<String, String> + 'a;
+
 fn parse() -> Result<Opts, String> {
     let mut o = Opts {
         name: "test".into(),
@@ -63,60 +66,83 @@ fn parse() -> Result<Opts, String> {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().ok_or(format!("{a} needs a value"));
-        match a.as_str() {
-            "--name" => o.name = val()?,
-            "--intercept" => o.intercept = Some(val()?.split(',').map(String::from).collect()),
-            "--observe" => o.observe = Some(val()?.split(',').map(String::from).collect()),
-            "--no-declare" => o.no_declare = true,
-            "--answer" => {
-                o.answer = Some(serde_json::from_str(&val()?).map_err(|e| e.to_string())?)
-            }
-            "--echo-args" => o.echo_args = true,
-            "--delay-from-args" => o.delay_from_args = true,
-            "--sleep-ms" => o.sleep_ms = val()?.parse().map_err(|_| "bad --sleep-ms")?,
-            "--noise" => o.noise = true,
-            "--unknown-id" => o.unknown_id = true,
-            "--huge-line" => o.huge_line = val()?.parse().map_err(|_| "bad --huge-line")?,
-            "--no-hello" => o.no_hello = true,
-            "--env-dump" => o.env_dump = true,
-            "--pid-file" => {
-                std::fs::write(val()?, std::process::id().to_string()).map_err(|e| e.to_string())?
-            }
-            "--grandchild" => {
-                let file = val()?;
-                let child = std::process::Command::new("sleep")
-                    .arg("300")
-                    .spawn()
-                    .map_err(|e| e.to_string())?;
-                std::fs::write(file, child.id().to_string()).map_err(|e| e.to_string())?;
-            }
-            "--events-file" => o.events_file = Some(val()?),
-            "--crash-on-call" => o.crash_on_call = true,
-            "--stall-stdin" => o.stall_stdin = true,
-            "--banner" => println!("my hook v1.0 starting"),
-            "--fd-file" => {
-                let file = val()?;
-                // The directory handle read_dir holds is listed too; drop it
-                // by its target.
-                let mut fds: Vec<u32> = std::fs::read_dir("/proc/self/fd")
-                    .map_err(|e| e.to_string())?
-                    .filter_map(|e| e.ok())
-                    .filter(|e| {
-                        std::fs::read_link(e.path())
-                            .map(|t| !t.to_string_lossy().starts_with("/proc/"))
-                            .unwrap_or(false)
-                    })
-                    .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
-                    .collect();
-                fds.sort_unstable();
-                let text: Vec<String> = fds.iter().map(u32::to_string).collect();
-                std::fs::write(file, text.join(" ")).map_err(|e| e.to_string())?;
-            }
-            "--fail-first" => o.fail_first = val()?.parse().map_err(|_| "bad --fail-first")?,
-            other => return Err(format!("unknown flag {other}")),
+        if !set_option(&mut o, &a, &mut val)? {
+            act_on_flag(&a, &mut val)?;
         }
     }
     Ok(o)
+}
+
+/// Sets the option `flag` names; `false` when it names none.
+fn set_option(o: &mut Opts, flag: &str, val: &mut Val) -> Result<bool, String> {
+    let list = |v: String| Some(v.split(',').map(String::from).collect());
+    match flag {
+        "--name" => o.name = val()?,
+        "--intercept" => o.intercept = list(val()?),
+        "--observe" => o.observe = list(val()?),
+        "--no-declare" => o.no_declare = true,
+        "--answer" => o.answer = Some(serde_json::from_str(&val()?).map_err(|e| e.to_string())?),
+        "--echo-args" => o.echo_args = true,
+        "--delay-from-args" => o.delay_from_args = true,
+        "--sleep-ms" => o.sleep_ms = val()?.parse().map_err(|_| "bad --sleep-ms")?,
+        "--noise" => o.noise = true,
+        "--unknown-id" => o.unknown_id = true,
+        "--huge-line" => o.huge_line = val()?.parse().map_err(|_| "bad --huge-line")?,
+        "--no-hello" => o.no_hello = true,
+        "--env-dump" => o.env_dump = true,
+        "--events-file" => o.events_file = Some(val()?),
+        "--crash-on-call" => o.crash_on_call = true,
+        "--stall-stdin" => o.stall_stdin = true,
+        "--fail-first" => o.fail_first = val()?.parse().map_err(|_| "bad --fail-first")?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Does what a flag that acts at start (rather than setting an option)
+/// asks, in argument order.
+fn act_on_flag(flag: &str, val: &mut Val) -> Result<(), String> {
+    match flag {
+        "--pid-file" => {
+            std::fs::write(val()?, std::process::id().to_string()).map_err(|e| e.to_string())
+        }
+        "--grandchild" => {
+            let file = val()?;
+            let child = std::process::Command::new("sleep")
+                .arg("300")
+                .spawn()
+                .map_err(|e| e.to_string())?;
+            std::fs::write(file, child.id().to_string()).map_err(|e| e.to_string())
+        }
+        "--banner" => {
+            println!("my hook v1.0 starting");
+            Ok(())
+        }
+        "--fd-file" => {
+            let file = val()?;
+            let text: Vec<String> = open_fds()?.iter().map(u32::to_string).collect();
+            std::fs::write(file, text.join(" ")).map_err(|e| e.to_string())
+        }
+        other => Err(format!("unknown flag {other}")),
+    }
+}
+
+/// This process's open file descriptors, sorted.
+fn open_fds() -> Result<Vec<u32>, String> {
+    // The directory handle read_dir holds is listed too; drop it by its
+    // target.
+    let mut fds: Vec<u32> = std::fs::read_dir("/proc/self/fd")
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            std::fs::read_link(e.path())
+                .map(|t| !t.to_string_lossy().starts_with("/proc/"))
+                .unwrap_or(false)
+        })
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .collect();
+    fds.sort_unstable();
+    Ok(fds)
 }
 
 fn answer(o: &Opts, method: &str, params: &Value) -> Value {
@@ -166,6 +192,16 @@ fn reply(o: &Opts, out: &Out, id: &Value, method: &str, params: &Value) {
     );
 }
 
+/// The stage methods; any other request is answered -32601.
+const STAGES: [&str; 6] = [
+    "hook.before_llm",
+    "hook.after_llm",
+    "hook.before_tool",
+    "hook.after_tool",
+    "hook.approve_tool",
+    "hook.lifecycle",
+];
+
 fn main() {
     let o = match parse() {
         Ok(o) => o,
@@ -183,79 +219,88 @@ fn main() {
         let Ok(msg) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
-        let method = msg["method"].as_str().unwrap_or("").to_string();
-        let params = msg.get("params").cloned().unwrap_or(Value::Null);
-        let Some(id) = msg.get("id").cloned() else {
-            if method == "hook.runtime_event"
-                && let Some(f) = &o.events_file
-            {
-                support::append_line(f, params["kind"].as_str().unwrap_or(""));
-            }
-            continue;
-        };
-        if method == "hook.hello" {
-            if o.no_hello {
-                continue;
-            }
-            let result = if o.no_declare {
-                json!({"ok": true, "name": o.name})
-            } else {
-                let all = [
-                    "before_llm",
-                    "after_llm",
-                    "before_tool",
-                    "after_tool",
-                    "approve_tool",
-                    "lifecycle",
-                ];
-                json!({
-                    "name": o.name,
-                    "version": 1,
-                    "intercept": o.intercept.clone().unwrap_or(all.iter().map(|s| s.to_string()).collect()),
-                    "observe": o.observe.clone().unwrap_or(vec!["*".into()]),
-                })
-            };
-            send(
-                &out,
-                &json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
-            );
-            if o.stall_stdin {
-                std::thread::sleep(Duration::from_secs(3600));
-            }
-            continue;
-        }
-        const STAGES: [&str; 6] = [
-            "hook.before_llm",
-            "hook.after_llm",
-            "hook.before_tool",
-            "hook.after_tool",
-            "hook.approve_tool",
-            "hook.lifecycle",
-        ];
-        if !STAGES.contains(&method.as_str()) {
-            send(
-                &out,
-                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}})
-                    .to_string(),
-            );
-            continue;
-        }
-        if o.crash_on_call {
-            eprintln!("test hook {}: crashing on purpose", o.name);
-            std::process::exit(3);
-        }
-        if stage_calls < o.fail_first {
-            stage_calls += 1;
-            send(
-                &out,
-                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "failing on purpose"}})
-                    .to_string(),
-            );
-            continue;
-        }
-        stage_calls += 1;
-        let (o2, out2) = (o.clone(), out.clone());
-        std::thread::spawn(move || reply(&o2, &out2, &id, &method, &params));
+        handle(&o, &out, &mut stage_calls, &msg);
     }
     eprintln!("test hook {}: stdin closed, exiting", o.name);
+}
+
+/// One incoming message: a notification, hello, or a call.
+fn handle(o: &Opts, out: &Out, stage_calls: &mut u64, msg: &Value) {
+    let method = msg["method"].as_str().unwrap_or("").to_string();
+    let params = msg.get("params").cloned().unwrap_or(Value::Null);
+    let Some(id) = msg.get("id").cloned() else {
+        if method == "hook.runtime_event"
+            && let Some(f) = &o.events_file
+        {
+            support::append_line(f, params["kind"].as_str().unwrap_or(""));
+        }
+        return;
+    };
+    if method == "hook.hello" {
+        on_hello(o, out, &id);
+    } else {
+        on_call(o, out, stage_calls, id, method, params);
+    }
+}
+
+fn on_hello(o: &Opts, out: &Out, id: &Value) {
+    if o.no_hello {
+        return;
+    }
+    send(
+        out,
+        &json!({"jsonrpc": "2.0", "id": id, "result": hello_result(o)}).to_string(),
+    );
+    if o.stall_stdin {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+fn hello_result(o: &Opts) -> Value {
+    if o.no_declare {
+        return json!({"ok": true, "name": o.name});
+    }
+    let all = [
+        "before_llm",
+        "after_llm",
+        "before_tool",
+        "after_tool",
+        "approve_tool",
+        "lifecycle",
+    ];
+    json!({
+        "name": o.name,
+        "version": 1,
+        "intercept": o.intercept.clone().unwrap_or(all.iter().map(|s| s.to_string()).collect()),
+        "observe": o.observe.clone().unwrap_or(vec!["*".into()]),
+    })
+}
+
+/// A request other than hello: -32601 unless a stage; then a crash, a
+/// failure or (on its own thread) the answer, as the flags say.
+fn on_call(o: &Opts, out: &Out, stage_calls: &mut u64, id: Value, method: String, params: Value) {
+    if !STAGES.contains(&method.as_str()) {
+        send(
+            out,
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}})
+                .to_string(),
+        );
+        return;
+    }
+    if o.crash_on_call {
+        eprintln!("test hook {}: crashing on purpose", o.name);
+        std::process::exit(3);
+    }
+    if *stage_calls < o.fail_first {
+        *stage_calls += 1;
+        send(
+            out,
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "failing on purpose"}})
+                .to_string(),
+        );
+        return;
+    }
+    *stage_calls += 1;
+    let (o2, out2) = (o.clone(), out.clone());
+    std::thread::spawn(move || reply(&o2, &out2, &id, &method, &params));
 }

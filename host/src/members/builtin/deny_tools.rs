@@ -7,6 +7,7 @@
 //! config = { tools = ["shell", "web_.*"], reason = "no shell or web here" }
 //! ```
 
+use std::error::Error;
 use std::sync::Arc;
 
 use hookhost_protocol::Stage;
@@ -14,7 +15,9 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{BuiltinHook, HookFuture, continue_answer, not_intercepted, parse_config, ready};
+use super::{
+    BuiltinHook, HookFuture, SettingsError, continue_answer, not_intercepted, parse_config, ready,
+};
 
 /// The registry name, also the prefix of the default denial reason.
 pub const NAME: &str = "deny_tools";
@@ -52,10 +55,13 @@ pub struct DenyTools {
 impl DenyTools {
     /// Builds from the `config` table. Errors name the bad key or the
     /// regex that does not compile, so the operator knows what to fix.
-    pub fn from_config(config: &Value) -> Result<Self, String> {
+    pub fn from_config(config: &Value) -> Result<Self, SettingsError> {
         let settings: Settings = parse_config(config)?;
         if settings.tools.is_empty() {
-            return Err("`config.tools` must list at least one tool name regex".to_string());
+            return Err(SettingsError::Key {
+                key: "tools",
+                must: "must list at least one tool name regex",
+            });
         }
         let mut rules = Vec::with_capacity(settings.tools.len());
         for (i, pattern) in settings.tools.into_iter().enumerate() {
@@ -64,7 +70,11 @@ impl DenyTools {
             // anchors.
             let anchored = Regex::new(&pattern)
                 .and_then(|_| Regex::new(&format!("^(?:{pattern})$")))
-                .map_err(|e| format!("`config.tools[{i}]`: invalid regex `{pattern}`: {e}"))?;
+                .map_err(|source| SettingsError::Regex {
+                    index: i,
+                    pattern: pattern.clone(),
+                    source,
+                })?;
             rules.push(Rule {
                 pattern,
                 regex: anchored,
@@ -109,7 +119,7 @@ impl BuiltinHook for DenyTools {
 }
 
 /// The registry's factory for `deny_tools`.
-pub fn factory(config: &Value) -> Result<Arc<dyn BuiltinHook>, String> {
+pub fn factory(config: &Value) -> Result<Arc<dyn BuiltinHook>, Box<dyn Error + Send + Sync>> {
     Ok(Arc::new(DenyTools::from_config(config)?))
 }
 
@@ -123,7 +133,10 @@ mod tests {
     }
 
     fn config_error(config: Value) -> String {
-        factory(&config).err().expect("config must be rejected")
+        factory(&config)
+            .err()
+            .expect("config must be rejected")
+            .to_string()
     }
 
     async fn answer(hook: &Arc<dyn BuiltinHook>, tool: &str) -> Value {

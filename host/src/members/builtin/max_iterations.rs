@@ -7,13 +7,16 @@
 //! config = { max = 25 }
 //! ```
 
+use std::error::Error;
 use std::sync::Arc;
 
 use hookhost_protocol::Stage;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{BuiltinHook, HookFuture, continue_answer, not_intercepted, parse_config, ready};
+use super::{
+    BuiltinHook, HookFuture, SettingsError, continue_answer, not_intercepted, parse_config, ready,
+};
 
 /// The registry name, also the prefix of the abort reason.
 pub const NAME: &str = "max_iterations";
@@ -36,10 +39,13 @@ pub struct MaxIterations {
 impl MaxIterations {
     /// Builds from the `config` table. `max` is required and at least 1,
     /// since a limit of 0 would abort every turn before its first step.
-    pub fn from_config(config: &Value) -> Result<Self, String> {
+    pub fn from_config(config: &Value) -> Result<Self, SettingsError> {
         let settings: Settings = parse_config(config)?;
         if settings.max == 0 {
-            return Err("`config.max` must be at least 1".to_string());
+            return Err(SettingsError::Key {
+                key: "max",
+                must: "must be at least 1",
+            });
         }
         Ok(Self { max: settings.max })
     }
@@ -76,7 +82,7 @@ impl BuiltinHook for MaxIterations {
 }
 
 /// The registry's factory for `max_iterations`.
-pub fn factory(config: &Value) -> Result<Arc<dyn BuiltinHook>, String> {
+pub fn factory(config: &Value) -> Result<Arc<dyn BuiltinHook>, Box<dyn Error + Send + Sync>> {
     Ok(Arc::new(MaxIterations::from_config(config)?))
 }
 
@@ -166,17 +172,29 @@ mod tests {
 
     #[test]
     fn max_is_required_and_at_least_one() {
-        let err = factory(&json!({})).err().expect("missing max");
+        let err = factory(&json!({})).err().expect("missing max").to_string();
         assert!(err.contains("missing field `max`"), "{err}");
-        let err = factory(&Value::Null).err().expect("missing max");
+        let err = factory(&Value::Null)
+            .err()
+            .expect("missing max")
+            .to_string();
         assert!(err.contains("missing field `max`"), "{err}");
         assert_eq!(
-            factory(&json!({"max": 0})).err().expect("zero max"),
+            factory(&json!({"max": 0}))
+                .err()
+                .expect("zero max")
+                .to_string(),
             "`config.max` must be at least 1"
         );
-        let err = factory(&json!({"max": -2})).err().expect("negative max");
+        let err = factory(&json!({"max": -2}))
+            .err()
+            .expect("negative max")
+            .to_string();
         assert!(err.contains("invalid value"), "{err}");
-        let err = factory(&json!({"max": "5"})).err().expect("string max");
+        let err = factory(&json!({"max": "5"}))
+            .err()
+            .expect("string max")
+            .to_string();
         assert!(err.contains("invalid type"), "{err}");
     }
 
@@ -184,7 +202,8 @@ mod tests {
     fn an_unknown_key_is_named() {
         let err = factory(&json!({"max": 5, "maximum": 6}))
             .err()
-            .expect("unknown key");
+            .expect("unknown key")
+            .to_string();
         assert!(err.contains("unknown field `maximum`"), "{err}");
     }
 }

@@ -47,9 +47,62 @@ pub trait BuiltinHook: Send + Sync + 'static {
     fn call<'a>(&'a self, stage: Stage, params: &'a Value) -> HookFuture<'a>;
 }
 
-/// Builds a builtin from its `config = {...}` table (as JSON). An error
-/// text names the bad key, so a config error points at what to fix.
-pub type BuiltinFactory = Arc<dyn Fn(&Value) -> Result<Arc<dyn BuiltinHook>, String> + Send + Sync>;
+/// Builds a builtin from its `config = {...}` table (as JSON). The error is
+/// any error type (`"text".into()` works too); its message should name the
+/// bad key, so a config error points at what to fix. The registry passes
+/// it on as [`BuiltinError::Config`].
+pub type BuiltinFactory = Arc<
+    dyn Fn(&Value) -> Result<Arc<dyn BuiltinHook>, Box<dyn std::error::Error + Send + Sync>>
+        + Send
+        + Sync,
+>;
+
+/// Why [`BuiltinRegistry::build`] could not build a builtin.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuiltinError {
+    /// No factory of that name; the message lists the known ones.
+    #[error("unknown builtin `{name}` (known: {known})")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The registered names, comma-separated, or `none`.
+        known: String,
+    },
+    /// The factory refused the `config` table; its message, unchanged.
+    #[error("{0}")]
+    Config(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// What is wrong with a shipped builtin's `config` table; the message
+/// names the key.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SettingsError {
+    /// `config` is not a table.
+    #[error("`config` must be a table, got {0}")]
+    NotATable(&'static str),
+    /// Serde refused it (unknown key, wrong type, missing key).
+    #[error("`config`: {0}")]
+    Decode(#[source] serde_json::Error),
+    /// A key whose value is out of range, with what it must be.
+    #[error("`config.{key}` {must}")]
+    Key {
+        /// The key.
+        key: &'static str,
+        /// `must be at least 1`, ...
+        must: &'static str,
+    },
+    /// A tool-name pattern that does not compile (anchored).
+    #[error("`config.tools[{index}]`: invalid regex `{pattern}`: {source}")]
+    Regex {
+        /// Its place in `tools`.
+        index: usize,
+        /// As written.
+        pattern: String,
+        /// The regex crate's error.
+        source: regex::Error,
+    },
+}
 
 /// The builtins a host can build by name. Kept as a value (not a global)
 /// so an embedder can add its own or leave the shipped ones out, and so
@@ -96,9 +149,9 @@ impl BuiltinRegistry {
 
     /// Builds `name` from `config`. Errors: an unknown name (the message
     /// lists the known ones) or the factory's error, passed on unchanged.
-    pub fn build(&self, name: &str, config: &Value) -> Result<Arc<dyn BuiltinHook>, String> {
+    pub fn build(&self, name: &str, config: &Value) -> Result<Arc<dyn BuiltinHook>, BuiltinError> {
         match self.factories.get(name) {
-            Some(factory) => factory(config),
+            Some(factory) => factory(config).map_err(BuiltinError::Config),
             None => {
                 let known = self.names();
                 let known = if known.is_empty() {
@@ -106,7 +159,10 @@ impl BuiltinRegistry {
                 } else {
                     known.join(", ")
                 };
-                Err(format!("unknown builtin `{name}` (known: {known})"))
+                Err(BuiltinError::Unknown {
+                    name: name.to_string(),
+                    known,
+                })
             }
         }
     }
@@ -124,19 +180,14 @@ impl fmt::Debug for BuiltinRegistry {
 /// table (`null`) reads as `{}`, so a builtin whose keys are all optional
 /// needs no `config =` line. Serde's messages name the bad key (unknown
 /// keys are errors through `deny_unknown_fields` on each settings type).
-pub(crate) fn parse_config<T: DeserializeOwned>(config: &Value) -> Result<T, String> {
+pub(crate) fn parse_config<T: DeserializeOwned>(config: &Value) -> Result<T, SettingsError> {
     let empty = Value::Object(serde_json::Map::new());
     let config = match config {
         Value::Null => &empty,
         Value::Object(_) => config,
-        other => {
-            return Err(format!(
-                "`config` must be a table, got {}",
-                type_name(other)
-            ));
-        }
+        other => return Err(SettingsError::NotATable(type_name(other))),
     };
-    T::deserialize(config).map_err(|e| format!("`config`: {e}"))
+    T::deserialize(config).map_err(SettingsError::Decode)
 }
 
 /// `{"action":"continue"}`, the answer of a builtin with nothing to do.
@@ -198,14 +249,14 @@ mod tests {
             .err()
             .expect("unknown name must fail");
         assert_eq!(
-            err,
+            err.to_string(),
             "unknown builtin `deny_tool` (known: deny_tools, max_iterations, redact_secrets)"
         );
         let err = BuiltinRegistry::empty()
             .build("x", &json!({}))
             .err()
             .expect("empty registry must fail");
-        assert_eq!(err, "unknown builtin `x` (known: none)");
+        assert_eq!(err.to_string(), "unknown builtin `x` (known: none)");
     }
 
     #[test]
@@ -218,7 +269,8 @@ mod tests {
         let err = registry
             .build("max_iterations", &json!({"max": 3, "min": 1}))
             .err()
-            .expect("unknown key must fail");
+            .expect("unknown key must fail")
+            .to_string();
         assert!(err.contains("unknown field `min`"), "{err}");
     }
 
@@ -253,19 +305,14 @@ mod tests {
             #[serde(default)]
             n: u32,
         }
+        let parse = |v: Value| parse_config::<Settings>(&v).map_err(|e| e.to_string());
+        assert_eq!(parse(Value::Null), Ok(Settings { n: 0 }));
+        assert_eq!(parse(json!({"n": 2})), Ok(Settings { n: 2 }));
         assert_eq!(
-            parse_config::<Settings>(&Value::Null),
-            Ok(Settings { n: 0 })
-        );
-        assert_eq!(
-            parse_config::<Settings>(&json!({"n": 2})),
-            Ok(Settings { n: 2 })
-        );
-        assert_eq!(
-            parse_config::<Settings>(&json!([1])),
+            parse(json!([1])),
             Err("`config` must be a table, got an array".to_string())
         );
-        let err = parse_config::<Settings>(&json!({"m": 1})).expect_err("unknown key");
+        let err = parse(json!({"m": 1})).expect_err("unknown key");
         assert!(err.contains("unknown field `m`"), "{err}");
     }
 

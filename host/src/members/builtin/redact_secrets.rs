@@ -8,13 +8,16 @@
 //! [hooks.builtins.redact_secrets]
 //! ```
 
+use std::error::Error;
 use std::sync::Arc;
 
 use hookhost_protocol::Stage;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{BuiltinHook, HookFuture, continue_answer, not_intercepted, parse_config, ready};
+use super::{
+    BuiltinHook, HookFuture, SettingsError, continue_answer, not_intercepted, parse_config, ready,
+};
 use crate::observe::redact::redact;
 
 /// The registry name.
@@ -35,7 +38,7 @@ pub struct RedactSecrets;
 
 impl RedactSecrets {
     /// Builds from the `config` table, which must be empty (or absent).
-    pub fn from_config(config: &Value) -> Result<Self, String> {
+    pub fn from_config(config: &Value) -> Result<Self, SettingsError> {
         let Settings {} = parse_config(config)?;
         Ok(Self)
     }
@@ -78,7 +81,7 @@ impl BuiltinHook for RedactSecrets {
 }
 
 /// The registry's factory for `redact_secrets`.
-pub fn factory(config: &Value) -> Result<Arc<dyn BuiltinHook>, String> {
+pub fn factory(config: &Value) -> Result<Arc<dyn BuiltinHook>, Box<dyn Error + Send + Sync>> {
     Ok(Arc::new(RedactSecrets::from_config(config)?))
 }
 
@@ -196,7 +199,8 @@ mod tests {
         assert!(factory(&Value::Null).is_ok());
         let err = factory(&json!({"patterns": []}))
             .err()
-            .expect("unknown key");
+            .expect("unknown key")
+            .to_string();
         assert!(err.contains("unknown field `patterns`"), "{err}");
     }
 }

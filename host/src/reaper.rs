@@ -17,7 +17,9 @@ use std::time::Duration;
 
 /// Makes this process the subreaper of its descendants (Linux
 /// `PR_SET_CHILD_SUBREAPER`): an orphan below it is re-parented to it
-/// rather than to init. Process-wide: see the module docs.
+/// rather than to init. Process-wide: every orphan of the whole
+/// process tree is adopted, whoever spawned it, so the library never calls
+/// this by itself; the `hookhost` binary does at start.
 pub fn become_subreaper() -> io::Result<()> {
     // SAFETY: a plain prctl with integer arguments.
     let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };

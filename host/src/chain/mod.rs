@@ -1,0 +1,175 @@
+//! Floor 5, the chain driver: runs one stage through the members in chain
+//! order. Each member's step is admitted ([`gate::admit`]: intercept,
+//! event list, filter, budget, breaker), called, judged by the pure
+//! `protocol::Chain` fold (which applies `on_error`), and recorded
+//! ([`record::CallRecord::finish`]: breaker, figures, span, log, audit,
+//! trace). Each policy is stated once, in one of those two places, and the
+//! loop here only strings them together. It runs on the caller's task: no
+//! channel hop, no boxed future per member.
+
+mod gate;
+mod record;
+
+use std::sync::Arc;
+
+use hookhost_protocol::{Chain, Flow, OnError, Outcome, Stage};
+use serde_json::Value;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use crate::members::Member;
+use crate::observe::trace;
+use crate::policy::budget::ChainBudget;
+
+use gate::Gate;
+use record::CallRecord;
+pub(crate) use record::Sinks;
+pub use record::{HookTrace, NoAnswer};
+
+/// What one stage run shares across its members.
+pub(crate) struct Run<'a> {
+    pub(crate) stage: Stage,
+    pub(crate) budget: ChainBudget,
+    pub(crate) sinks: Sinks<'a>,
+}
+
+/// Runs `chain` through `members` in order and returns the merged verdict.
+pub(crate) async fn run(run: &mut Run<'_>, members: &[Arc<Member>], mut chain: Chain) -> Outcome {
+    let span = trace::stage_span(run.stage, &run.sinks.request_id);
+    walk(run, members, &mut chain).instrument(span).await;
+    chain.finish()
+}
+
+/// The driver loop: every member in order, until one stops the chain;
+/// then the guards are asked again if the tool was renamed after them.
+async fn walk(run: &mut Run<'_>, members: &[Arc<Member>], chain: &mut Chain) {
+    // Guards called at before_tool, and the tool each one saw.
+    let mut guards: Vec<(&Member, Value)> = Vec::new();
+    for m in members {
+        let gate = gate::admit(m, run.stage, chain, &run.budget);
+        if matches!(gate, Gate::Absent) {
+            continue;
+        }
+        if run.stage == Stage::BeforeTool && m.is_guard(run.stage) {
+            guards.push((m, tool_of(chain.params())));
+        }
+        if step(run, m, gate, chain).await == Flow::Stop {
+            return;
+        }
+    }
+    recheck_guards(run, &guards, chain).await;
+}
+
+/// One member's step: the call admission allowed (or the failure it
+/// decided), the chain's judgement, and the record of both.
+async fn step<'m>(run: &mut Run<'_>, m: &'m Member, gate: Gate<'m>, chain: &mut Chain) -> Flow {
+    let (mut record, admitted) = match gate {
+        Gate::Absent | Gate::Pass => return Flow::Next,
+        Gate::Skip(why) => (
+            CallRecord::begin(m, run.stage, &run.sinks, Instant::now()),
+            Err(why),
+        ),
+        Gate::Call(a) => (CallRecord::begin(m, run.stage, &run.sinks, a.begun), Ok(a)),
+    };
+    let reply = match admitted {
+        Ok(a) => record.call(a, chain.params()).await,
+        Err(why) => record.skip(why),
+    };
+    let error = reply.as_ref().err().and_then(NoAnswer::call_error);
+    let policy = m.failure_policy(run.stage, error);
+    let flow = chain.step(&m.name, policy, reply.as_ref().map_err(ToString::to_string));
+    if let Some(last) = chain.steps().last() {
+        record.finish(&last.outcome, policy, reply, &mut run.sinks);
+    }
+    flow
+}
+
+/// A later hook renamed the tool: the guards that judged the old name
+/// judged a call that will not run, so each is called again on the final
+/// call, in chain order (spec/protocol.md §9). A guard that renames it
+/// once more ends the chain with a refusal, so renames cannot go round.
+async fn recheck_guards(run: &mut Run<'_>, guards: &[(&Member, Value)], chain: &mut Chain) {
+    let final_tool = tool_of(chain.params());
+    for (m, _) in guards.iter().filter(|(_, seen)| *seen != final_tool) {
+        let gate = gate::admit(m, run.stage, chain, &run.budget);
+        if step(run, m, gate, chain).await == Flow::Stop {
+            return;
+        }
+        if tool_of(chain.params()) != final_tool {
+            let why = format!(
+                "hook `{}` renamed the tool again while the guards re-checked it",
+                m.name
+            );
+            chain.step("hookhost", OnError::Deny, Err(why));
+            return;
+        }
+    }
+}
+
+/// The `tool` of before_tool params.
+fn tool_of(params: &Value) -> Value {
+    params.get("tool").cloned().unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::config::{BuiltinConfig, Defaults};
+    use crate::error::CallError;
+    use crate::policy::budget::BudgetSpent;
+
+    fn member(name: &str, config: Value) -> Arc<Member> {
+        let config: BuiltinConfig = serde_json::from_value(config).unwrap();
+        let built = Err("not built".to_string());
+        Arc::new(Member::builtin(name, &config, built, &Defaults::default()))
+    }
+
+    async fn traced(members: &[Arc<Member>], budget_ms: u64) -> (Outcome, Vec<HookTrace>) {
+        let mut trace = Vec::new();
+        let mut stage_run = Run {
+            stage: Stage::BeforeLlm,
+            budget: ChainBudget::start(budget_ms),
+            sinks: Sinks {
+                request_id: "r1".into(),
+                audit: None,
+                trace: Some(&mut trace),
+            },
+        };
+        let chain = Chain::new(Stage::BeforeLlm, json!({"model": "m", "messages": []})).unwrap();
+        let outcome = run(&mut stage_run, members, chain).await;
+        (outcome, trace)
+    }
+
+    #[tokio::test]
+    async fn each_step_is_traced_with_why_it_had_no_answer() {
+        let members = [
+            member("a", json!({"on_error": "allow"})),
+            member("b", json!({"on_error": "allow"})),
+        ];
+        let (outcome, trace) = traced(&members, 10_000).await;
+        assert!(matches!(outcome, Outcome::Continue { .. }), "{outcome:?}");
+        assert_eq!(trace.len(), 2);
+        assert_eq!(
+            trace[0].answer,
+            Err(NoAnswer::Call(CallError::Unavailable("not built".into())))
+        );
+        assert_eq!(members[0].stats.calls.load(Relaxed), 1);
+        assert_eq!(members[0].stats.errors.load(Relaxed), 1);
+    }
+
+    #[tokio::test]
+    async fn a_spent_budget_is_a_failure_its_policy_answers() {
+        let members = [member("a", json!({"on_error": "deny"}))];
+        let (outcome, trace) = traced(&members, 0).await;
+        assert_eq!(
+            trace[0].answer,
+            Err(NoAnswer::Budget(BudgetSpent { budget_ms: 0 }))
+        );
+        assert!(matches!(outcome, Outcome::Abort { .. }), "{outcome:?}");
+        assert_eq!(members[0].stats.calls.load(Relaxed), 0);
+    }
+}

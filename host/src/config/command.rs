@@ -1,0 +1,359 @@
+//! `[hooks.commands.NAME]`: a one-shot command hook as configured, in
+//! docker-agent's terms (events, matcher, timeout in seconds), and the
+//! table that maps docker-agent's event names onto hookhost's stages.
+//!
+//! It lives with the rest of the config so that loading a file needs
+//! nothing from the members that run it; `members::command` reads the
+//! event table from here.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hookhost_protocol::lifecycle::LifecycleEvent;
+use hookhost_protocol::{OnError, Stage};
+use serde::Deserialize;
+
+use crate::policy::filter::{Filter, FilterError};
+
+/// The longest `timeout` a command hook may set: a day.
+const MAX_TIMEOUT_SECS: u64 = 86_400;
+/// docker-agent's default timeout, in seconds.
+const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+/// The docker-agent events that map onto the tool and LLM stages.
+const STAGE_EVENTS: [(&str, Stage); 5] = [
+    ("pre_tool_use", Stage::BeforeTool),
+    ("post_tool_use", Stage::AfterTool),
+    ("permission_request", Stage::ApproveTool),
+    ("before_llm_call", Stage::BeforeLlm),
+    ("after_llm_call", Stage::AfterLlm),
+];
+
+/// What a failure of a command hook (a non-0/2 exit, a timeout, a spawn
+/// failure) decides. When none is configured, approve_tool refuses (an
+/// approver that could not answer has not approved, as for every kind of
+/// hook) and the other stages warn, docker-agent's behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CommandOnError {
+    /// Go on as if the hook had allowed, and log a warning; docker-agent's
+    /// behaviour, so it is the default outside approve_tool.
+    Warn,
+    /// Go on as if the hook had allowed, logging only at debug level.
+    Ignore,
+    /// Refuse: deny the tool, refuse approval, abort the turn or block the
+    /// lifecycle event, as the stage allows.
+    Block,
+}
+
+impl CommandOnError {
+    /// The chain policy: `block` denies, `warn` and `ignore` allow.
+    pub fn policy(self) -> OnError {
+        match self {
+            CommandOnError::Block => OnError::Deny,
+            CommandOnError::Warn | CommandOnError::Ignore => OnError::Allow,
+        }
+    }
+
+    /// Whether a failure the chain skips is logged only at debug level.
+    pub fn is_quiet(self) -> bool {
+        self == CommandOnError::Ignore
+    }
+}
+
+/// `[hooks.commands.NAME]`: one command hook as configured.
+///
+/// The keys follow docker-agent's hook entries, so an existing entry can be
+/// moved over by renaming little more than its event list.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CommandConfig {
+    /// Off switch for one hook.
+    pub enabled: bool,
+    /// Lower runs first; ties break by name, across all kinds of hooks.
+    pub priority: i64,
+    /// A shell string, run with `sh -c` (as docker-agent and Claude Code
+    /// do). Exclusive with `args`.
+    pub command: Option<String>,
+    /// argv, run without a shell. Exclusive with `command`.
+    pub args: Option<Vec<String>>,
+    /// docker-agent event names: `pre_tool_use`, `post_tool_use`,
+    /// `permission_request`, `before_llm_call`, `after_llm_call`, or a
+    /// lifecycle event (`session_start`, `stop`, ...).
+    pub events: Vec<String>,
+    /// Regex on the tool name, anchored; `*` or empty matches every tool.
+    /// Applies to the tool events only.
+    pub matcher: Option<String>,
+    /// Seconds before the run is killed; 60 when absent.
+    pub timeout: Option<u64>,
+    /// Variables set for the command.
+    pub env: BTreeMap<String, String>,
+    /// Host variables passed through (besides `PATH`, which always is).
+    pub inherit_env: Vec<String>,
+    /// Where the command runs, relative to the config file's folder; that
+    /// folder when absent.
+    pub working_dir: Option<PathBuf>,
+    /// What a failure decides; `None`: refuse at approve_tool, `warn`
+    /// elsewhere.
+    pub on_error: Option<CommandOnError>,
+    /// A CEL condition, as for process hooks; evaluated by the chain.
+    #[serde(rename = "if")]
+    pub r#if: Option<String>,
+}
+
+impl Default for CommandConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            priority: 0,
+            command: None,
+            args: None,
+            events: Vec::new(),
+            matcher: None,
+            timeout: None,
+            env: BTreeMap::new(),
+            inherit_env: Vec::new(),
+            working_dir: None,
+            on_error: None,
+            r#if: None,
+        }
+    }
+}
+
+/// The stage a docker-agent event name maps onto. Non-request lifecycle
+/// events have none: they only inform (the command hook's `notify`).
+fn event_stage(event: &str) -> Option<Stage> {
+    if let Some((_, stage)) = STAGE_EVENTS.iter().find(|(name, _)| *name == event) {
+        return Some(*stage);
+    }
+    lifecycle_event(event)
+        .filter(|e| e.is_request())
+        .map(|_| Stage::Lifecycle)
+}
+
+/// The lifecycle event of that name.
+pub(crate) fn lifecycle_event(name: &str) -> Option<LifecycleEvent> {
+    LifecycleEvent::ALL.into_iter().find(|e| e.as_str() == name)
+}
+
+/// Whether `name` is an event a command hook can be configured for.
+fn known_event(name: &str) -> bool {
+    STAGE_EVENTS.iter().any(|(n, _)| *n == name) || lifecycle_event(name).is_some()
+}
+
+/// Every event name, for error messages.
+fn event_names() -> String {
+    STAGE_EVENTS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(LifecycleEvent::ALL.iter().map(|e| e.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl CommandConfig {
+    /// A hook running the shell string `command` for `events`, with every
+    /// other setting at its default; handy for embedding and tests.
+    pub fn shell(command: &str, events: &[&str]) -> Self {
+        Self {
+            command: Some(command.to_string()),
+            events: events.iter().map(|e| e.to_string()).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Checks what serde cannot: exactly one of `command` and `args`, known
+    /// event names, a positive timeout, and filters that compile. The error
+    /// names the key, because a typo in a security gate must not silently
+    /// disable it.
+    pub fn validate(&self) -> Result<(), CommandConfigError> {
+        self.validate_program()?;
+        if self.events.is_empty() {
+            return Err(CommandConfigError::NoEvents);
+        }
+        if let Some(bad) = self.events.iter().find(|e| !known_event(e)) {
+            return Err(CommandConfigError::UnknownEvent(bad.clone()));
+        }
+        match self.timeout {
+            Some(0) => return Err(CommandConfigError::ZeroTimeout),
+            // A deadline past what the clock can hold would panic on the
+            // first call (found by the config_parse fuzz target); a day is
+            // already far longer than any agent waits for a tool.
+            Some(t) if t > MAX_TIMEOUT_SECS => return Err(CommandConfigError::TimeoutTooLong),
+            _ => {}
+        }
+        Filter::new(self.matcher.as_deref(), self.r#if.as_deref())?;
+        Ok(())
+    }
+
+    /// Exactly one of `command` and `args`, and not an empty one.
+    fn validate_program(&self) -> Result<(), CommandConfigError> {
+        match (&self.command, &self.args) {
+            (Some(_), Some(_)) => Err(CommandConfigError::CommandAndArgs),
+            (None, None) => Err(CommandConfigError::NoCommand),
+            (Some(c), None) if c.trim().is_empty() => Err(CommandConfigError::EmptyCommand),
+            (None, Some(a)) if a.first().is_none_or(|p| p.is_empty()) => {
+                Err(CommandConfigError::NoProgram)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The chain policy for a failure at `stage`: `block` refuses (deny),
+    /// `warn` and `ignore` go on (allow; they differ only in how loudly it
+    /// is logged), and an unset `on_error` takes the stage's default, so a
+    /// `permission_request` hook that times out or cannot start refuses.
+    pub fn policy(&self, stage: Stage) -> OnError {
+        match self.on_error {
+            Some(o) => o.policy(),
+            None => OnError::default_for(stage),
+        }
+    }
+
+    /// The stages its events map onto, in [`Stage::ALL`] order. Only
+    /// request lifecycle events give [`Stage::Lifecycle`]; the others reach
+    /// the hook through the command hook's `notify`.
+    pub fn stages(&self) -> Vec<Stage> {
+        let wanted: Vec<Stage> = self.events.iter().filter_map(|e| event_stage(e)).collect();
+        Stage::ALL
+            .into_iter()
+            .filter(|s| wanted.contains(s))
+            .collect()
+    }
+
+    /// The run's time limit.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS))
+    }
+}
+
+/// The docker-agent name of a tool or LLM stage.
+pub(crate) fn stage_event_name(stage: Stage) -> Option<&'static str> {
+    STAGE_EVENTS
+        .iter()
+        .find(|(_, s)| *s == stage)
+        .map(|(name, _)| *name)
+}
+
+/// What is wrong with a command hook's settings; the message names the
+/// key, because a typo in a security gate must not silently disable it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommandConfigError {
+    /// Both `command` and `args`.
+    #[error("`command` and `args` exclude each other: set only one")]
+    CommandAndArgs,
+    /// Neither `command` nor `args`.
+    #[error("set `command` (a shell string) or `args` (argv)")]
+    NoCommand,
+    /// A blank `command`.
+    #[error("`command` is empty")]
+    EmptyCommand,
+    /// `args` without a program.
+    #[error("`args` must start with the program to run")]
+    NoProgram,
+    /// No event.
+    #[error("`events` is empty; name at least one of {known}", known = event_names())]
+    NoEvents,
+    /// An event name docker-agent does not have.
+    #[error("`events`: unknown event {0:?} (expected one of {known})", known = event_names())]
+    UnknownEvent(String),
+    /// `timeout = 0`.
+    #[error("`timeout` must be a positive number of seconds")]
+    ZeroTimeout,
+    /// A timeout the clock cannot hold.
+    #[error("`timeout` is in seconds and at most {MAX_TIMEOUT_SECS} (a day)")]
+    TimeoutTooLong,
+    /// `matcher` or `if` does not compile.
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_names_the_key() {
+        let mut c = CommandConfig::shell("true", &["pre_tool_use"]);
+        assert_eq!(c.validate(), Ok(()));
+        c.args = Some(vec!["x".into()]);
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("`command` and `args`")
+        );
+        c.command = None;
+        assert_eq!(c.validate(), Ok(()));
+        c.args = Some(vec![]);
+        assert!(c.validate().unwrap_err().to_string().contains("`args`"));
+        c.args = None;
+        assert!(c.validate().unwrap_err().to_string().contains("`command`"));
+
+        let mut c = CommandConfig::shell("true", &["pre_tool_use", "PreToolUse"]);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("`events`") && e.contains("PreToolUse"), "{e}");
+        c.events.clear();
+        assert!(c.validate().unwrap_err().to_string().contains("`events`"));
+
+        let mut c = CommandConfig::shell("true", &["session_end"]);
+        c.timeout = Some(0);
+        assert!(c.validate().unwrap_err().to_string().contains("`timeout`"));
+        c.timeout = Some(i64::MAX as u64);
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("at most 86400")
+        );
+        c.timeout = Some(86_400);
+        assert_eq!(c.validate(), Ok(()));
+        c.timeout = Some(1);
+        c.matcher = Some("a)|(b".into());
+        assert!(c.validate().unwrap_err().to_string().contains("`matcher`"));
+    }
+
+    #[test]
+    fn config_deserializes_strictly() {
+        let c: CommandConfig = toml::from_str(
+            "command = \"x\"\nevents = [\"stop\"]\non_error = \"block\"\nif = \"true\"\ntimeout = 5",
+        )
+        .expect("valid toml");
+        assert!(c.enabled);
+        assert_eq!(c.on_error, Some(CommandOnError::Block));
+        assert_eq!(c.policy(Stage::BeforeTool), OnError::Deny);
+        assert_eq!(c.r#if.as_deref(), Some("true"));
+        assert_eq!(c.timeout(), Duration::from_secs(5));
+        assert!(toml::from_str::<CommandConfig>("command = \"x\"\nmatchr = \"y\"").is_err());
+        assert!(toml::from_str::<CommandConfig>("on_error = \"deny\"").is_err());
+        assert_eq!(CommandConfig::default().timeout(), Duration::from_secs(60));
+        let unset = CommandConfig::default();
+        assert_eq!(unset.policy(Stage::BeforeTool), OnError::Allow);
+        assert_eq!(unset.policy(Stage::ApproveTool), OnError::Deny);
+    }
+
+    #[test]
+    fn stages_follow_the_events() {
+        let c = CommandConfig::shell(
+            "true",
+            &[
+                "session_end",
+                "permission_request",
+                "pre_tool_use",
+                "after_llm_call",
+                "stop",
+            ],
+        );
+        assert_eq!(
+            c.stages(),
+            vec![Stage::AfterLlm, Stage::BeforeTool, Stage::ApproveTool]
+        );
+        let c = CommandConfig::shell("true", &["turn_start", "pre_compact"]);
+        assert_eq!(c.stages(), vec![Stage::Lifecycle]);
+        let c = CommandConfig::shell("true", &["session_end"]);
+        assert!(c.stages().is_empty());
+    }
+}

@@ -1,0 +1,265 @@
+//! One run of a command hook's program: spawned in its own process group
+//! with the clean environment of a process hook, fed its input on stdin,
+//! and waited for until it exits or its deadline passes, when the whole
+//! group is killed.
+//!
+//! The host waits for the script itself, never for its pipes, so a
+//! backgrounded grandchild that keeps them open cannot hold up the chain;
+//! what each stream says is kept up to [`OUTPUT_CAP`] bytes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Child;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::error::CallError;
+
+/// The most output kept per stream; the rest is read and thrown away, so a
+/// chatty script never blocks on a full pipe and never fills the host's
+/// memory.
+pub const OUTPUT_CAP: usize = 1024 * 1024;
+
+/// How long, once the script has exited, its pipes may still deliver what
+/// it wrote. Only a grandchild that inherited them keeps them open longer,
+/// and the host does not wait for that.
+const DRAIN_GRACE: Duration = Duration::from_millis(100);
+
+/// What to run, resolved once from the config.
+#[derive(Debug)]
+pub(super) struct Program {
+    /// The executable (`/bin/sh` for a shell string).
+    pub(super) program: PathBuf,
+    /// Its arguments.
+    pub(super) args: Vec<String>,
+    /// The working directory.
+    pub(super) dir: PathBuf,
+    /// Variables set.
+    pub(super) env: BTreeMap<String, String>,
+    /// Host variables passed through.
+    pub(super) inherit_env: Vec<String>,
+    /// The run's own time limit.
+    pub(super) timeout: Duration,
+}
+
+/// What one run produced.
+#[derive(Debug)]
+pub(super) struct Finished {
+    pub(super) status: ExitStatus,
+    pub(super) stdout: Captured,
+    pub(super) stderr: Captured,
+}
+
+/// One stream's output, up to [`OUTPUT_CAP`].
+#[derive(Debug, Default)]
+pub(super) struct Captured {
+    pub(super) bytes: Vec<u8>,
+    /// Bytes read past the cap and thrown away.
+    pub(super) dropped: usize,
+}
+
+impl Captured {
+    pub(super) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+}
+
+/// Kills the run's process group unless disarmed: on a timeout, and when
+/// the call is dropped (cancelled by the chain) while the script runs. It
+/// is disarmed once the script has been reaped, because after that the
+/// group id could in principle be reused.
+struct GroupGuard {
+    pgid: i32,
+    armed: bool,
+}
+
+impl GroupGuard {
+    fn kill(&self) {
+        if self.armed && self.pgid > 0 {
+            // SAFETY: a plain syscall on the group whose leader we spawned
+            // and have not reaped yet, so the id is still ours.
+            unsafe {
+                libc::killpg(self.pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The run's background tasks (stdin writer, pipe readers), aborted when
+/// the run ends or its call is dropped, so none outlives the call even when
+/// a process that escaped the group keeps a pipe open.
+#[derive(Default)]
+struct Tasks(Vec<JoinHandle<()>>);
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        self.0.iter().for_each(JoinHandle::abort);
+    }
+}
+
+/// The pipe readers and what they have read so far.
+struct Readers {
+    tasks: Tasks,
+    stdout: Arc<Mutex<Captured>>,
+    stderr: Arc<Mutex<Captured>>,
+}
+
+impl Readers {
+    /// Starts reading the child's stdout and stderr.
+    fn start(child: &mut Child) -> Readers {
+        let stdout = Arc::new(Mutex::new(Captured::default()));
+        let stderr = Arc::new(Mutex::new(Captured::default()));
+        let mut tasks = Tasks::default();
+        if let Some(s) = child.stdout.take() {
+            tasks.0.push(tokio::spawn(capture(s, stdout.clone())));
+        }
+        if let Some(s) = child.stderr.take() {
+            tasks.0.push(tokio::spawn(capture(s, stderr.clone())));
+        }
+        Readers {
+            tasks,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// What the script wrote, once its pipes reach EOF or [`DRAIN_GRACE`]
+    /// has passed: only a grandchild holding them open keeps them from EOF,
+    /// and it is not waited for.
+    async fn finish(mut self) -> (Captured, Captured) {
+        let _ = tokio::time::timeout(DRAIN_GRACE, async {
+            for r in self.tasks.0.iter_mut() {
+                let _ = r.await;
+            }
+        })
+        .await;
+        drop(self.tasks);
+        (take(&self.stdout), take(&self.stderr))
+    }
+}
+
+impl Program {
+    /// Spawns the command, feeds it `input`, and waits for it (not for its
+    /// pipes) until `deadline` or the timeout. On time out the whole process
+    /// group is killed.
+    pub(super) async fn run(
+        &self,
+        input: &Value,
+        deadline: Instant,
+    ) -> Result<Finished, CallError> {
+        let started = Instant::now();
+        let limit = deadline.min(started + self.timeout);
+        let budget = limit.saturating_duration_since(started);
+        if budget.is_zero() {
+            return Err(CallError::Timeout(budget));
+        }
+        let mut child = self.spawn()?;
+        let mut guard = GroupGuard {
+            pgid: child.id().map_or(0, |p| p as i32),
+            armed: true,
+        };
+        let writer = feed(&mut child, input);
+        let readers = Readers::start(&mut child);
+        let status = match tokio::time::timeout_at(limit, child.wait()).await {
+            Ok(Ok(status)) => status,
+            Ok(Err(e)) => {
+                let why = format!("waiting for the command failed: {e}");
+                return Err(reap(&mut child, &mut guard, CallError::Crashed(why)).await);
+            }
+            Err(_) => return Err(reap(&mut child, &mut guard, CallError::Timeout(budget)).await),
+        };
+        // Reaped: the group is no longer ours to signal. Anything the script
+        // left running in the background is left alone, as docker-agent and
+        // Claude Code do.
+        guard.armed = false;
+        drop(writer);
+        let (stdout, stderr) = readers.finish().await;
+        Ok(Finished {
+            status,
+            stdout,
+            stderr,
+        })
+    }
+
+    /// Starts the program in its own process group with a clean
+    /// environment; a missing folder or program is `Unavailable`.
+    fn spawn(&self) -> Result<Child, CallError> {
+        let cannot_start = |why: String| {
+            CallError::Unavailable(format!(
+                "cannot start {} in {}: {why}",
+                self.program.display(),
+                self.dir.display()
+            ))
+        };
+        if !self.dir.is_dir() {
+            return Err(cannot_start(
+                "the working directory does not exist".to_string(),
+            ));
+        }
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.args(&self.args)
+            .current_dir(&self.dir)
+            .process_group(0)
+            .kill_on_drop(true);
+        crate::transport::spawn::isolate(&mut cmd, &self.inherit_env, &self.env);
+        cmd.spawn().map_err(|e| cannot_start(e.to_string()))
+    }
+}
+
+/// Writes `input` as one JSON line to the child's stdin and closes it.
+fn feed(child: &mut Child, input: &Value) -> Tasks {
+    let mut bytes = serde_json::to_vec(input).unwrap_or_default();
+    bytes.push(b'\n');
+    let mut tasks = Tasks::default();
+    if let Some(mut stdin) = child.stdin.take() {
+        tasks.0.push(tokio::spawn(async move {
+            // A script that exits without reading makes this fail (EPIPE);
+            // that is its right.
+            let _ = stdin.write_all(&bytes).await;
+            let _ = stdin.shutdown().await;
+        }));
+    }
+    tasks
+}
+
+/// Kills the group of a run that is given up on, reaps its leader, and
+/// returns `error`.
+async fn reap(child: &mut Child, guard: &mut GroupGuard, error: CallError) -> CallError {
+    guard.kill();
+    let _ = child.wait().await;
+    guard.armed = false;
+    error
+}
+
+/// Reads a stream into `buf`, keeping up to [`OUTPUT_CAP`] bytes and
+/// discarding the rest, until EOF or an error.
+async fn capture<R: AsyncRead + Unpin>(mut stream: R, buf: Arc<Mutex<Captured>>) {
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut c = buf.lock().unwrap_or_else(|p| p.into_inner());
+                let keep = n.min(OUTPUT_CAP - c.bytes.len());
+                c.bytes.extend_from_slice(&chunk[..keep]);
+                c.dropped += n - keep;
+            }
+        }
+    }
+}
+
+fn take(buf: &Arc<Mutex<Captured>>) -> Captured {
+    std::mem::take(&mut *buf.lock().unwrap_or_else(|p| p.into_inner()))
+}
