@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::plan::{self, Build, MemberPlan, PeerKey, PeerPlan, PeerSpec, Plan};
 use super::{Host, ReloadReport, StartFailure, lock};
-use crate::config::{Config, Defaults};
+use crate::config::{BuiltinConfig, Config, Defaults};
 use crate::error::StartError;
 use crate::members::command::CommandHook;
 use crate::members::{Member, MemberKind};
@@ -211,45 +211,44 @@ impl Host {
                     .ok_or_else(|| unbuilt(name, failures));
                 Arc::new(Member::remote(name, c, peer, defaults))
             }),
-            Build::Builtin(b) => kept.cloned().unwrap_or_else(|| {
-                let built = self.inner.registry.build(name, &b.config).map_err(|e| {
-                    tracing::error!(hook = %name, "builtin `{name}` cannot be built: {e}");
-                    let why = e.to_string();
-                    self.failed(
-                        name,
-                        StartError::Build {
-                            source: Arc::new(e),
-                        },
-                    );
-                    why
-                });
-                Arc::new(Member::builtin(name, b, built, defaults))
-            }),
-            Build::Command(c) => match CommandHook::new(name, c, &config.command_dir(c)) {
-                Ok(hook) => kept.cloned().unwrap_or_else(|| {
-                    Arc::new(Member::command(name, c, Arc::new(hook), defaults))
-                }),
-                Err(e) => {
+            Build::Builtin(b) => kept
+                .cloned()
+                .unwrap_or_else(|| self.builtin(name, b, defaults)),
+            Build::Command(c) => {
+                let dir = config.command_dir(c);
+                let hook = CommandHook::new(name, c, &dir).map_err(|e| {
                     tracing::error!(hook = %name, "command hook `{name}` cannot be set up: {e}");
-                    self.failed(
-                        name,
-                        StartError::Build {
-                            source: Arc::new(e),
-                        },
-                    );
-                    return None;
-                }
-            },
+                    self.failed(name, e);
+                });
+                let hook = Arc::new(hook.ok()?);
+                kept.cloned()
+                    .unwrap_or_else(|| Arc::new(Member::command(name, c, hook, defaults)))
+            }
         };
         #[cfg(not(feature = "remote"))]
         let _ = failures;
         Some(built)
     }
 
-    fn failed(&self, hook: &str, error: StartError) {
+    /// A builtin's member; one that cannot be built fails every call (its
+    /// policy answers) and is reported.
+    fn builtin(&self, name: &str, b: &BuiltinConfig, defaults: &Defaults) -> Arc<Member> {
+        let built = self.inner.registry.build(name, &b.config).map_err(|e| {
+            tracing::error!(hook = %name, "builtin `{name}` cannot be built: {e}");
+            let why = e.to_string();
+            self.failed(name, e);
+            why
+        });
+        Arc::new(Member::builtin(name, b, built, defaults))
+    }
+
+    /// Reports a builtin or command hook that could not be built.
+    fn failed(&self, hook: &str, error: impl std::error::Error + Send + Sync + 'static) {
         lock(&self.inner.failures).push(StartFailure {
             hook: hook.to_string(),
-            error,
+            error: StartError::Build {
+                source: Arc::new(error),
+            },
         });
     }
 }
