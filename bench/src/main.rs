@@ -300,15 +300,15 @@ fn ensure_helpers(root: &Path) -> Res<PathBuf> {
         .to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
-    // `hookhost` (the sidecar of row 6) with the helpers; `--bins` also
-    // builds the host's two test hooks, which are small.
+    // `hookhost` (the sidecar of row 6, package hookhost-cli) with the
+    // helpers.
     cmd.current_dir(root).args([
         "build",
         "-q",
         "-p",
         "hookhost-bench",
         "-p",
-        "hookhost",
+        "hookhost-cli",
         "--bins",
     ]);
     if !cfg!(debug_assertions) {

@@ -401,6 +401,8 @@ observe = ["llm.*"]
         );
         let p = plan(&Running::default(), &c);
         assert_eq!(p.start.len(), 1);
+        // Without the `remote` feature a process is the only kind of peer.
+        #[allow(irrefutable_let_patterns)]
         let PeerSpec::Process(shared) = &p.start[0].spec else {
             panic!("not a process")
         };
