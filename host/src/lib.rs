@@ -25,16 +25,47 @@
 //! deadline, every failure is resolved by the hook's `on_error` policy,
 //! crashed hooks are restarted, and shutdown leaves no process behind.
 //!
+//! # Public items
+//!
+//! - The host: [`Host`] (`start`, `start_with`, `reload`, `shutdown`, the
+//!   stage methods `before_tool` … `lifecycle`, `run_stage`,
+//!   `run_stage_traced`, `emit`, `next_event_id`, `stats`, `hooks`,
+//!   `start_failures`).
+//! - What the stages return: [`ToolOutcome`], [`StageOutcome`],
+//!   [`Approval`], [`LifecycleOutcome`]; per hook, with `run_stage_traced`:
+//!   [`HookTrace`], [`NoAnswer`], [`BudgetSpent`].
+//! - The read model: [`HookInfo`], [`HookKind`], [`HookStatus`],
+//!   [`HookStats`], [`StartFailure`], [`ReloadReport`].
+//! - Errors: [`CallError`] (one call), [`StartError`] (a hook that did not
+//!   come up), [`ConfigError`] (a config that does not load) and the
+//!   section errors it carries: [`CommandConfigError`],
+//!   [`RemoteConfigError`], [`EnvError`], [`BuiltinError`].
+//! - Config: [`Config`], [`Defaults`], [`ProcessConfig`], [`Transport`],
+//!   [`BuiltinConfig`], [`CommandConfig`], [`CommandOnError`],
+//!   [`RemoteConfig`], [`RemoteTransport`], [`AuditConfig`],
+//!   [`BreakerConfig`].
+//! - In-process hooks: [`BuiltinHook`], [`BuiltinRegistry`],
+//!   [`BuiltinFactory`], [`HookFuture`].
+//! - For a process that hosts hooks: [`become_subreaper`],
+//!   [`reap_adopted_zombies`], [`kill_all_children`] (process-wide; opt
+//!   in), and [`LogBudget`] (rate-limited warnings for what a peer can
+//!   make happen often).
+//! - [`protocol`]: the wire model, so one dependency is enough.
+//! - With the `conformance` feature: `conformance()`,
+//!   `ConformanceOptions`, `ConformanceReport`, `ConformanceCheck`.
+//!
 //! # Features
 //!
-//! | feature | default | what it adds | crates pulled |
+//! | feature | default | what it adds | crates an embedder pulls |
 //! |---|---|---|---|
-//! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | ≈ +20 |
-//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls) | ≈ +110 |
-//! | `conformance` | no | [`conformance()`]: check a hook program against the protocol | none |
+//! | none | | processes, builtins, command hooks, matchers, audit, breaker | 76 |
+//! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | 95 |
+//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls) | 211 with `cel` |
+//! | `conformance` | no | `conformance()`: check a hook program against the protocol | +0 |
 //!
-//! A config that uses a feature this build lacks fails to load with a
-//! [`ConfigError`] that names the feature.
+//! (Counted with `cargo tree -p hookhost -e normal --prefix none | sort -u
+//! | wc -l` and the feature flags.) A config that uses a feature this build
+//! lacks fails to load with a [`ConfigError`] that names the feature.
 //!
 //! # Module map
 //!
@@ -43,14 +74,17 @@
 //!
 //! | floor | folder | job |
 //! |---|---|---|
+//! | 0 | `error.rs`, `outcome.rs` | how calls and starts fail; what the stages return |
 //! | 1 | `transport/` | JSON-RPC over lines; spawning a hook process |
 //! | 1 | `policy/` | matcher and `if` filters, circuit breaker, chain budget |
 //! | 1 | `observe/` | stats, audit log, spans and step names, redaction, rate-limited warnings |
+//! | 1 | `reaper.rs` | the child subreaper (opt in) |
 //! | 2 | `config/` | the TOML (or PicoClaw JSON) config and its checks |
-//! | 3 | `supervise/` | keeping persistent hooks (processes, remotes) alive |
-//! | 4 | `members/` | one configured hook of any kind: process, remote, builtin, command |
+//! | 3 | `supervise/` | keeping persistent hooks (processes, remotes) alive: one peer lifecycle |
+//! | 4 | `members/` | one configured hook of any kind: peer, builtin, command |
 //! | 5 | `chain/` | the chain driver: admission in policy order, the call, the record |
-//! | 6 | `host/` | the [`Host`] handle: start, reload, the stages |
+//! | 6 | `host/` | the [`Host`] handle: plan and apply a config, the stages, the read model |
+//! | – | `conformance/` | the protocol checker (feature `conformance`) |
 //!
 //! `ARCHITECTURE.md` in the repository follows one request through them.
 
