@@ -89,6 +89,9 @@ async fn step<'m>(run: &mut Run<'_>, m: &'m Member, gate: Gate<'m>, chain: &mut 
 /// call, in chain order (spec/protocol.md §9). A guard that renames it
 /// once more ends the chain with a refusal, so renames cannot go round.
 async fn recheck_guards(run: &mut Run<'_>, guards: &[(&Member, Value)], chain: &mut Chain) {
+    if guards.is_empty() {
+        return; // every stage but before_tool, and chains without guards
+    }
     let final_tool = tool_of(chain.params());
     for (m, _) in guards.iter().filter(|(_, seen)| *seen != final_tool) {
         let gate = gate::admit(m, run.stage, chain, &run.budget);
