@@ -92,6 +92,7 @@ mod chain;
 mod config;
 #[cfg(feature = "conformance")]
 mod conformance;
+mod dialect;
 mod error;
 mod host;
 mod members;
@@ -105,14 +106,15 @@ mod transport;
 pub use chain::NoAnswer;
 pub use config::{
     AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
-    Config, ConfigError, Defaults, EnvError, ProcessConfig, RemoteConfig, RemoteConfigError,
-    RemoteTransport, Transport,
+    Config, ConfigError, Defaults, EnvError, HookSource, ProcessConfig, RemoteConfig,
+    RemoteConfigError, RemoteTransport, Transport,
 };
 #[cfg(feature = "conformance")]
 pub use conformance::{
     Check as ConformanceCheck, Options as ConformanceOptions, Report as ConformanceReport,
     run as conformance,
 };
+pub use dialect::{Dialect, UnknownDialect};
 pub use error::{CallError, StartError};
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;

@@ -14,6 +14,7 @@ use hookhost_protocol::lifecycle::LifecycleEvent;
 use hookhost_protocol::{OnError, Stage};
 use serde::Deserialize;
 
+use crate::dialect::Dialect;
 use crate::policy::filter::{Filter, FilterError};
 
 /// The longest `timeout` a command hook may set: a day.
@@ -101,6 +102,56 @@ pub struct CommandConfig {
     /// A CEL condition, as for process hooks; evaluated by the chain.
     #[serde(rename = "if")]
     pub r#if: Option<String>,
+    /// Which agent's hook format the command speaks: its event names, its
+    /// stdin, its answers, its matcher rules. docker-agent when absent.
+    pub dialect: Dialect,
+    /// Milliseconds before the run is killed; exclusive with `timeout`, for
+    /// dialects that count in milliseconds (Gemini CLI) or a deadline
+    /// under a second.
+    pub timeout_ms: Option<u64>,
+    /// An HTTP hook instead of a command: the event is POSTed here as the
+    /// dialect's JSON and the response body read as its stdout would be.
+    /// Exclusive with `command` and `args`.
+    pub url: Option<String>,
+    /// Headers for `url`; `$NAME` and `${NAME}` are read from the host's
+    /// environment, but only for names in `allowed_env_vars`.
+    pub headers: BTreeMap<String, String>,
+    /// The variables `headers` may interpolate (Claude Code's rule).
+    pub allowed_env_vars: Vec<String>,
+    /// A Claude Code permission rule (`Bash(git *)`, `Edit(*.ts)`) the tool
+    /// call must match for the hook to run: Claude's own `if`.
+    pub rule: Option<String>,
+    /// At stop: how many consecutive blocks of this hook are honoured
+    /// (Cursor's `loop_limit`); the host-wide limit applies when absent.
+    pub loop_limit: Option<u32>,
+    /// Where an imported hook came from; set by `[hooks.import]`, never
+    /// read from TOML.
+    #[serde(skip)]
+    pub source: Option<HookSource>,
+}
+
+/// Where an imported hook was written: the settings file, the event it was
+/// listed under and its matcher, as `hookhost check` shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HookSource {
+    /// The settings file.
+    pub file: PathBuf,
+    /// The event, in the file's own spelling (`PreToolUse`, `BeforeTool`).
+    pub event: String,
+    /// The matcher as written, when there was one.
+    pub matcher: Option<String>,
+}
+
+impl HookSource {
+    /// A source: `file`, listed under `event` with `matcher`.
+    pub fn new(file: PathBuf, event: String, matcher: Option<String>) -> Self {
+        Self {
+            file,
+            event,
+            matcher,
+        }
+    }
 }
 
 impl Default for CommandConfig {
@@ -118,6 +169,14 @@ impl Default for CommandConfig {
             working_dir: None,
             on_error: None,
             r#if: None,
+            dialect: Dialect::DockerAgent,
+            timeout_ms: None,
+            url: None,
+            headers: BTreeMap::new(),
+            allowed_env_vars: Vec::new(),
+            rule: None,
+            loop_limit: None,
+            source: None,
         }
     }
 }

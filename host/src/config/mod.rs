@@ -24,7 +24,7 @@ use hookhost_protocol::Stage;
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use command::{CommandConfig, CommandConfigError, CommandOnError};
+pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource};
 pub(crate) use command::{lifecycle_event, stage_event_name};
 pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnKey, Transport};
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
