@@ -15,21 +15,12 @@ use hookhost_protocol::{OnError, Stage};
 use serde::Deserialize;
 
 use crate::dialect::Dialect;
+use crate::dialect::matcher::{Matcher, MatcherError, Rule, RuleError};
+use crate::dialect::spec::Target;
 use crate::policy::filter::{Filter, FilterError};
 
 /// The longest `timeout` a command hook may set: a day.
 const MAX_TIMEOUT_SECS: u64 = 86_400;
-/// docker-agent's default timeout, in seconds.
-const DEFAULT_TIMEOUT_SECS: u64 = 60;
-
-/// The docker-agent events that map onto the tool and LLM stages.
-const STAGE_EVENTS: [(&str, Stage); 5] = [
-    ("pre_tool_use", Stage::BeforeTool),
-    ("post_tool_use", Stage::AfterTool),
-    ("permission_request", Stage::ApproveTool),
-    ("before_llm_call", Stage::BeforeLlm),
-    ("after_llm_call", Stage::AfterLlm),
-];
 
 /// What a failure of a command hook (a non-0/2 exit, a timeout, a spawn
 /// failure) decides. When none is configured, approve_tool refuses (an
@@ -181,37 +172,6 @@ impl Default for CommandConfig {
     }
 }
 
-/// The stage a docker-agent event name maps onto. Non-request lifecycle
-/// events have none: they only inform (the command hook's `notify`).
-fn event_stage(event: &str) -> Option<Stage> {
-    if let Some((_, stage)) = STAGE_EVENTS.iter().find(|(name, _)| *name == event) {
-        return Some(*stage);
-    }
-    lifecycle_event(event)
-        .filter(|e| e.is_request())
-        .map(|_| Stage::Lifecycle)
-}
-
-/// The lifecycle event of that name.
-pub(crate) fn lifecycle_event(name: &str) -> Option<LifecycleEvent> {
-    LifecycleEvent::ALL.into_iter().find(|e| e.as_str() == name)
-}
-
-/// Whether `name` is an event a command hook can be configured for.
-fn known_event(name: &str) -> bool {
-    STAGE_EVENTS.iter().any(|(n, _)| *n == name) || lifecycle_event(name).is_some()
-}
-
-/// Every event name, for error messages.
-fn event_names() -> String {
-    STAGE_EVENTS
-        .iter()
-        .map(|(n, _)| *n)
-        .chain(LifecycleEvent::ALL.iter().map(|e| e.as_str()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 impl CommandConfig {
     /// A hook running the shell string `command` for `events`, with every
     /// other setting at its default; handy for embedding and tests.
@@ -229,26 +189,50 @@ impl CommandConfig {
     /// disable it.
     pub fn validate(&self) -> Result<(), CommandConfigError> {
         self.validate_program()?;
+        let spec = self.dialect.spec();
         if self.events.is_empty() {
-            return Err(CommandConfigError::NoEvents);
+            return Err(CommandConfigError::NoEvents(self.dialect));
         }
-        if let Some(bad) = self.events.iter().find(|e| !known_event(e)) {
-            return Err(CommandConfigError::UnknownEvent(bad.clone()));
+        if let Some(bad) = self.events.iter().find(|e| spec.event(e).is_none()) {
+            return Err(CommandConfigError::UnknownEvent(self.dialect, bad.clone()));
         }
-        match self.timeout {
-            Some(0) => return Err(CommandConfigError::ZeroTimeout),
+        self.validate_timeout()?;
+        let tool_event = self
+            .events
+            .iter()
+            .filter_map(|e| spec.event(e))
+            .any(|e| matches!(e.target, Target::Stage(_)));
+        Matcher::new(self.matcher.as_deref(), spec.matching, tool_event)?;
+        if let Some(rule) = &self.rule {
+            Rule::new(rule)?;
+        }
+        Filter::new(None, self.r#if.as_deref())?;
+        Ok(())
+    }
+
+    /// A positive timeout the clock can hold, in one unit only.
+    fn validate_timeout(&self) -> Result<(), CommandConfigError> {
+        let ms = match (self.timeout, self.timeout_ms) {
+            (Some(_), Some(_)) => return Err(CommandConfigError::TwoTimeouts),
+            (Some(s), None) => s.saturating_mul(1000),
+            (None, Some(ms)) => ms,
+            (None, None) => return Ok(()),
+        };
+        match ms {
+            0 => Err(CommandConfigError::ZeroTimeout),
             // A deadline past what the clock can hold would panic on the
             // first call (found by the config_parse fuzz target); a day is
             // already far longer than any agent waits for a tool.
-            Some(t) if t > MAX_TIMEOUT_SECS => return Err(CommandConfigError::TimeoutTooLong),
-            _ => {}
+            ms if ms > MAX_TIMEOUT_SECS * 1000 => Err(CommandConfigError::TimeoutTooLong),
+            _ => Ok(()),
         }
-        Filter::new(self.matcher.as_deref(), self.r#if.as_deref())?;
-        Ok(())
     }
 
     /// Exactly one of `command` and `args`, and not an empty one.
     fn validate_program(&self) -> Result<(), CommandConfigError> {
+        if self.url.is_some() {
+            return Err(CommandConfigError::HttpUnsupported);
+        }
         match (&self.command, &self.args) {
             (Some(_), Some(_)) => Err(CommandConfigError::CommandAndArgs),
             (None, None) => Err(CommandConfigError::NoCommand),
@@ -275,25 +259,33 @@ impl CommandConfig {
     /// request lifecycle events give [`Stage::Lifecycle`]; the others reach
     /// the hook through the command hook's `notify`.
     pub fn stages(&self) -> Vec<Stage> {
-        let wanted: Vec<Stage> = self.events.iter().filter_map(|e| event_stage(e)).collect();
+        let spec = self.dialect.spec();
+        let wanted: Vec<Stage> = self
+            .events
+            .iter()
+            .filter_map(|e| match spec.event(e)?.target {
+                Target::Stage(s) => Some(s),
+                Target::Lifecycle(name) => {
+                    let ev: LifecycleEvent = name.parse().ok()?;
+                    ev.is_request().then_some(Stage::Lifecycle)
+                }
+            })
+            .collect();
         Stage::ALL
             .into_iter()
             .filter(|s| wanted.contains(s))
             .collect()
     }
 
-    /// The run's time limit.
+    /// The run's time limit: `timeout` (seconds) or `timeout_ms`, else the
+    /// dialect's default (60 s for docker-agent, 600 s for Claude Code).
     pub fn timeout(&self) -> Duration {
-        Duration::from_secs(self.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS))
+        match (self.timeout, self.timeout_ms) {
+            (Some(s), _) => Duration::from_secs(s),
+            (None, Some(ms)) => Duration::from_millis(ms),
+            (None, None) => Duration::from_millis(self.dialect.spec().default_timeout_ms),
+        }
     }
-}
-
-/// The docker-agent name of a tool or LLM stage.
-pub(crate) fn stage_event_name(stage: Stage) -> Option<&'static str> {
-    STAGE_EVENTS
-        .iter()
-        .find(|(_, s)| *s == stage)
-        .map(|(name, _)| *name)
 }
 
 /// What is wrong with a command hook's settings; the message names the
@@ -314,16 +306,28 @@ pub enum CommandConfigError {
     #[error("`args` must start with the program to run")]
     NoProgram,
     /// No event.
-    #[error("`events` is empty; name at least one of {known}", known = event_names())]
-    NoEvents,
-    /// An event name docker-agent does not have.
-    #[error("`events`: unknown event {0:?} (expected one of {known})", known = event_names())]
-    UnknownEvent(String),
+    #[error("`events` is empty; name at least one {0} event: {known}", known = .0.spec().event_names())]
+    NoEvents(Dialect),
+    /// An event name the dialect does not have.
+    #[error("`events`: {0} has no event {1:?} (expected one of {known})", known = .0.spec().event_names())]
+    UnknownEvent(Dialect, String),
     /// `timeout = 0`.
     #[error("`timeout` must be a positive number of seconds")]
     ZeroTimeout,
+    /// Both `timeout` and `timeout_ms`.
+    #[error("`timeout` (seconds) and `timeout_ms` exclude each other: set only one")]
+    TwoTimeouts,
+    /// `url`: HTTP hooks are not run by this version.
+    #[error("`url`: HTTP hooks are not supported yet; use `command`")]
+    HttpUnsupported,
+    /// `matcher` does not compile under the dialect's rules.
+    #[error(transparent)]
+    Matcher(#[from] MatcherError),
+    /// `rule` is not a permission rule.
+    #[error(transparent)]
+    Rule(#[from] RuleError),
     /// A timeout the clock cannot hold.
-    #[error("`timeout` is in seconds and at most {MAX_TIMEOUT_SECS} (a day)")]
+    #[error("`timeout` is at most {MAX_TIMEOUT_SECS} seconds (a day)")]
     TimeoutTooLong,
     /// `matcher` or `if` does not compile.
     #[error(transparent)]

@@ -25,7 +25,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource};
-pub(crate) use command::{lifecycle_event, stage_event_name};
 pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnKey, Transport};
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 

@@ -7,6 +7,18 @@
 //! file per dialect, written as translations both ways so the same table
 //! serves a hook run by hookhost and an agent answered by hookhost.
 
+mod claude_code;
+mod codex;
+mod copilot;
+mod cursor;
+mod docker_agent;
+mod gemini_cli;
+pub(crate) mod matcher;
+pub(crate) mod reply;
+pub(crate) mod spec;
+pub(crate) mod stdin;
+pub(crate) mod tools;
+
 use std::fmt;
 use std::str::FromStr;
 
@@ -46,6 +58,18 @@ impl Dialect {
         Dialect::Copilot,
         Dialect::DockerAgent,
     ];
+
+    /// The dialect's definition.
+    pub(crate) fn spec(self) -> &'static spec::Spec {
+        match self {
+            Dialect::ClaudeCode => &claude_code::SPEC,
+            Dialect::Codex => &codex::SPEC,
+            Dialect::GeminiCli => &gemini_cli::SPEC,
+            Dialect::Cursor => &cursor::SPEC,
+            Dialect::Copilot => &copilot::SPEC,
+            Dialect::DockerAgent => &docker_agent::SPEC,
+        }
+    }
 
     /// The dialect's name, as users write it.
     pub fn as_str(self) -> &'static str {

@@ -368,11 +368,9 @@ async fn a_spawn_failure_is_an_error() {
     };
     assert!(text.contains("no-such-program"), "{text}");
 
-    let gone_dir = CommandConfig {
-        working_dir: Some("does-not-exist".into()),
-        ..CommandConfig::shell("true", &["pre_tool_use"])
-    };
-    let hook = CommandHook::new("nodir", &gone_dir, &dir).expect("valid hook");
+    let gone_dir = CommandConfig::shell("true", &["pre_tool_use"]);
+    let hook =
+        CommandHook::new("nodir", &gone_dir, &dir.join("does-not-exist")).expect("valid hook");
     let r = call(&hook, Stage::BeforeTool, &tool_call("shell", json!({}))).await;
     assert!(matches!(r, Err(CallError::Unavailable(_))), "{r:?}");
 }

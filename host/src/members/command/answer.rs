@@ -2,17 +2,21 @@
 //! result a process hook would answer there, so the chain treats both
 //! kinds alike.
 //!
-//! `ask` is refused: the host has no one to ask, and a script that wants a
-//! human in the loop has not approved. What a stage cannot take (context at
-//! a tool stage, a block of an event that cannot be blocked) is logged and
-//! ignored.
+//! A rewrite becomes a merge patch against the input the hook saw (a
+//! whole new input, Claude Code's `updatedInput`, implies deleting what it
+//! left out), in canonical argument keys, so two hooks that each rewrite
+//! one field compose instead of racing. What a stage cannot take (a block
+//! of an event that cannot be blocked, a summary outside compaction) is
+//! logged and ignored; an answer the dialect forbids (`ask` in Codex) is
+//! an error.
 
 use hookhost_protocol::Stage;
 use hookhost_protocol::lifecycle::LifecycleEvent;
 use serde_json::{Map, Value, json};
 
-use super::io::{Permission, Reply};
-use crate::config::lifecycle_event;
+use crate::dialect::reply::{Permission, Reply};
+use crate::dialect::spec::{Event, Rewrite, Spec, Target};
+use crate::dialect::tools;
 
 /// The longest tail of output quoted in an error or a log line.
 pub(super) const LOG_TAIL: usize = 500;
@@ -38,12 +42,24 @@ pub(super) fn tail(text: &str, max: usize) -> &str {
     &text[start..]
 }
 
-/// The reasons a refusal by hook `name` gives when the script wrote none.
-struct Reasons<'a> {
-    name: &'a str,
+/// One answer being translated: who answered, in which dialect, at which
+/// event, having seen which arguments.
+pub(super) struct Answering<'a> {
+    pub(super) name: &'a str,
+    pub(super) spec: &'static Spec,
+    pub(super) event: &'static Event,
+    /// The canonical tool name of a tool-stage call.
+    pub(super) tool: &'a str,
+    /// The arguments the hook saw, in the dialect's keys.
+    pub(super) seen: Map<String, Value>,
+    /// The agent's own arguments, in its keys.
+    pub(super) original: Option<&'a Map<String, Value>>,
+    /// The stop payload's `loop_count`, when there is one.
+    pub(super) loop_count: Option<u64>,
+    pub(super) loop_limit: Option<u32>,
 }
 
-impl Reasons<'_> {
+impl Answering<'_> {
     fn halt(&self, r: &Option<String>) -> String {
         r.clone()
             .unwrap_or_else(|| format!("stopped by command hook `{}` (continue: false)", self.name))
@@ -54,138 +70,322 @@ impl Reasons<'_> {
             .unwrap_or_else(|| format!("blocked by command hook `{}`", self.name))
     }
 
-    fn ask(&self, reply: &Reply) -> String {
-        let why = reply
+    fn ask_reason(&self, reply: &Reply) -> String {
+        reply
             .permission_reason
-            .as_deref()
-            .map(|r| format!(": {r}"))
-            .unwrap_or_default();
-        format!(
-            "command hook `{}` asked for the user's approval, which hookhost cannot ask for{why}",
-            self.name
-        )
+            .clone()
+            .unwrap_or_else(|| format!("command hook `{}` asks the user to approve", self.name))
     }
-}
 
-/// Maps hook `name`'s answer for `event` to the stage's protocol result.
-pub(super) fn answer(name: &str, stage: Stage, event: &str, reply: Reply) -> Value {
-    if stage == Stage::Lifecycle {
-        return lifecycle(name, event, reply);
+    /// Maps the answer to the stage's protocol result.
+    pub(super) fn answer(&self, reply: Reply) -> Result<Value, String> {
+        if let Some(msg) = reply.system_message.as_deref() {
+            tracing::info!(hook = %self.name, event = self.event.native, "command hook system message: {msg}");
+        }
+        match self.event.target {
+            Target::Lifecycle(name) => Ok(self.lifecycle(name, reply)),
+            Target::Stage(Stage::BeforeTool) => self.before_tool(reply),
+            Target::Stage(Stage::AfterTool) => Ok(self.after_tool(reply)),
+            Target::Stage(Stage::ApproveTool) => Ok(self.approve_tool(&reply)),
+            Target::Stage(_) => Ok(self.model_stage(&reply)),
+        }
     }
-    let unused = |what: &str| {
-        tracing::debug!(hook = %name, event, "command hook answered {what}, which {stage} does not take; ignored");
-    };
-    if reply.additional_context.is_some() {
-        unused("additional context");
+
+    fn before_tool(&self, reply: Reply) -> Result<Value, String> {
+        if let Some(r) = &reply.halt {
+            return Ok(json!({"action": "abort_turn", "reason": self.halt(r)}));
+        }
+        if let Some(r) = reply.refusal() {
+            return Ok(json!({"action": "deny_tool", "reason": self.refusal(&r)}));
+        }
+        let mut out = Map::new();
+        if reply.permission == Some(Permission::Ask) {
+            if !self.spec.ask {
+                return Err(format!(
+                    "`ask` is not an answer {} takes at {}",
+                    self.spec.dialect, self.event.native
+                ));
+            }
+            out.insert("action".into(), Value::from("ask"));
+            out.insert("reason".into(), Value::from(self.ask_reason(&reply)));
+        } else if let Some(patch) = reply.updated_input.as_ref().and_then(|u| self.patch(u)) {
+            out.insert("action".into(), Value::from("modify"));
+            out.insert("call".into(), json!({"arguments": patch}));
+        } else {
+            out.insert("action".into(), Value::from("continue"));
+        }
+        if let Some(ctx) = reply.additional_context {
+            out.insert("additional_context".into(), Value::from(ctx));
+        }
+        Ok(Value::Object(out))
     }
-    if let Some(msg) = reply.system_message.as_deref() {
-        tracing::info!(hook = %name, event, "command hook system message: {msg}");
-    }
-    if stage != Stage::BeforeTool && reply.updated_input.is_some() {
-        unused("an updated input");
-    }
-    let reasons = Reasons { name };
-    match stage {
-        Stage::BeforeTool => before_tool(&reasons, &reply),
-        Stage::ApproveTool => approve_tool(&reasons, &reply),
-        _ => {
-            if let Some(r) = &reply.halt {
-                json!({"action": "abort_turn", "reason": reasons.halt(r)})
-            } else if let Some(r) = reply.refusal() {
-                json!({"action": "abort_turn", "reason": reasons.refusal(&r)})
-            } else {
-                neutral(stage)
+
+    /// The merge patch a rewrite implies, in canonical keys; `None` when it
+    /// changes nothing.
+    fn patch(&self, updated: &Map<String, Value>) -> Option<Value> {
+        let mut patch = Map::new();
+        if self.spec.rewrite == Rewrite::Replace {
+            for k in self.seen.keys().filter(|k| !updated.contains_key(*k)) {
+                patch.insert(k.clone(), Value::Null);
             }
         }
-    }
-}
-
-fn before_tool(reasons: &Reasons<'_>, reply: &Reply) -> Value {
-    if let Some(r) = &reply.halt {
-        json!({"action": "abort_turn", "reason": reasons.halt(r)})
-    } else if let Some(r) = reply.refusal() {
-        json!({"action": "deny_tool", "reason": reasons.refusal(&r)})
-    } else if reply.permission == Some(Permission::Ask) {
-        json!({"action": "deny_tool", "reason": reasons.ask(reply)})
-    } else if let Some(input) = &reply.updated_input {
-        json!({"action": "modify", "call": {"arguments": input}})
-    } else {
-        neutral(Stage::BeforeTool)
-    }
-}
-
-fn approve_tool(reasons: &Reasons<'_>, reply: &Reply) -> Value {
-    if let Some(r) = &reply.halt {
-        json!({"approved": false, "reason": reasons.halt(r)})
-    } else if let Some(r) = reply.refusal() {
-        json!({"approved": false, "reason": reasons.refusal(&r)})
-    } else if reply.permission == Some(Permission::Ask) {
-        json!({"approved": false, "reason": reasons.ask(reply)})
-    } else {
-        neutral(Stage::ApproveTool)
-    }
-}
-
-/// A request lifecycle event: block where the event can be blocked, and
-/// context, a system message or a summary where it takes them.
-fn lifecycle(name: &str, event: &str, reply: Reply) -> Value {
-    let Some(ev) = lifecycle_event(event) else {
-        return neutral(Stage::Lifecycle);
-    };
-    let reasons = Reasons { name };
-    let stop = match &reply.halt {
-        Some(r) => Some(reasons.halt(r)),
-        None => reply.refusal().map(|r| reasons.refusal(&r)),
-    };
-    let mut out = Map::new();
-    let blocking = match stop {
-        Some(reason) if ev.can_block() => {
-            out.insert("action".into(), Value::from("block"));
-            out.insert("reason".into(), Value::from(reason));
-            true
+        for (k, v) in updated {
+            if self.seen.get(k) != Some(v) {
+                patch.insert(k.clone(), v.clone());
+            }
         }
-        Some(reason) => {
-            tracing::info!(hook = %name, event, "command hook asked to block {event}, which cannot be blocked; going on ({reason})");
+        if patch.is_empty() {
+            return None;
+        }
+        let patch = tools::args_from_native(self.spec.dialect, self.tool, &patch, self.original);
+        Some(Value::Object(patch))
+    }
+
+    /// After the tool: a block replaces the result with the feedback
+    /// (Claude Code's and Codex's PostToolUse `decision: "block"`).
+    fn after_tool(&self, reply: Reply) -> Value {
+        let mut out = Map::new();
+        if let Some(r) = &reply.halt {
+            return json!({"action": "abort_turn", "reason": self.halt(r)});
+        }
+        if let Some(r) = reply.refusal() {
+            out.insert("action".into(), Value::from("modify"));
+            let feedback = self.refusal(&r);
+            out.insert(
+                "result".into(),
+                json!({"for_llm": feedback, "is_error": true}),
+            );
+        } else {
             out.insert("action".into(), Value::from("continue"));
-            false
         }
-        None => {
-            out.insert("action".into(), Value::from("continue"));
-            false
-        }
-    };
-    lifecycle_extras(&mut out, name, ev, reply, blocking);
-    Value::Object(out)
-}
-
-/// Context, system message and summary of a lifecycle answer, each where
-/// the event takes it and is not blocked.
-fn lifecycle_extras(
-    out: &mut Map<String, Value>,
-    name: &str,
-    ev: LifecycleEvent,
-    reply: Reply,
-    blocking: bool,
-) {
-    let event = ev.as_str();
-    if let Some(ctx) = reply.additional_context {
-        if ev.takes_context() && !blocking {
+        if let Some(ctx) = reply.additional_context {
             out.insert("additional_context".into(), Value::from(ctx));
+        }
+        Value::Object(out)
+    }
+
+    fn approve_tool(&self, reply: &Reply) -> Value {
+        if let Some(r) = &reply.halt {
+            json!({"approved": false, "reason": self.halt(r)})
+        } else if let Some(r) = reply.refusal() {
+            json!({"approved": false, "reason": self.refusal(&r)})
+        } else if reply.permission == Some(Permission::Ask) {
+            json!({"approved": false, "reason": self.ask_reason(reply)})
         } else {
-            tracing::debug!(hook = %name, event, "command hook output is not context at {event}; ignored: {}", tail(&ctx, LOG_TAIL));
+            neutral(Stage::ApproveTool)
         }
     }
-    if let Some(msg) = reply.system_message {
-        out.insert("system_message".into(), Value::from(msg));
-    }
-    if let Some(summary) = reply.summary {
-        if ev.takes_summary() && !blocking {
-            out.insert("summary".into(), Value::from(summary));
+
+    fn model_stage(&self, reply: &Reply) -> Value {
+        if let Some(r) = &reply.halt {
+            json!({"action": "abort_turn", "reason": self.halt(r)})
+        } else if let Some(r) = reply.refusal() {
+            json!({"action": "abort_turn", "reason": self.refusal(&r)})
         } else {
-            tracing::debug!(hook = %name, event, "command hook answered a summary, which {event} does not take; ignored");
+            json!({"action": "continue"})
         }
     }
-    if reply.permission == Some(Permission::Ask) {
-        tracing::debug!(hook = %name, event, "command hook answered `ask` at a lifecycle event; ignored");
+}
+
+impl Answering<'_> {
+    /// The block a lifecycle answer asks for: `continue: false`, a block or
+    /// deny, or (at stop) Cursor's follow-up message; `None` past the
+    /// hook's `loop_limit` of consecutive stop blocks.
+    fn lifecycle_block(&self, name: &str, reply: &Reply) -> Option<String> {
+        let block = match &reply.halt {
+            Some(r) => Some(self.halt(r)),
+            None => reply.refusal().map(|r| self.refusal(&r)),
+        };
+        let followup = (name == "stop" || name == "subagent_stop")
+            .then(|| reply.followup.clone())
+            .flatten();
+        let block = block.or(followup)?;
+        let over = match (self.loop_limit, self.loop_count) {
+            (Some(limit), Some(count)) => count >= u64::from(limit),
+            _ => false,
+        };
+        if over {
+            tracing::warn!(hook = %self.name, event = self.event.native, "command hook blocked {name} again past its loop_limit; going on");
+            return None;
+        }
+        Some(block)
+    }
+
+    /// A lifecycle event: block where the event can be blocked, and
+    /// context, a system message or a summary where it takes them.
+    fn lifecycle(&self, name: &str, reply: Reply) -> Value {
+        let ev: Option<LifecycleEvent> = name.parse().ok();
+        let mut out = Map::new();
+        let block = self.lifecycle_block(name, &reply);
+        let blocking = match (block, ev) {
+            (Some(reason), Some(ev)) if ev.can_block() => {
+                out.insert("action".into(), Value::from("block"));
+                out.insert("reason".into(), Value::from(reason));
+                true
+            }
+            (Some(reason), _) => {
+                tracing::info!(hook = %self.name, event = name, "command hook asked to block {name}, which cannot be blocked; going on ({reason})");
+                false
+            }
+            (None, _) => false,
+        };
+        if !blocking {
+            out.insert("action".into(), Value::from("continue"));
+        }
+        if let Some(ev) = ev {
+            self.lifecycle_extras(&mut out, ev, reply, blocking);
+        }
+        Value::Object(out)
+    }
+
+    /// Context, system message and summary of a lifecycle answer, each where
+    /// the event takes it and is not blocked.
+    fn lifecycle_extras(
+        &self,
+        out: &mut Map<String, Value>,
+        ev: LifecycleEvent,
+        reply: Reply,
+        blocking: bool,
+    ) {
+        let (hook, event) = (self.name, ev.as_str());
+        if let Some(ctx) = reply.additional_context {
+            if ev.takes_context() && !blocking {
+                out.insert("additional_context".into(), Value::from(ctx));
+            } else {
+                tracing::debug!(
+                    hook,
+                    event,
+                    "command hook output is not context at {event}; ignored: {}",
+                    tail(&ctx, LOG_TAIL)
+                );
+            }
+        }
+        if let Some(msg) = reply.system_message {
+            out.insert("system_message".into(), Value::from(msg));
+        }
+        if let Some(summary) = reply.summary {
+            if ev.takes_summary() && !blocking {
+                out.insert("summary".into(), Value::from(summary));
+            } else {
+                tracing::debug!(
+                    hook,
+                    event,
+                    "command hook answered a summary, which {event} does not take; ignored"
+                );
+            }
+        }
+        if reply.permission == Some(Permission::Ask) {
+            tracing::debug!(
+                hook,
+                event,
+                "command hook answered `ask` at a lifecycle event; ignored"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::Dialect;
+
+    fn answering(d: Dialect, native: &str, seen: Value) -> Answering<'static> {
+        let spec = d.spec();
+        Answering {
+            name: "h",
+            spec,
+            event: spec.event(native).expect("known event"),
+            tool: "shell",
+            seen: seen.as_object().cloned().unwrap_or_default(),
+            original: None,
+            loop_count: None,
+            loop_limit: None,
+        }
+    }
+
+    fn reply(v: Value) -> Reply {
+        Reply::from_json(&v).expect("readable")
+    }
+
+    #[test]
+    fn ask_is_its_own_answer_except_where_the_dialect_refuses_it() {
+        let a = answering(
+            Dialect::ClaudeCode,
+            "PreToolUse",
+            json!({"command": "git push"}),
+        );
+        let ask = a.answer(reply(json!({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "pushes"}})));
+        assert_eq!(ask, Ok(json!({"action": "ask", "reason": "pushes"})));
+        let a = answering(Dialect::Codex, "PreToolUse", json!({}));
+        let refused = a.answer(reply(
+            json!({"hookSpecificOutput": {"permissionDecision": "ask"}}),
+        ));
+        assert!(refused.is_err_and(|e| e.contains("codex")));
+    }
+
+    #[test]
+    fn a_whole_new_input_becomes_the_patch_it_implies_in_canonical_keys() {
+        let seen = json!({"command": "npm install", "description": "deps", "timeout": 5});
+        let a = answering(Dialect::ClaudeCode, "PreToolUse", seen);
+        let r = a.answer(reply(
+            json!({"hookSpecificOutput": {"permissionDecision": "allow",
+            "updatedInput": {"command": "npm ci", "timeout": 5}}}),
+        ));
+        assert_eq!(
+            r,
+            Ok(
+                json!({"action": "modify", "call": {"arguments": {"command": "npm ci", "description": null}}})
+            )
+        );
+        // docker-agent merges, and speaks `cmd` for the canonical `command`.
+        let a = answering(
+            Dialect::DockerAgent,
+            "pre_tool_use",
+            json!({"cmd": "npm install", "x": 1}),
+        );
+        let r = a.answer(reply(
+            json!({"hook_specific_output": {"updated_input": {"cmd": "npm ci"}}}),
+        ));
+        assert_eq!(
+            r,
+            Ok(json!({"action": "modify", "call": {"arguments": {"command": "npm ci"}}}))
+        );
+        // A rewrite that changes nothing is no rewrite.
+        let a = answering(Dialect::GeminiCli, "BeforeTool", json!({"command": "ls"}));
+        let r = a.answer(reply(
+            json!({"hookSpecificOutput": {"tool_input": {"command": "ls"}}}),
+        ));
+        assert_eq!(r, Ok(json!({"action": "continue"})));
+    }
+
+    #[test]
+    fn after_tool_keeps_context_and_a_block_replaces_the_result() {
+        let a = answering(Dialect::ClaudeCode, "PostToolUse", json!({}));
+        let r = a.answer(reply(json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "3 tests failed"}})));
+        assert_eq!(
+            r,
+            Ok(json!({"action": "continue", "additional_context": "3 tests failed"}))
+        );
+        let r = a.answer(reply(json!({"decision": "block", "reason": "lint first"})));
+        assert_eq!(
+            r,
+            Ok(json!({"action": "modify", "result": {"for_llm": "lint first", "is_error": true}}))
+        );
+    }
+
+    #[test]
+    fn stop_blocks_carry_the_next_instruction_up_to_the_loop_limit() {
+        let a = answering(Dialect::ClaudeCode, "Stop", json!({}));
+        let r = a.answer(reply(
+            json!({"decision": "block", "reason": "run the tests"}),
+        ));
+        assert_eq!(r, Ok(json!({"action": "block", "reason": "run the tests"})));
+        let mut a = answering(Dialect::Cursor, "stop", json!({}));
+        let r = a.answer(reply(json!({"followup_message": "fix the lint"})));
+        assert_eq!(r, Ok(json!({"action": "block", "reason": "fix the lint"})));
+        a.loop_limit = Some(2);
+        a.loop_count = Some(2);
+        let r = a.answer(reply(json!({"followup_message": "again"})));
+        assert_eq!(r, Ok(json!({"action": "continue"})));
     }
 }

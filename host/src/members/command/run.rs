@@ -157,6 +157,7 @@ impl Program {
     pub(super) async fn run(
         &self,
         input: &Value,
+        env: &[(&'static str, String)],
         deadline: Instant,
     ) -> Result<Finished, CallError> {
         let started = Instant::now();
@@ -165,7 +166,7 @@ impl Program {
         if budget.is_zero() {
             return Err(CallError::Timeout(budget));
         }
-        let mut child = self.spawn()?;
+        let mut child = self.spawn(env)?;
         let mut guard = GroupGuard {
             pgid: child.id().map_or(0, |p| p as i32),
             armed: true,
@@ -195,7 +196,7 @@ impl Program {
 
     /// Starts the program in its own process group with a clean
     /// environment; a missing folder or program is `Unavailable`.
-    fn spawn(&self) -> Result<Child, CallError> {
+    fn spawn(&self, env: &[(&'static str, String)]) -> Result<Child, CallError> {
         let cannot_start = |why: String| {
             CallError::Unavailable(format!(
                 "cannot start {} in {}: {why}",
@@ -214,6 +215,11 @@ impl Program {
             .process_group(0)
             .kill_on_drop(true);
         crate::transport::spawn::isolate(&mut cmd, &self.inherit_env, &self.env);
+        // The dialect's own variables (CLAUDE_PROJECT_DIR, ...), which the
+        // hook's `env` may still override.
+        for (k, v) in env.iter().filter(|(k, _)| !self.env.contains_key(*k)) {
+            cmd.env(k, v);
+        }
         cmd.spawn().map_err(|e| cannot_start(e.to_string()))
     }
 }

@@ -1,0 +1,60 @@
+//! Claude Code: the format the field settled on. Qwen Code and Factory
+//! speak it too; their differences (Qwen's timeouts in milliseconds and
+//! `QWEN_PROJECT_DIR`, Factory's `FACTORY_PROJECT_DIR`) are named in
+//! spec/dialects.md.
+
+use hookhost_protocol::Stage;
+
+use super::Dialect;
+use super::spec::{Casing, EnvValue, Event, Matching, Rewrite, Spec, Stamp, after, lc, st};
+
+/// Claude Code's events (the 31 of its August 2026 reference).
+pub(crate) const EVENTS: &[Event] = &[
+    lc("SessionStart", "session_start"),
+    lc("Setup", "setup"),
+    lc("UserPromptSubmit", "user_prompt_submit"),
+    lc("UserPromptExpansion", "user_prompt_expansion"),
+    st("PreToolUse", Stage::BeforeTool),
+    st("PermissionRequest", Stage::ApproveTool),
+    lc("PermissionDenied", "permission_denied"),
+    after("PostToolUse", false),
+    after("PostToolUseFailure", true),
+    lc("PostToolBatch", "post_tool_batch"),
+    lc("Notification", "notification"),
+    lc("MessageDisplay", "message_display"),
+    lc("SubagentStart", "subagent_start"),
+    lc("SubagentStop", "subagent_stop"),
+    lc("TaskCreated", "task_created"),
+    lc("TaskCompleted", "task_completed"),
+    lc("Stop", "stop"),
+    lc("StopFailure", "stop_failure"),
+    lc("TeammateIdle", "teammate_idle"),
+    lc("InstructionsLoaded", "instructions_loaded"),
+    lc("ConfigChange", "config_change"),
+    lc("CwdChanged", "cwd_changed"),
+    lc("DirectoryAdded", "directory_added"),
+    lc("FileChanged", "file_changed"),
+    lc("WorktreeCreate", "worktree_create"),
+    lc("WorktreeRemove", "worktree_remove"),
+    lc("PreCompact", "pre_compact"),
+    lc("PostCompact", "after_compaction"),
+    lc("Elicitation", "elicitation"),
+    lc("ElicitationResult", "elicitation_result"),
+    lc("SessionEnd", "session_end"),
+];
+
+/// Claude Code.
+pub(crate) const SPEC: Spec = Spec {
+    dialect: Dialect::ClaudeCode,
+    events: EVENTS,
+    casing: Casing::Snake,
+    stamp: Stamp::None,
+    env: &[("CLAUDE_PROJECT_DIR", EnvValue::ProjectDir)],
+    timeout_in_ms: false,
+    default_timeout_ms: 600_000,
+    matching: Matching::ClaudeList,
+    rewrite: Rewrite::Replace,
+    ask: true,
+    plain_context: &["session_start", "user_prompt_submit", "pre_compact"],
+    json_from_stderr: false,
+};

@@ -1,0 +1,40 @@
+//! OpenAI Codex CLI: Claude Code's format with fewer events, `ask`
+//! refused at PreToolUse, and `apply_patch` as its edit tool.
+
+use hookhost_protocol::Stage;
+
+use super::Dialect;
+use super::spec::{Casing, Event, Matching, Rewrite, Spec, Stamp, lc, st};
+
+/// Codex's events (the documented ten, and three its source adds).
+const EVENTS: &[Event] = &[
+    lc("SessionStart", "session_start"),
+    lc("SubagentStart", "subagent_start"),
+    st("PreToolUse", Stage::BeforeTool),
+    st("PermissionRequest", Stage::ApproveTool),
+    st("PostToolUse", Stage::AfterTool),
+    lc("PreCompact", "pre_compact"),
+    lc("PostCompact", "after_compaction"),
+    lc("UserPromptSubmit", "user_prompt_submit"),
+    lc("SubagentStop", "subagent_stop"),
+    lc("Stop", "stop"),
+    lc("Interrupt", "interrupt"),
+    lc("SessionEnd", "session_end"),
+    lc("StopFailure", "stop_failure"),
+];
+
+/// Codex.
+pub(crate) const SPEC: Spec = Spec {
+    dialect: Dialect::Codex,
+    events: EVENTS,
+    casing: Casing::Snake,
+    stamp: Stamp::None,
+    env: &[],
+    timeout_in_ms: false,
+    default_timeout_ms: 600_000,
+    matching: Matching::ClaudeList,
+    rewrite: Rewrite::Replace,
+    ask: false,
+    plain_context: &["session_start", "user_prompt_submit", "subagent_start"],
+    json_from_stderr: false,
+};

@@ -1,0 +1,51 @@
+//! GitHub Copilot CLI and VS Code's `.github/hooks` files. An event
+//! configured in camelCase (`preToolUse`) gets Copilot CLI's payload
+//! (`sessionId`, `toolName`, `toolArgs` as a JSON string); one in
+//! PascalCase (`PreToolUse`) gets VS Code's Claude-shaped snake_case
+//! payload. Matchers are anchored.
+
+use hookhost_protocol::Stage;
+
+use super::Dialect;
+use super::spec::{Casing, Event, Matching, Rewrite, Spec, Stamp, after, lc, st};
+
+/// Copilot CLI's thirteen events, then VS Code's PascalCase ones.
+const EVENTS: &[Event] = &[
+    lc("sessionStart", "session_start"),
+    lc("sessionEnd", "session_end"),
+    lc("userPromptSubmitted", "user_prompt_submit"),
+    st("preToolUse", Stage::BeforeTool),
+    after("postToolUse", false),
+    after("postToolUseFailure", true),
+    st("permissionRequest", Stage::ApproveTool),
+    lc("notification", "notification"),
+    lc("agentStop", "stop"),
+    lc("subagentStart", "subagent_start"),
+    lc("subagentStop", "subagent_stop"),
+    lc("errorOccurred", "on_error"),
+    lc("preCompact", "pre_compact"),
+    lc("SessionStart", "session_start"),
+    lc("UserPromptSubmit", "user_prompt_submit"),
+    st("PreToolUse", Stage::BeforeTool),
+    st("PostToolUse", Stage::AfterTool),
+    lc("PreCompact", "pre_compact"),
+    lc("SubagentStart", "subagent_start"),
+    lc("SubagentStop", "subagent_stop"),
+    lc("Stop", "stop"),
+];
+
+/// Copilot.
+pub(crate) const SPEC: Spec = Spec {
+    dialect: Dialect::Copilot,
+    events: EVENTS,
+    casing: Casing::Camel,
+    stamp: Stamp::Millis,
+    env: &[],
+    timeout_in_ms: false,
+    default_timeout_ms: 30_000,
+    matching: Matching::Anchored,
+    rewrite: Rewrite::Replace,
+    ask: true,
+    plain_context: &[],
+    json_from_stderr: false,
+};

@@ -1,0 +1,44 @@
+//! Gemini CLI: its own event names, a top-level `decision`, rewrites
+//! merged over the input, timeouts in milliseconds, and JSON read from
+//! stderr when stdout is empty.
+
+use hookhost_protocol::Stage;
+
+use super::Dialect;
+use super::spec::{Casing, EnvValue, Event, Matching, Rewrite, Spec, Stamp, lc, st};
+
+/// Gemini CLI's eleven events.
+const EVENTS: &[Event] = &[
+    lc("SessionStart", "session_start"),
+    lc("SessionEnd", "session_end"),
+    lc("BeforeAgent", "user_prompt_submit"),
+    lc("AfterAgent", "stop"),
+    st("BeforeModel", Stage::BeforeLlm),
+    st("AfterModel", Stage::AfterLlm),
+    lc("BeforeToolSelection", "before_tool_selection"),
+    st("BeforeTool", Stage::BeforeTool),
+    st("AfterTool", Stage::AfterTool),
+    lc("PreCompress", "pre_compact"),
+    lc("Notification", "notification"),
+];
+
+/// Gemini CLI.
+pub(crate) const SPEC: Spec = Spec {
+    dialect: Dialect::GeminiCli,
+    events: EVENTS,
+    casing: Casing::Snake,
+    stamp: Stamp::Iso,
+    env: &[
+        ("GEMINI_PROJECT_DIR", EnvValue::ProjectDir),
+        ("CLAUDE_PROJECT_DIR", EnvValue::ProjectDir),
+        ("GEMINI_SESSION_ID", EnvValue::SessionId),
+        ("GEMINI_CWD", EnvValue::Cwd),
+    ],
+    timeout_in_ms: true,
+    default_timeout_ms: 60_000,
+    matching: Matching::RegexTools,
+    rewrite: Rewrite::Merge,
+    ask: true,
+    plain_context: &[],
+    json_from_stderr: true,
+};

@@ -1,0 +1,531 @@
+//! Reading a hook's answer, whatever the dialect: the exit code, stdout and
+//! stderr become one [`Reply`]. The JSON reader takes every dialect's
+//! spellings (docker-agent's snake_case, Claude Code's camelCase, Cursor's
+//! `permission`, Gemini's `decision` and `tool_input`, Copilot's
+//! `modifiedArgs`), so a script is never misread as an allow because it
+//! spelled a decision its own way.
+//!
+//! A wrong type, an unknown decision, two JSON documents or an answer that
+//! echoes the input event is an error: a gate whose answer cannot be read
+//! must not count as an allow.
+
+use hookhost_protocol::action::type_name;
+use serde_json::{Map, Value};
+
+use super::spec::Spec;
+
+/// A script's permission decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Permission {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// A script's answer, whatever the spelling it used.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Reply {
+    /// `continue: false`, with its `stop_reason`.
+    pub(crate) halt: Option<Option<String>>,
+    /// `decision: "block"` (with `reason`) or exit 2 (with stderr).
+    pub(crate) block: Option<Option<String>>,
+    pub(crate) permission: Option<Permission>,
+    pub(crate) permission_reason: Option<String>,
+    /// The rewritten input, in the dialect's keys; whole or a merge as the
+    /// dialect's [`Rewrite`](super::spec::Rewrite) says.
+    pub(crate) updated_input: Option<Map<String, Value>>,
+    /// `additional_context`, or plain text on stdout where it is context.
+    pub(crate) additional_context: Option<String>,
+    pub(crate) system_message: Option<String>,
+    pub(crate) summary: Option<String>,
+    /// Cursor's `followup_message`: at stop, the next instruction.
+    pub(crate) followup: Option<String>,
+}
+
+/// How a run ended, as the reader needs it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ending<'a> {
+    /// The exit code.
+    pub(crate) code: i32,
+    /// What it wrote to stdout.
+    pub(crate) stdout: &'a str,
+    /// What it wrote to stderr.
+    pub(crate) stderr: &'a str,
+    /// stdout was cut at the output cap.
+    pub(crate) truncated: bool,
+}
+
+/// Why an answer cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ReadError {
+    /// An exit other than 0 and 2: the dialect's non-blocking error.
+    Exit,
+    /// An answer that cannot be read.
+    Invalid(String),
+}
+
+/// Reads a finished run: exit 2 blocks with stderr (and beats any JSON,
+/// as in Claude Code), exit 0 is read as JSON or plain text, anything else
+/// is a failure. `plain_is_context` says whether plain stdout is context at
+/// this event.
+pub(crate) fn read(
+    spec: &Spec,
+    end: Ending<'_>,
+    plain_is_context: bool,
+) -> Result<Reply, ReadError> {
+    match end.code {
+        0 => read_output(spec, end, plain_is_context).map_err(ReadError::Invalid),
+        2 => Ok(Reply::blocked(end.stderr)),
+        _ => Err(ReadError::Exit),
+    }
+}
+
+fn read_output(spec: &Spec, end: Ending<'_>, plain_is_context: bool) -> Result<Reply, String> {
+    let mut text = end.stdout.trim();
+    if text.is_empty() && spec.json_from_stderr {
+        text = end.stderr.trim();
+    }
+    if text.starts_with('{') || (spec.json_from_stderr && text.starts_with('"')) {
+        let mut value: Value = serde_json::from_str(text).map_err(|e| match end.truncated {
+            true => {
+                "stdout starts with `{` but is not JSON: it was cut at the output cap".to_string()
+            }
+            false => format!("stdout starts with `{{` but is not one JSON document: {e}"),
+        })?;
+        // Gemini CLI parses a JSON string a second time.
+        if let Value::String(inner) = &value {
+            value = serde_json::from_str(inner)
+                .map_err(|e| format!("a JSON string that is not JSON: {e}"))?;
+        }
+        return Reply::from_json(&value);
+    }
+    let text = non_empty(Some(text.to_string()));
+    Ok(match (plain_is_context, spec.json_from_stderr) {
+        (true, _) => Reply {
+            additional_context: text,
+            ..Reply::default()
+        },
+        // Gemini CLI: plain output is a message for the user.
+        (false, true) => Reply {
+            system_message: text,
+            ..Reply::default()
+        },
+        (false, false) => {
+            if let Some(t) = text {
+                tracing::debug!(
+                    "command hook wrote plain text where it is not context; ignored: {t}"
+                );
+            }
+            Reply::default()
+        }
+    })
+}
+
+/// `obj[snake]`, else `obj[camel]`; null counts as absent.
+fn field<'a>(obj: &'a Map<String, Value>, snake: &str, camel: &str) -> Option<&'a Value> {
+    obj.get(snake)
+        .filter(|v| !v.is_null())
+        .or_else(|| obj.get(camel).filter(|v| !v.is_null()))
+}
+
+fn string_field(
+    obj: &Map<String, Value>,
+    snake: &str,
+    camel: &str,
+) -> Result<Option<String>, String> {
+    match field(obj, snake, camel) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!(
+            "`{snake}` must be a string, got {}",
+            type_name(other)
+        )),
+    }
+}
+
+fn object_field<'a>(
+    obj: &'a Map<String, Value>,
+    snake: &str,
+    camel: &str,
+) -> Result<Option<&'a Map<String, Value>>, String> {
+    match field(obj, snake, camel) {
+        None => Ok(None),
+        Some(Value::Object(o)) => Ok(Some(o)),
+        Some(other) => Err(format!(
+            "`{snake}` must be an object, got {}",
+            type_name(other)
+        )),
+    }
+}
+
+/// The first of the two places a key may be in: `hook_specific_output`
+/// first, then the top level.
+fn either_string(
+    specific: Option<&Map<String, Value>>,
+    top: &Map<String, Value>,
+    snake: &str,
+    camel: &str,
+) -> Result<Option<String>, String> {
+    if let Some(s) = specific {
+        if let Some(v) = string_field(s, snake, camel)? {
+            return Ok(Some(v));
+        }
+    }
+    string_field(top, snake, camel)
+}
+
+fn parse_permission(value: &str, key: &str) -> Result<Option<Permission>, String> {
+    match value {
+        "" => Ok(None),
+        "allow" => Ok(Some(Permission::Allow)),
+        "ask" => Ok(Some(Permission::Ask)),
+        "deny" => Ok(Some(Permission::Deny)),
+        other => Err(format!(
+            "`{key}`: unknown value {other:?} (expected allow, ask or deny)"
+        )),
+    }
+}
+
+/// Keys only an input event has: an answer carrying one is the input
+/// echoed back (a dispatcher that printed what it read).
+const ECHOED: [&str; 4] = [
+    "hook_event_name",
+    "session_id",
+    "tool_input",
+    "transcript_path",
+];
+
+/// Copilot CLI's `modifiedArgs`: an object, or the JSON text of one (it
+/// hands `toolArgs` over as a string, and scripts answer in kind).
+fn modified_args(top: &Map<String, Value>) -> Result<Option<Map<String, Value>>, String> {
+    match top.get("modifiedArgs").filter(|v| !v.is_null()) {
+        None => Ok(None),
+        Some(Value::Object(o)) => Ok(Some(o.clone())),
+        Some(Value::String(s)) => match serde_json::from_str(s) {
+            Ok(Value::Object(o)) => Ok(Some(o)),
+            _ => Err("`modifiedArgs` is a string that is not a JSON object".to_string()),
+        },
+        Some(other) => Err(format!(
+            "`modifiedArgs` must be an object, got {}",
+            type_name(other)
+        )),
+    }
+}
+
+/// Non-empty text, or nothing.
+pub(crate) fn non_empty(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.trim().is_empty())
+}
+
+impl Reply {
+    /// Reads a JSON answer in docker-agent's snake_case or Claude Code's
+    /// camelCase (snake_case wins when both are given). A wrong type or an
+    /// unknown decision is an error: a gate whose answer cannot be read
+    /// must not count as an allow.
+    pub(crate) fn from_json(value: &Value) -> Result<Reply, String> {
+        let top = value
+            .as_object()
+            .ok_or("the JSON answer must be an object")?;
+        if let Some(k) = ECHOED.iter().find(|k| top.contains_key(**k)) {
+            return Err(format!(
+                "the answer has `{k}`, a key of the input event: the hook echoed its input instead of answering"
+            ));
+        }
+        let specific = object_field(top, "hook_specific_output", "hookSpecificOutput")?;
+        let mut reply = Reply::default();
+        reply.read_continue(top)?;
+        let reason = non_empty(string_field(top, "reason", "reason")?).or(non_empty(string_field(
+            top,
+            "agent_message",
+            "agentMessage",
+        )?));
+        reply.read_decision(top, &reason)?;
+        reply.read_permission(specific, top, reason)?;
+        reply.read_updated_input(specific, top)?;
+        if let Some(s) = specific {
+            reply.read_permission_request(s)?;
+        }
+        reply.followup = non_empty(string_field(top, "followup_message", "followupMessage")?);
+        reply.additional_context = non_empty(either_string(
+            specific,
+            top,
+            "additional_context",
+            "additionalContext",
+        )?);
+        reply.system_message = non_empty(string_field(top, "system_message", "systemMessage")?)
+            .or(non_empty(string_field(top, "user_message", "userMessage")?));
+        reply.summary = non_empty(either_string(specific, top, "summary", "summary")?);
+        Ok(reply)
+    }
+
+    /// `continue: false` halts, with `stop_reason`.
+    fn read_continue(&mut self, top: &Map<String, Value>) -> Result<(), String> {
+        match field(top, "continue", "continue") {
+            None | Some(Value::Bool(true)) => Ok(()),
+            Some(Value::Bool(false)) => {
+                self.halt = Some(non_empty(string_field(top, "stop_reason", "stopReason")?));
+                Ok(())
+            }
+            Some(other) => Err(format!(
+                "`continue` must be a boolean, got {}",
+                type_name(other)
+            )),
+        }
+    }
+
+    /// The top-level `decision`: block (or deny) with `reason`, or allow.
+    fn read_decision(
+        &mut self,
+        top: &Map<String, Value>,
+        reason: &Option<String>,
+    ) -> Result<(), String> {
+        match string_field(top, "decision", "decision")?.as_deref() {
+            None | Some("") => {}
+            Some("block") | Some("deny") => self.block = Some(reason.clone()),
+            // Claude Code's older PreToolUse spelling of "allow".
+            Some("approve") | Some("allow") => self.permission = Some(Permission::Allow),
+            // Gemini CLI's spelling of asking the user.
+            Some("ask") => self.permission = Some(Permission::Ask),
+            Some(other) => {
+                return Err(format!(
+                    "`decision`: unknown value {other:?} (expected block, deny, ask, allow or approve)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `permission_decision` and its reason (the top-level `reason` when
+    /// it has none).
+    fn read_permission(
+        &mut self,
+        specific: Option<&Map<String, Value>>,
+        top: &Map<String, Value>,
+        reason: Option<String>,
+    ) -> Result<(), String> {
+        let cursor = string_field(top, "permission", "permission")?;
+        if let Some(p) =
+            either_string(specific, top, "permission_decision", "permissionDecision")?.or(cursor)
+        {
+            if let Some(p) = parse_permission(&p, "permission_decision")? {
+                self.permission = Some(p);
+            }
+        }
+        self.permission_reason = non_empty(either_string(
+            specific,
+            top,
+            "permission_decision_reason",
+            "permissionDecisionReason",
+        )?)
+        .or(reason);
+        Ok(())
+    }
+
+    /// `updated_input`, from `hook_specific_output` first.
+    fn read_updated_input(
+        &mut self,
+        specific: Option<&Map<String, Value>>,
+        top: &Map<String, Value>,
+    ) -> Result<(), String> {
+        let mut updated = None;
+        if let Some(s) = specific {
+            updated = object_field(s, "updated_input", "updatedInput")?;
+            if updated.is_none() {
+                // Gemini CLI's rewrite, merged over the input.
+                updated = object_field(s, "tool_input", "tool_input")?;
+            }
+        }
+        if updated.is_none() {
+            updated = object_field(top, "updated_input", "updatedInput")?;
+        }
+        self.updated_input = match updated {
+            Some(u) => Some(u.clone()),
+            None => modified_args(top)?,
+        };
+        Ok(())
+    }
+
+    /// Claude Code's PermissionRequest answer:
+    /// `hookSpecificOutput.decision = {behavior, message, updatedInput}`,
+    /// which overrides the other spellings.
+    fn read_permission_request(&mut self, specific: &Map<String, Value>) -> Result<(), String> {
+        let Some(d) = specific.get("decision").filter(|d| !d.is_null()) else {
+            return Ok(());
+        };
+        let d = d
+            .as_object()
+            .ok_or("`hook_specific_output.decision` must be an object")?;
+        if let Some(b) = string_field(d, "behavior", "behavior")? {
+            if let Some(p) = parse_permission(&b, "decision.behavior")? {
+                self.permission = Some(p);
+            }
+        }
+        if let Some(m) = non_empty(string_field(d, "message", "message")?) {
+            self.permission_reason = Some(m);
+        }
+        if let Some(u) = object_field(d, "updated_input", "updatedInput")? {
+            self.updated_input = Some(u.clone());
+        }
+        Ok(())
+    }
+
+    /// Exit 2: a block, with stderr as the reason.
+    pub(crate) fn blocked(stderr: &str) -> Reply {
+        Reply {
+            block: Some(non_empty(Some(stderr.trim().to_string()))),
+            ..Reply::default()
+        }
+    }
+
+    /// The refusal this answer carries, if any: a block or a deny.
+    pub(crate) fn refusal(&self) -> Option<Option<String>> {
+        if let Some(r) = &self.block {
+            return Some(r.clone());
+        }
+        if self.permission == Some(Permission::Deny) {
+            return Some(self.permission_reason.clone());
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::Dialect;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Reply {
+        Reply::from_json(&v).expect("readable answer")
+    }
+
+    fn ending<'a>(code: i32, stdout: &'a str, stderr: &'a str) -> Ending<'a> {
+        Ending {
+            code,
+            stdout,
+            stderr,
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn snake_and_camel_case_read_the_same() {
+        let snake = parse(json!({
+            "continue": false, "stop_reason": "s", "system_message": "m",
+            "hook_specific_output": {"permission_decision": "deny",
+                "permission_decision_reason": "r", "updated_input": {"a": 1},
+                "additional_context": "c"}
+        }));
+        let camel = parse(json!({
+            "continue": false, "stopReason": "s", "systemMessage": "m",
+            "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                "permissionDecisionReason": "r", "updatedInput": {"a": 1},
+                "additionalContext": "c"}
+        }));
+        assert_eq!(snake, camel);
+        assert_eq!(snake.halt, Some(Some("s".into())));
+        assert_eq!(snake.permission, Some(Permission::Deny));
+    }
+
+    #[test]
+    fn every_dialects_spelling_of_a_decision_is_read() {
+        // Cursor: `permission`, `agent_message`, `user_message`.
+        let r = parse(
+            json!({"permission": "deny", "agent_message": "no rm", "user_message": "blocked"}),
+        );
+        assert_eq!(r.refusal(), Some(Some("no rm".into())));
+        assert_eq!(r.system_message.as_deref(), Some("blocked"));
+        assert_eq!(
+            parse(json!({"permission": "ask"})).permission,
+            Some(Permission::Ask)
+        );
+        // Gemini: top-level decision, tool_input rewrite.
+        assert_eq!(
+            parse(json!({"decision": "ask"})).permission,
+            Some(Permission::Ask)
+        );
+        let r = parse(
+            json!({"decision": "allow", "hookSpecificOutput": {"tool_input": {"command": "ls"}}}),
+        );
+        assert_eq!(
+            Value::Object(r.updated_input.expect("rewrite")),
+            json!({"command": "ls"})
+        );
+        // Copilot: modifiedArgs as text or object.
+        let r = parse(
+            json!({"permissionDecision": "allow", "modifiedArgs": "{\"command\":\"npm ci\"}"}),
+        );
+        assert_eq!(
+            Value::Object(r.updated_input.expect("rewrite")),
+            json!({"command": "npm ci"})
+        );
+        // Cursor's follow-up at stop.
+        assert_eq!(
+            parse(json!({"followup_message": "run the tests"}))
+                .followup
+                .as_deref(),
+            Some("run the tests")
+        );
+    }
+
+    #[test]
+    fn unreadable_or_echoed_answers_are_errors() {
+        for bad in [
+            json!({"continue": "no"}),
+            json!({"decision": "maybe"}),
+            json!({"permission": "perhaps"}),
+            json!({"hook_specific_output": "deny"}),
+            json!({"updated_input": [1]}),
+            json!({"modifiedArgs": "not json"}),
+            json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_input": {}}),
+            json!([1]),
+        ] {
+            assert!(Reply::from_json(&bad).is_err(), "{bad}");
+        }
+        let claude = Dialect::ClaudeCode.spec();
+        let two = read(claude, ending(0, "{}\n{\"decision\":\"block\"}", ""), false);
+        assert!(matches!(two, Err(ReadError::Invalid(e)) if e.contains("one JSON document")));
+        let cut = Ending {
+            truncated: true,
+            ..ending(0, "{\"decision\": \"blo", "")
+        };
+        assert!(
+            matches!(read(claude, cut, false), Err(ReadError::Invalid(e)) if e.contains("cut"))
+        );
+        assert_eq!(
+            read(claude, ending(1, "{}", ""), false),
+            Err(ReadError::Exit)
+        );
+    }
+
+    #[test]
+    fn exit_2_beats_json_and_plain_text_is_context_only_where_defined() {
+        let claude = Dialect::ClaudeCode.spec();
+        let allow = r#"{"hookSpecificOutput":{"permissionDecision":"allow"}}"#;
+        let r = read(claude, ending(2, allow, "touches /etc"), false).expect("read");
+        assert_eq!(r.refusal(), Some(Some("touches /etc".into())));
+        let r = read(claude, ending(0, "use tabs\n", ""), true).expect("read");
+        assert_eq!(r.additional_context.as_deref(), Some("use tabs"));
+        let r = read(claude, ending(0, "debug noise", ""), false).expect("read");
+        assert_eq!(r, Reply::default());
+        // Gemini: JSON on stderr when stdout is empty, a JSON string parsed
+        // twice, plain text a message for the user.
+        let gemini = Dialect::GeminiCli.spec();
+        let r = read(
+            gemini,
+            ending(0, "", r#"{"decision":"deny","reason":"no"}"#),
+            false,
+        )
+        .expect("read");
+        assert_eq!(r.refusal(), Some(Some("no".into())));
+        let r = read(
+            gemini,
+            ending(0, r#""{\"decision\":\"block\"}""#, ""),
+            false,
+        )
+        .expect("read");
+        assert!(r.block.is_some());
+        let r = read(gemini, ending(0, "hello", ""), false).expect("read");
+        assert_eq!(r.system_message.as_deref(), Some("hello"));
+    }
+}

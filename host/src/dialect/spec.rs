@@ -1,0 +1,185 @@
+//! The shape of a dialect's definition: plain data that each dialect's
+//! file fills in, read by the translations in both directions.
+
+use hookhost_protocol::Stage;
+
+use super::Dialect;
+
+/// What a native event stands for in hookhost's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// A tool or model stage.
+    Stage(Stage),
+    /// A lifecycle event, by its snake_case name (spec §5.9, or an open
+    /// name such as `post_tool_use_failure`).
+    Lifecycle(&'static str),
+}
+
+/// One native event name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Event {
+    /// The name as the agent writes it (`PreToolUse`, `BeforeTool`).
+    pub(crate) native: &'static str,
+    /// What it stands for.
+    pub(crate) target: Target,
+    /// Only for these canonical tools (Cursor's `beforeShellExecution` is
+    /// before_tool of the shell tool only; `mcp` stands for every MCP
+    /// tool); every tool when empty.
+    pub(crate) tools: &'static [&'static str],
+    /// At after_tool: only results that failed (`Some(true)`, Claude's
+    /// PostToolUseFailure) or succeeded (`Some(false)`, its PostToolUse).
+    pub(crate) failed: Option<bool>,
+}
+
+/// Shorthand for a table row that covers every tool.
+pub(crate) const fn ev(native: &'static str, target: Target) -> Event {
+    Event {
+        native,
+        target,
+        tools: &[],
+        failed: None,
+    }
+}
+
+/// A row for some tools only.
+pub(crate) const fn for_tools(
+    native: &'static str,
+    stage: Stage,
+    tools: &'static [&'static str],
+) -> Event {
+    Event {
+        native,
+        target: Target::Stage(stage),
+        tools,
+        failed: None,
+    }
+}
+
+/// An after_tool row for failed (`true`) or successful (`false`) results.
+pub(crate) const fn after(native: &'static str, failed: bool) -> Event {
+    Event {
+        native,
+        target: Target::Stage(Stage::AfterTool),
+        tools: &[],
+        failed: Some(failed),
+    }
+}
+
+/// A tool stage's row.
+pub(crate) const fn st(native: &'static str, stage: Stage) -> Event {
+    ev(native, Target::Stage(stage))
+}
+
+/// A lifecycle row.
+pub(crate) const fn lc(native: &'static str, canonical: &'static str) -> Event {
+    ev(native, Target::Lifecycle(canonical))
+}
+
+/// How the input keys are spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Casing {
+    /// `session_id`, `tool_input` (Claude Code and most others).
+    Snake,
+    /// `sessionId`, `toolArgs` (Copilot CLI's camelCase events).
+    Camel,
+}
+
+/// How a timestamp is sent, when the dialect sends one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stamp {
+    /// No `timestamp` key.
+    None,
+    /// RFC 3339 text.
+    Iso,
+    /// Milliseconds since the epoch, a number.
+    Millis,
+}
+
+/// What a rewrite of the tool input means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rewrite {
+    /// The whole new input (Claude's `updatedInput`): keys it leaves out
+    /// are removed.
+    Replace,
+    /// A shallow merge over the input (Gemini's `tool_input`,
+    /// docker-agent's `updated_input`).
+    Merge,
+}
+
+/// How a `matcher` string is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Matching {
+    /// Claude Code: a string of `[A-Za-z0-9_|, -]` is an exact list split
+    /// on `|` and `,`; anything else an unanchored regex.
+    ClaudeList,
+    /// A regex that must match the whole name (Copilot, docker-agent).
+    Anchored,
+    /// An unanchored regex at tool events, an exact string at lifecycle
+    /// events (Gemini CLI).
+    RegexTools,
+}
+
+/// What an env var a dialect sets holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EnvValue {
+    /// The project folder (the hook's working directory).
+    ProjectDir,
+    /// The session id.
+    SessionId,
+    /// The agent's working directory.
+    Cwd,
+}
+
+/// One dialect, as data.
+#[derive(Debug)]
+pub(crate) struct Spec {
+    /// Which one.
+    pub(crate) dialect: Dialect,
+    /// Its events. Names are matched exactly.
+    pub(crate) events: &'static [Event],
+    /// The spelling of input keys.
+    pub(crate) casing: Casing,
+    /// The `timestamp` it sends.
+    pub(crate) stamp: Stamp,
+    /// The env vars it sets for a hook.
+    pub(crate) env: &'static [(&'static str, EnvValue)],
+    /// Its `timeout` unit is milliseconds (else seconds).
+    pub(crate) timeout_in_ms: bool,
+    /// The timeout of a hook that sets none, in milliseconds.
+    pub(crate) default_timeout_ms: u64,
+    /// How `matcher` is read.
+    pub(crate) matching: Matching,
+    /// What a rewrite of the tool input means.
+    pub(crate) rewrite: Rewrite,
+    /// Whether `ask` is an answer it takes (Codex refuses it).
+    pub(crate) ask: bool,
+    /// The canonical events at which plain (non-JSON) stdout is context.
+    pub(crate) plain_context: &'static [&'static str],
+    /// JSON is read from stderr when stdout is empty (Gemini CLI).
+    pub(crate) json_from_stderr: bool,
+}
+
+impl Spec {
+    /// The row of a native event name.
+    pub(crate) fn event(&self, native: &str) -> Option<&'static Event> {
+        self.events.iter().find(|e| e.native == native)
+    }
+
+    /// The casing of the input for `native`: Copilot picks VS Code's
+    /// snake_case payload for an event configured in PascalCase.
+    pub(crate) fn casing_of(&self, native: &str) -> Casing {
+        if self.casing == Casing::Camel && native.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return Casing::Snake;
+        }
+        self.casing
+    }
+
+    /// Every native name, for error messages.
+    pub(crate) fn event_names(&self) -> String {
+        self.events
+            .iter()
+            .map(|e| e.native)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
