@@ -7,6 +7,7 @@
 //! file per dialect, written as translations both ways so the same table
 //! serves a hook run by hookhost and an agent answered by hookhost.
 
+pub(crate) mod agent;
 mod claude_code;
 mod codex;
 mod copilot;

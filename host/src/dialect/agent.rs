@@ -1,0 +1,658 @@
+//! The other direction: an agent's own hook event in, hookhost's params
+//! out, and the chain's verdict back in the shape that agent reads from a
+//! command hook. `hookhost relay` (and the HTTP routes after it) stand in
+//! for a command hook with these.
+//!
+//! Every verdict is written in a shape the agent cannot misread: what the
+//! agent has no way to say (an answer in place of the tool, a rewrite at
+//! an event that takes none, `ask` in Codex) becomes a refusal with the
+//! reason, never a silent allow.
+
+use hookhost_protocol::Stage;
+use serde_json::{Map, Value, json};
+
+use super::Dialect;
+use super::spec::{Casing, Event, Spec, Target};
+use super::tools;
+
+/// The keys every event carries, kept out of a lifecycle payload.
+const COMMON: &[&str] = &[
+    "session_id",
+    "sessionId",
+    "conversation_id",
+    "generation_id",
+    "workspace_roots",
+    "transcript_path",
+    "transcriptPath",
+    "cwd",
+    "permission_mode",
+    "hook_event_name",
+    "hookEventName",
+    "model",
+    "turn_id",
+    "timestamp",
+];
+
+/// An agent's event, read.
+#[derive(Debug, Clone)]
+pub(crate) struct Incoming {
+    /// The native event.
+    pub(crate) event: &'static Event,
+    /// hookhost's params for it: a stage's params, or for a lifecycle
+    /// event `{event, meta, payload}`.
+    pub(crate) params: Value,
+}
+
+/// Why an event cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EventError {
+    /// Not a JSON object.
+    #[error("the event is not a JSON object")]
+    NotAnObject,
+    /// No event name in the input and none given.
+    #[error("the event does not name itself (no `hook_event_name`); pass --event")]
+    Unnamed,
+    /// A name the dialect does not have.
+    #[error("{0} has no event {1:?}")]
+    Unknown(Dialect, String),
+}
+
+fn text<'v>(m: &'v Map<String, Value>, keys: &[&str]) -> Option<&'v str> {
+    keys.iter().find_map(|k| m.get(*k).and_then(Value::as_str))
+}
+
+/// Reads what agent `spec` sent for a command hook. `named` is the event
+/// when the payload does not say (Copilot's camelCase payloads do not).
+pub(crate) fn read_event(
+    spec: &'static Spec,
+    input: &Value,
+    named: Option<&str>,
+) -> Result<Incoming, EventError> {
+    let m = input.as_object().ok_or(EventError::NotAnObject)?;
+    let name = named
+        .or_else(|| text(m, &["hook_event_name", "hookEventName"]))
+        .ok_or(EventError::Unnamed)?;
+    let event = spec
+        .event(name)
+        .ok_or_else(|| EventError::Unknown(spec.dialect, name.to_string()))?;
+    let mut params = Map::new();
+    params.insert("meta".into(), meta(m));
+    match event.target {
+        Target::Stage(Stage::BeforeLlm | Stage::AfterLlm) => model_params(m, &mut params),
+        Target::Stage(_) => tool_params(spec, event, m, &mut params),
+        Target::Lifecycle(name) => {
+            let payload: Map<String, Value> = m
+                .iter()
+                .filter(|(k, _)| !COMMON.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            params.insert("event".into(), Value::from(name));
+            params.insert("payload".into(), Value::Object(payload));
+        }
+    }
+    Ok(Incoming {
+        event,
+        params: Value::Object(params),
+    })
+}
+
+/// The context every dialect sends, as `meta`.
+fn meta(m: &Map<String, Value>) -> Value {
+    let mut meta = Map::new();
+    let pairs: [(&str, &[&str]); 6] = [
+        (
+            "session_key",
+            &["session_id", "sessionId", "conversation_id"],
+        ),
+        ("transcript_path", &["transcript_path", "transcriptPath"]),
+        ("cwd", &["cwd"]),
+        ("permission_mode", &["permission_mode"]),
+        ("model", &["model"]),
+        ("turn_id", &["turn_id", "generation_id"]),
+    ];
+    for (key, from) in pairs {
+        if let Some(v) = text(m, from).filter(|v| !v.is_empty()) {
+            meta.insert(key.into(), Value::from(v));
+        }
+    }
+    Value::Object(meta)
+}
+
+/// The tool, its arguments and result, in canonical names and keys.
+fn tool_params(
+    spec: &Spec,
+    event: &Event,
+    m: &Map<String, Value>,
+    params: &mut Map<String, Value>,
+) {
+    let d = spec.dialect;
+    let native = text(m, &["tool_name", "toolName"]).map(str::to_string);
+    // Cursor's tool-specific events name no tool: the event says which.
+    let tool = match native {
+        Some(n) => tools::from_native(d, &n),
+        None => event.tools.first().copied().unwrap_or_default().to_string(),
+    };
+    let args = match m.get("tool_input").or_else(|| m.get("toolArgs")) {
+        Some(Value::Object(o)) => o.clone(),
+        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_default(),
+        _ => cursor_args(m),
+    };
+    let args = tools::args_from_native(d, &tool, &args, None);
+    params.insert("tool".into(), Value::from(tool));
+    params.insert("arguments".into(), Value::Object(args));
+    if let Some(id) = text(m, &["tool_use_id", "tool_call_id", "toolCallId"]) {
+        params.insert("tool_call_id".into(), Value::from(id));
+    }
+    if event.target == Target::Stage(Stage::AfterTool) {
+        params.insert("result".into(), result(m, event.failed == Some(true)));
+    }
+}
+
+/// Cursor's shell and file events carry their arguments at the top level.
+fn cursor_args(m: &Map<String, Value>) -> Map<String, Value> {
+    ["command", "file_path"]
+        .iter()
+        .filter_map(|k| Some((k.to_string(), m.get(*k)?.clone())))
+        .collect()
+}
+
+/// A tool's result as the agent reported it, as hookhost's tool result.
+fn result(m: &Map<String, Value>, failed: bool) -> Value {
+    let raw = [
+        "tool_response",
+        "toolResult",
+        "tool_result",
+        "result_json",
+        "output",
+    ]
+    .iter()
+    .find_map(|k| m.get(*k))
+    .cloned()
+    .unwrap_or(Value::Null);
+    let for_llm = match &raw {
+        Value::String(s) => s.clone(),
+        Value::Object(o) => text(o, &["for_llm", "textResultForLlm", "llmContent", "stdout"])
+            .map(str::to_string)
+            .unwrap_or_else(|| raw.to_string()),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    let is_error = failed || m.get("error").is_some_and(|e| !e.is_null());
+    json!({"for_llm": for_llm, "is_error": is_error, "raw": raw})
+}
+
+fn model_params(m: &Map<String, Value>, params: &mut Map<String, Value>) {
+    let request = m.get("llm_request").and_then(Value::as_object);
+    let model = request
+        .and_then(|r| text(r, &["model"]))
+        .or(text(m, &["model"]));
+    params.insert("model".into(), Value::from(model.unwrap_or_default()));
+    let messages = request
+        .and_then(|r| r.get("messages"))
+        .cloned()
+        .unwrap_or(json!([]));
+    params.insert("messages".into(), messages);
+    if let Some(r) = m.get("llm_response") {
+        params.insert("response".into(), r.clone());
+    }
+}
+
+/// What a command hook of agent D answers: stdout, stderr, exit code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// A JSON object, or empty.
+    pub stdout: String,
+    /// A reason, where the exit code carries the decision.
+    pub stderr: String,
+    /// 0, or 2 to block.
+    pub code: i32,
+}
+
+impl Answer {
+    fn json(value: Value) -> Answer {
+        let stdout = match &value {
+            Value::Object(o) if o.is_empty() => String::new(),
+            v => v.to_string(),
+        };
+        Answer {
+            stdout,
+            stderr: String::new(),
+            code: 0,
+        }
+    }
+
+    /// Exit 2 with the reason on stderr: the one refusal every dialect
+    /// reads the same, used where JSON could be misread.
+    pub(crate) fn block(reason: &str) -> Answer {
+        Answer {
+            stdout: String::new(),
+            stderr: reason.to_string(),
+            code: 2,
+        }
+    }
+}
+
+/// A verdict's text field.
+fn field<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Writes the chain's verdict (its wire shape, spec §8) for `incoming` the
+/// way agent `spec` reads a command hook's answer.
+pub(crate) fn write_answer(spec: &'static Spec, incoming: &Incoming, verdict: &Value) -> Answer {
+    let ev = incoming.event;
+    let w = Writer {
+        spec,
+        event: ev,
+        casing: spec.casing_of(ev.native),
+    };
+    match ev.target {
+        Target::Stage(Stage::BeforeTool) => w.before_tool(incoming, verdict),
+        Target::Stage(Stage::AfterTool) => w.after_tool(verdict),
+        Target::Stage(Stage::ApproveTool) => w.approve(verdict),
+        Target::Stage(_) => w.model_stage(verdict),
+        Target::Lifecycle(name) => w.lifecycle(name, verdict),
+    }
+}
+
+struct Writer {
+    spec: &'static Spec,
+    event: &'static Event,
+    casing: Casing,
+}
+
+impl Writer {
+    fn d(&self) -> Dialect {
+        self.spec.dialect
+    }
+
+    /// Claude-shaped dialects put decisions in `hookSpecificOutput`.
+    fn claude_shaped(&self) -> bool {
+        matches!(self.d(), Dialect::ClaudeCode | Dialect::Codex)
+            || (self.d() == Dialect::Copilot && self.casing == Casing::Snake)
+    }
+
+    fn specific(&self, fields: Value) -> Value {
+        let mut m = fields.as_object().cloned().unwrap_or_default();
+        m.insert("hookEventName".into(), Value::from(self.event.native));
+        json!({"hookSpecificOutput": m})
+    }
+
+    /// A permission decision with its reason (and rewritten arguments).
+    fn permission(&self, decision: &str, reason: Option<&str>, args: Option<Value>) -> Answer {
+        let reason = reason.map(Value::from);
+        let v = match self.d() {
+            _ if self.claude_shaped() => self.specific(json!({
+                "permissionDecision": decision, "permissionDecisionReason": reason, "updatedInput": args})),
+            Dialect::GeminiCli => json!({"decision": decision, "reason": reason,
+                "hookSpecificOutput": {"tool_input": args}}),
+            Dialect::Cursor => json!({"permission": decision, "agent_message": reason,
+                "user_message": reason, "updated_input": args}),
+            Dialect::Copilot => json!({"permissionDecision": decision,
+                "permissionDecisionReason": reason, "modifiedArgs": args}),
+            _ => json!({"hook_specific_output": {"permission_decision": decision,
+                "permission_decision_reason": reason, "updated_input": args}}),
+        };
+        Answer::json(strip_nulls(v))
+    }
+
+    fn before_tool(&self, incoming: &Incoming, verdict: &Value) -> Answer {
+        let reason = field(verdict, "reason");
+        let answer = match field(verdict, "action").unwrap_or("continue") {
+            "continue" => return self.context(verdict, Answer::json(json!({}))),
+            "modify" => return self.rewrite(incoming, verdict),
+            "ask" if self.spec.ask => self.permission("ask", reason, None),
+            "ask" => self.permission(
+                "deny",
+                Some(&format!(
+                    "needs the user's approval, which {} cannot ask for here: {}",
+                    self.d(),
+                    reason.unwrap_or_default()
+                )),
+                None,
+            ),
+            "respond" => {
+                let text = verdict
+                    .get("result")
+                    .and_then(|r| field(r, "for_llm"))
+                    .unwrap_or_default();
+                self.permission("deny", Some(text), None)
+            }
+            "abort_turn" | "hard_abort" => return self.halt(reason.unwrap_or_default(), true),
+            _ => self.permission("deny", reason, None),
+        };
+        self.context(verdict, answer)
+    }
+
+    /// A rewrite: the whole new input in the agent's keys, where the event
+    /// takes one; a refusal where it does not (Cursor's shell events).
+    fn rewrite(&self, incoming: &Incoming, verdict: &Value) -> Answer {
+        let call = verdict.get("call").cloned().unwrap_or(Value::Null);
+        let tool = field(&call, "tool").unwrap_or_default();
+        let before = incoming
+            .params
+            .get("tool")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if tool != before || (self.d() == Dialect::Cursor && !self.event.tools.is_empty()) {
+            let why = format!(
+                "a hook rewrote the call in a way {} cannot take at {}",
+                self.d(),
+                self.event.native
+            );
+            return self.permission("deny", Some(&why), None);
+        }
+        let empty = Map::new();
+        let args = call
+            .get("arguments")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let args = Value::Object(tools::args_to_native(self.d(), tool, args));
+        self.context(verdict, self.permission("allow", None, Some(args)))
+    }
+}
+
+/// Drops null members, so no field says "null" where the agent expects a
+/// string or nothing.
+fn strip_nulls(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, strip_nulls(v)))
+                .filter(|(_, v)| !matches!(v, Value::Object(o) if o.is_empty()))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+impl Writer {
+    /// Adds the chain's `additional_context` to an answer, in the
+    /// dialect's spelling, where it has one.
+    fn context(&self, verdict: &Value, answer: Answer) -> Answer {
+        let Some(ctx) = field(verdict, "additional_context") else {
+            return answer;
+        };
+        let mut v: Value = match answer.stdout.is_empty() {
+            true => json!({}),
+            false => serde_json::from_str(&answer.stdout).unwrap_or(json!({})),
+        };
+        let add = |m: &mut Map<String, Value>, key: &str| {
+            m.insert(key.to_string(), Value::from(ctx));
+        };
+        if let Some(m) = v.as_object_mut() {
+            match self.d() {
+                _ if self.claude_shaped() || self.d() == Dialect::GeminiCli => {
+                    let spec = m.entry("hookSpecificOutput").or_insert_with(|| json!({}));
+                    if let Some(s) = spec.as_object_mut() {
+                        if self.d() != Dialect::GeminiCli {
+                            s.insert("hookEventName".into(), Value::from(self.event.native));
+                        }
+                        add(s, "additionalContext");
+                    }
+                }
+                Dialect::Cursor => add(m, "additional_context"),
+                Dialect::Copilot => add(m, "additionalContext"),
+                _ => {
+                    let spec = m.entry("hook_specific_output").or_insert_with(|| json!({}));
+                    if let Some(s) = spec.as_object_mut() {
+                        add(s, "additional_context");
+                    }
+                }
+            }
+        }
+        Answer {
+            stdout: v.to_string(),
+            ..answer
+        }
+    }
+
+    /// Stop the agent: `continue: false`; at a tool event also a refusal,
+    /// so an agent that ignores `continue` still does not run the tool.
+    fn halt(&self, reason: &str, tool: bool) -> Answer {
+        let mut v = match (tool, self.d()) {
+            (true, _) => serde_json::from_str(&self.permission("deny", Some(reason), None).stdout)
+                .unwrap_or(json!({})),
+            _ => json!({}),
+        };
+        if let Some(m) = v.as_object_mut() {
+            m.insert("continue".into(), Value::Bool(false));
+            let key = if self.d() == Dialect::DockerAgent {
+                "stop_reason"
+            } else {
+                "stopReason"
+            };
+            m.insert(key.into(), Value::from(reason));
+        }
+        Answer::json(v)
+    }
+
+    fn after_tool(&self, verdict: &Value) -> Answer {
+        let answer = match field(verdict, "action").unwrap_or("continue") {
+            "abort_turn" | "hard_abort" => {
+                return self.halt(field(verdict, "reason").unwrap_or_default(), false);
+            }
+            "modify" => {
+                let r = verdict.get("result").cloned().unwrap_or(Value::Null);
+                let feedback = field(&r, "for_llm").unwrap_or_default();
+                self.feedback(feedback)
+            }
+            _ => Answer::json(json!({})),
+        };
+        self.context(verdict, answer)
+    }
+
+    /// A rewritten tool result: the feedback the model sees instead
+    /// (PostToolUse `decision: "block"`); context where no block exists.
+    fn feedback(&self, text: &str) -> Answer {
+        match self.d() {
+            Dialect::ClaudeCode | Dialect::Codex | Dialect::DockerAgent => {
+                Answer::json(json!({"decision": "block", "reason": text}))
+            }
+            Dialect::GeminiCli => Answer::json(json!({"decision": "deny", "reason": text})),
+            _ => self.context(
+                &json!({"additional_context": text}),
+                Answer::json(json!({})),
+            ),
+        }
+    }
+
+    fn approve(&self, verdict: &Value) -> Answer {
+        let approved = verdict.get("approved").and_then(Value::as_bool) == Some(true);
+        let behavior = if approved { "allow" } else { "deny" };
+        let message = field(verdict, "reason");
+        match self.d() {
+            _ if self.claude_shaped() => Answer::json(strip_nulls(
+                self.specific(json!({"decision": {"behavior": behavior, "message": message}})),
+            )),
+            Dialect::Copilot => Answer::json(strip_nulls(
+                json!({"behavior": behavior, "message": message}),
+            )),
+            _ => self.permission(behavior, message, None),
+        }
+    }
+
+    fn model_stage(&self, verdict: &Value) -> Answer {
+        match field(verdict, "action").unwrap_or("continue") {
+            "abort_turn" | "hard_abort" | "deny_tool" => {
+                let reason = field(verdict, "reason").unwrap_or_default();
+                let v = json!({"decision": "block", "reason": reason, "continue": false, "stopReason": reason});
+                Answer::json(v)
+            }
+            "modify" => Answer::block(&format!(
+                "a hook rewrote the model call, which {} cannot take from a hook at {}",
+                self.d(),
+                self.event.native
+            )),
+            _ => Answer::json(json!({})),
+        }
+    }
+}
+
+impl Writer {
+    fn lifecycle(&self, name: &str, verdict: &Value) -> Answer {
+        let mut v = Map::new();
+        if let Some(msg) = field(verdict, "system_message") {
+            let key = match self.d() {
+                Dialect::Cursor => "user_message",
+                Dialect::DockerAgent => "system_message",
+                _ => "systemMessage",
+            };
+            v.insert(key.into(), Value::from(msg));
+        }
+        if field(verdict, "action") == Some("block") {
+            let reason = field(verdict, "reason").unwrap_or_default();
+            self.block_event(name, reason, &mut v);
+            return Answer::json(Value::Object(v));
+        }
+        // Compaction instructions are plain text to Claude Code and Codex.
+        if name == "pre_compact" && matches!(self.d(), Dialect::ClaudeCode | Dialect::Codex) {
+            if let Some(ctx) = field(verdict, "additional_context") {
+                return Answer {
+                    stdout: ctx.to_string(),
+                    stderr: String::new(),
+                    code: 0,
+                };
+            }
+        }
+        self.context(verdict, Answer::json(Value::Object(v)))
+    }
+
+    /// A blocked lifecycle event. At stop the reason is the next
+    /// instruction: Claude's `decision: "block"`, Gemini's `deny`, Cursor's
+    /// `followup_message`.
+    fn block_event(&self, name: &str, reason: &str, v: &mut Map<String, Value>) {
+        let stop = name == "stop" || name == "subagent_stop";
+        let pairs: &[(&str, Value)] = match self.d() {
+            Dialect::Cursor if stop => &[("followup_message", Value::from(reason))],
+            Dialect::Cursor => &[
+                ("continue", Value::Bool(false)),
+                ("user_message", Value::from(reason)),
+            ],
+            Dialect::GeminiCli if stop => &[
+                ("decision", Value::from("deny")),
+                ("reason", Value::from(reason)),
+            ],
+            _ => &[
+                ("decision", Value::from("block")),
+                ("reason", Value::from(reason)),
+            ],
+        };
+        for (k, val) in pairs {
+            v.insert(k.to_string(), val.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn incoming(d: Dialect, input: Value, named: Option<&str>) -> Incoming {
+        read_event(d.spec(), &input, named).expect("readable event")
+    }
+
+    #[test]
+    fn events_read_into_canonical_params() {
+        let i = incoming(
+            Dialect::ClaudeCode,
+            json!({"session_id": "s1", "cwd": "/p", "permission_mode": "plan",
+            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1"}),
+            None,
+        );
+        assert_eq!(
+            i.params,
+            json!({"meta": {"session_key": "s1", "cwd": "/p", "permission_mode": "plan"},
+            "tool": "shell", "arguments": {"command": "ls"}, "tool_call_id": "t1"})
+        );
+        let i = incoming(
+            Dialect::Copilot,
+            json!({"sessionId": "s2", "timestamp": 1, "cwd": "/p",
+            "toolName": "bash", "toolArgs": "{\"command\":\"ls\"}"}),
+            Some("preToolUse"),
+        );
+        assert_eq!(i.params["tool"], "shell");
+        assert_eq!(i.params["arguments"], json!({"command": "ls"}));
+        let i = incoming(
+            Dialect::Cursor,
+            json!({"conversation_id": "c", "hook_event_name": "beforeShellExecution",
+            "command": "rm -rf /", "cwd": "/p"}),
+            None,
+        );
+        assert_eq!(
+            (i.params["tool"].clone(), i.params["arguments"].clone()),
+            (json!("shell"), json!({"command": "rm -rf /"}))
+        );
+        let i = incoming(
+            Dialect::GeminiCli,
+            json!({"session_id": "s", "hook_event_name": "AfterAgent",
+            "prompt": "p", "prompt_response": "r", "stop_hook_active": false}),
+            None,
+        );
+        assert_eq!(i.params["event"], "stop");
+        assert_eq!(
+            i.params["payload"],
+            json!({"prompt": "p", "prompt_response": "r", "stop_hook_active": false})
+        );
+        let bad = read_event(
+            Dialect::ClaudeCode.spec(),
+            &json!({"hook_event_name": "PreTool"}),
+            None,
+        );
+        assert!(matches!(bad, Err(EventError::Unknown(..))));
+        let unnamed = read_event(Dialect::Copilot.spec(), &json!({}), None);
+        assert!(matches!(unnamed, Err(EventError::Unnamed)));
+    }
+
+    fn answer(d: Dialect, input: Value, named: Option<&str>, verdict: Value) -> Value {
+        let i = incoming(d, input, named);
+        let a = write_answer(d.spec(), &i, &verdict);
+        assert_eq!(a.code, 0);
+        serde_json::from_str(&a.stdout).unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn verdicts_are_written_as_each_agent_reads_them() {
+        let pre = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "npm install", "timeout": 5}});
+        let deny = json!({"action": "deny_tool", "reason": "no"});
+        assert_eq!(
+            answer(Dialect::ClaudeCode, pre.clone(), None, deny.clone()),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}})
+        );
+        let modify = json!({"action": "modify", "call": {"tool": "shell", "arguments": {"command": "npm ci", "timeout": 5}}});
+        assert_eq!(
+            answer(Dialect::ClaudeCode, pre.clone(), None, modify)["hookSpecificOutput"]["updatedInput"],
+            json!({"command": "npm ci", "timeout": 5})
+        );
+        let ask = json!({"action": "ask", "reason": "pushes", "call": {}});
+        assert_eq!(
+            answer(Dialect::Codex, pre, None, ask)["hookSpecificOutput"]["permissionDecision"],
+            "deny",
+            "Codex refuses ask, so the relay refuses the call"
+        );
+        let cursor = json!({"hook_event_name": "beforeShellExecution", "command": "rm -rf /"});
+        assert_eq!(
+            answer(Dialect::Cursor, cursor, None, deny)["permission"],
+            "deny"
+        );
+        let stop = json!({"hook_event_name": "stop", "status": "completed", "loop_count": 0});
+        let block = json!({"action": "block", "reason": "run the tests"});
+        assert_eq!(
+            answer(Dialect::Cursor, stop, None, block.clone()),
+            json!({"followup_message": "run the tests"})
+        );
+        let after_agent = json!({"hook_event_name": "AfterAgent"});
+        assert_eq!(
+            answer(Dialect::GeminiCli, after_agent, None, block),
+            json!({"decision": "deny", "reason": "run the tests"})
+        );
+        let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}, "tool_response": "ok"});
+        let ctx = json!({"action": "continue", "additional_context": "2 tests failed"});
+        assert_eq!(
+            answer(Dialect::ClaudeCode, post, None, ctx)["hookSpecificOutput"]["additionalContext"],
+            "2 tests failed"
+        );
+    }
+}
