@@ -427,6 +427,11 @@ impl Importer {
         hook.matcher = found.matcher;
         hook.working_dir.get_or_insert_with(|| file.project.clone());
         hook.source = Some(source);
+        // Not passed through `CommandConfig::validate` here: it knows only
+        // docker-agent's events and command hooks, so it would refuse
+        // `PreToolUse` and a `url` hook. What the formats require (a
+        // non-blank command or url, a sane timeout) is checked above;
+        // validated by the runner's dialect once it lands.
         self.commands.push((name, *hook));
     }
 
