@@ -104,6 +104,7 @@ mod supervise;
 mod transport;
 
 pub use chain::NoAnswer;
+pub use config::SkippedHook;
 pub use config::{
     AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
     Config, ConfigError, Defaults, EnvError, HookSource, ProcessConfig, RemoteConfig,

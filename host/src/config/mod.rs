@@ -12,6 +12,7 @@
 
 mod command;
 mod hooks;
+mod import;
 pub(crate) mod preflight;
 mod remote;
 mod validate;
@@ -26,6 +27,7 @@ use serde_json::Value;
 
 pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource};
 pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnKey, Transport};
+pub use import::SkippedHook;
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 
 use crate::policy::breaker::BreakerLimits;
@@ -50,6 +52,9 @@ pub struct Config {
     pub remotes: BTreeMap<String, RemoteConfig>,
     /// Where to write the audit log, if anywhere.
     pub audit: Option<AuditConfig>,
+    /// Handlers in `[hooks.import]` files that are not run (prompt, agent,
+    /// MCP-tool hooks...), kept so `hookhost check` can show them.
+    pub skipped: Vec<SkippedHook>,
     /// The folder relative paths are resolved against (the config file's
     /// folder, or the working directory for a config built in code).
     pub base_dir: PathBuf,
@@ -266,6 +271,8 @@ struct HooksSection {
     remotes: BTreeMap<String, Value>,
     #[serde(default)]
     audit: Option<Value>,
+    #[serde(default)]
+    import: Option<Value>,
 }
 
 impl Config {
@@ -279,6 +286,7 @@ impl Config {
             commands: BTreeMap::new(),
             remotes: BTreeMap::new(),
             audit: None,
+            skipped: Vec::new(),
             base_dir: base_dir.into(),
         }
     }
@@ -351,6 +359,9 @@ impl Config {
         }
         self.read_builtins(src, section.builtins)?;
         self.read_commands(src, section.commands)?;
+        if let Some(raw) = section.import {
+            import::read(self, src, raw)?;
+        }
         if let Some(raw) = section.audit {
             self.audit = Some(src.decode("[hooks.audit]", raw)?);
         }

@@ -1,0 +1,492 @@
+//! `[hooks.import]`: each agent's own hook settings files, read unchanged
+//! and turned into command hooks of that agent's dialect.
+//!
+//! ```toml
+//! [hooks.import]
+//! claude-code = [".claude/settings.json", ".claude/settings.local.json"]
+//! copilot = ".github/hooks"                      # every *.json in it, sorted
+//! cursor = { files = [".cursor/hooks.json"], priority = 50 }
+//! ```
+//!
+//! The table itself is hookhost's config, so it is read strictly (an
+//! unknown dialect, a missing file, bad JSON or TOML name the file). The
+//! files it names are the agents' own, with many keys that are not hooks:
+//! only their hooks part is read, and unknown keys in a handler are left
+//! alone, as the agent would. Handlers hookhost cannot run (prompt, agent,
+//! MCP-tool hooks, PowerShell-only entries) are kept in
+//! [`Config::skipped`] so `hookhost check` can show them.
+//!
+//! Each hook is named `import-NNN-<dialect>-<Event>`, numbered in the order
+//! the table, its files and their hooks are written, so the chain (which
+//! orders by priority, then name) runs them in that order. One file per
+//! format; this one holds the table, the files and the naming.
+
+mod claude;
+mod codex;
+mod copilot;
+mod cursor;
+mod gemini;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::{CommandConfig, CommandOnError, Config, ConfigError, HookSource, Source, decode};
+use crate::dialect::Dialect;
+
+/// A handler in an imported settings file that hookhost does not run: a
+/// prompt, agent or MCP-tool hook, an unknown type, an entry with only a
+/// PowerShell command. Kept so `hookhost check` can say what was left out,
+/// rather than the hook vanishing silently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SkippedHook {
+    /// Where it was written.
+    pub source: HookSource,
+    /// Its `type` as written (`prompt`, `agent`, `mcp_tool`), or `command`
+    /// for a command entry that cannot run here.
+    pub kind: String,
+    /// Why it is not run.
+    pub why: String,
+}
+
+/// The folders agents keep their settings in; a file in one of them (or in
+/// its `hooks/` folder) belongs to the project that holds the folder.
+const AGENT_DIRS: [&str; 6] = [
+    ".claude", ".codex", ".gemini", ".cursor", ".github", ".copilot",
+];
+
+/// The longest timeout an imported hook may set, in milliseconds: a day,
+/// as for `[hooks.commands]`.
+const MAX_TIMEOUT_MS: f64 = 86_400_000.0;
+
+/// Reads the hooks of one settings file of a format.
+type Reader = fn(&Value, &File) -> Result<Vec<Found>, Bad>;
+
+/// The reader of a dialect's settings files; docker-agent has none (its
+/// hooks are written as `[hooks.commands]`).
+fn reader(dialect: Dialect) -> Option<Reader> {
+    match dialect {
+        Dialect::ClaudeCode => Some(claude::read),
+        Dialect::Codex => Some(codex::read),
+        Dialect::GeminiCli => Some(gemini::read),
+        Dialect::Cursor => Some(cursor::read),
+        Dialect::Copilot => Some(copilot::read),
+        Dialect::DockerAgent => None,
+    }
+}
+
+/// One `[hooks.import]` entry.
+struct Entry {
+    dialect: Dialect,
+    read: Reader,
+    paths: Vec<String>,
+    priority: i64,
+}
+
+/// The table form of an entry: `{ files = [...], priority = N }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryTable {
+    files: Vec<String>,
+    #[serde(default)]
+    priority: i64,
+}
+
+/// The settings file being read, as the formats need it.
+struct File {
+    path: PathBuf,
+    /// The project folder: where its hooks run and what relative `cwd`s
+    /// are resolved against.
+    project: PathBuf,
+}
+
+/// One handler as the file lists it, before it gets its name.
+struct Found {
+    /// The event key, as written.
+    event: String,
+    matcher: Option<String>,
+    run: Run,
+}
+
+/// What becomes of a handler.
+enum Run {
+    /// A command or HTTP hook; the fields the format sets are filled, the
+    /// importer fills the rest (dialect, events, matcher, source...).
+    Hook(Box<CommandConfig>),
+    /// Not run, with the handler's kind and the reason.
+    Skip { kind: String, why: String },
+}
+
+impl Run {
+    fn skip(kind: &str, why: impl Into<String>) -> Run {
+        Run::Skip {
+            kind: kind.to_string(),
+            why: why.into(),
+        }
+    }
+}
+
+/// What is wrong at one place in an imported file.
+struct Bad {
+    at: String,
+    message: String,
+}
+
+impl Bad {
+    fn new(at: impl Into<String>, message: impl Into<String>) -> Bad {
+        Bad {
+            at: at.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads `[hooks.import]` (`raw`) into `config`: its command hooks and
+/// its skipped handlers. Runs after `[hooks.commands]`, so a name clash
+/// with a hand-written hook is an error rather than an overwrite.
+pub(super) fn read(config: &mut Config, src: &Source<'_>, raw: Value) -> Result<(), ConfigError> {
+    let entries = entries(raw).map_err(|m| src.invalid("[hooks.import]", m))?;
+    let mut importer = Importer::default();
+    for entry in entries {
+        for path in files(&config.base_dir, &entry.paths)? {
+            importer.file(&entry, path)?;
+        }
+    }
+    for (name, hook) in importer.commands {
+        if config.commands.contains_key(&name) {
+            let m = format!("the name `{name}` is taken by [hooks.commands]; rename that hook");
+            return Err(src.invalid("[hooks.import]", m));
+        }
+        config.commands.insert(name, hook);
+    }
+    config.skipped.extend(importer.skipped);
+    Ok(())
+}
+
+/// The table's entries, in the order written.
+fn entries(raw: Value) -> Result<Vec<Entry>, String> {
+    let Value::Object(table) = raw else {
+        return Err("expected a table of dialect = path(s)".into());
+    };
+    table.into_iter().map(|(k, v)| entry(&k, v)).collect()
+}
+
+fn entry(key: &str, value: Value) -> Result<Entry, String> {
+    let dialect: Dialect = key.parse().map_err(|e| format!("key `{key}`: {e}"))?;
+    let Some(read) = reader(dialect) else {
+        return Err(format!(
+            "key `{key}`: docker-agent's YAML is not imported; write its hooks as [hooks.commands]"
+        ));
+    };
+    let (paths, priority) = match value {
+        Value::String(p) => (vec![p], 0),
+        Value::Array(list) => (strings(list).map_err(|m| format!("key `{key}`: {m}"))?, 0),
+        table @ Value::Object(_) => {
+            let t: EntryTable = decode(table).map_err(|m| format!("key `{key}`: {m}"))?;
+            (t.files, t.priority)
+        }
+        _ => {
+            return Err(format!(
+                "key `{key}`: expected a path, a list of paths or {{ files = [...], priority = N }}"
+            ));
+        }
+    };
+    Ok(Entry {
+        dialect,
+        read,
+        paths,
+        priority,
+    })
+}
+
+fn strings(list: Vec<Value>) -> Result<Vec<String>, String> {
+    list.into_iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s),
+            other => Err(format!("expected a path, found {other}")),
+        })
+        .collect()
+}
+
+/// The files an entry names: each path resolved against the config's
+/// folder (`~/` against `$HOME`); a folder stands for its `*.json` files,
+/// sorted by name.
+fn files(base: &Path, paths: &[String]) -> Result<Vec<PathBuf>, ConfigError> {
+    let mut out = Vec::new();
+    for p in paths {
+        let path = resolve(base, p);
+        if !path.is_dir() {
+            out.push(path);
+            continue;
+        }
+        let read = |source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        };
+        let mut found = Vec::new();
+        for item in std::fs::read_dir(&path).map_err(read)? {
+            let file = item.map_err(read)?.path();
+            if file.extension().is_some_and(|e| e == "json") && file.is_file() {
+                found.push(file);
+            }
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+fn resolve(base: &Path, path: &str) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => base.join(path),
+    }
+}
+
+/// Where a settings file's hooks run: the folder holding its agent folder
+/// (`.claude/settings.json`, `.github/hooks/x.json`), else its own folder.
+fn project_dir(file: &Path) -> PathBuf {
+    let parent = file.parent().unwrap_or(Path::new("."));
+    let is_agent = |p: &Path| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| AGENT_DIRS.contains(&n))
+    };
+    let agent_dir = if is_agent(parent) {
+        Some(parent)
+    } else {
+        parent
+            .parent()
+            .filter(|g| parent.file_name().is_some_and(|n| n == "hooks") && is_agent(g))
+    };
+    match agent_dir.and_then(Path::parent) {
+        Some(project) => project.to_path_buf(),
+        None => parent.to_path_buf(),
+    }
+}
+
+/// A plugin's root, when the file is a plugin's `hooks/hooks.json`: the
+/// folder that holds `hooks/`.
+fn plugin_root(file: &Path) -> Option<&Path> {
+    let hooks = file.parent()?;
+    let named = |p: &Path, n: &str| p.file_name().is_some_and(|f| f == n);
+    (named(file, "hooks.json") && named(hooks, "hooks")).then_some(())?;
+    hooks.parent()
+}
+
+/// The `hooks` object of a file's top level; `None` when it has none.
+fn hooks_object(root: &Value) -> Result<Option<&Map<String, Value>>, Bad> {
+    let Value::Object(top) = root else {
+        return Err(Bad::new("top level", "expected a JSON object"));
+    };
+    match top.get("hooks") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(hooks)) => Ok(Some(hooks)),
+        Some(_) => Err(Bad::new("key `hooks`", "expected an object of events")),
+    }
+}
+
+/// A timeout in the file's unit (`unit_ms` milliseconds each) as
+/// milliseconds; absent stays absent, so the dialect's default applies.
+fn timeout_ms(value: Option<f64>, unit_ms: f64) -> Result<Option<u64>, String> {
+    let Some(v) = value else {
+        return Ok(None);
+    };
+    let ms = (v * unit_ms).ceil();
+    if !(1.0..=MAX_TIMEOUT_MS).contains(&ms) {
+        return Err(format!(
+            "timeout {v} is not a positive time of at most a day"
+        ));
+    }
+    // In range, so the cast is exact.
+    Ok(Some(ms as u64))
+}
+
+/// What a failure decides when the file asks nothing: `block` when it asks
+/// to fail closed; else go on with a warning (every agent fails open),
+/// except at a permission request, which keeps the host's default
+/// (refuse) so a broken approver never approves.
+fn on_error(fail_closed: bool, event: &str) -> Option<CommandOnError> {
+    if fail_closed {
+        Some(CommandOnError::Block)
+    } else if event.eq_ignore_ascii_case("PermissionRequest") {
+        None
+    } else {
+        Some(CommandOnError::Warn)
+    }
+}
+
+/// A command hook running the shell string `command`, failing as asked.
+fn shell_hook(command: String, fail_closed: bool, event: &str) -> CommandConfig {
+    CommandConfig {
+        command: Some(command),
+        on_error: on_error(fail_closed, event),
+        ..CommandConfig::default()
+    }
+}
+
+/// Walks `{event: [entry]}`, Cursor's and Copilot's flat shape, in the
+/// order written; `each(entry, event, place)` gives the entry's matcher and
+/// what becomes of it.
+fn flat<T: serde::de::DeserializeOwned>(
+    hooks: &Map<String, Value>,
+    mut each: impl FnMut(T, &str, &str) -> Result<(Option<String>, Run), Bad>,
+) -> Result<Vec<Found>, Bad> {
+    let mut found = Vec::new();
+    for (event, list) in hooks {
+        let Value::Array(list) = list else {
+            return Err(Bad::new(
+                format!("key `hooks.{event}`"),
+                "expected a list of hooks",
+            ));
+        };
+        for (i, value) in list.iter().enumerate() {
+            let at = format!("key `hooks.{event}[{i}]`");
+            let (matcher, run) = each(handler(value, &at)?, event, &at)?;
+            found.push(Found {
+                event: event.clone(),
+                matcher,
+                run,
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// Decodes one handler or entry leniently (unknown keys are the agent's);
+/// the error names its place in the file.
+fn handler<T: serde::de::DeserializeOwned>(value: &Value, at: &str) -> Result<T, Bad> {
+    decode(value.clone()).map_err(|m| Bad::new(at, m))
+}
+
+/// Collects the hooks of every imported file, numbering them.
+#[derive(Default)]
+struct Importer {
+    /// Hooks named so far; the next is `seq + 1`.
+    seq: usize,
+    commands: Vec<(String, CommandConfig)>,
+    skipped: Vec<SkippedHook>,
+    /// Claude Code's (event, matcher, handler) already imported: Claude
+    /// runs identical handlers across its settings files once.
+    seen: HashSet<(String, Option<String>, String)>,
+}
+
+impl Importer {
+    /// Reads one settings file of `dialect`.
+    fn file(&mut self, entry: &Entry, path: PathBuf) -> Result<(), ConfigError> {
+        let text = read_settings(&path)?;
+        let root = parse(&text, entry.dialect, &path)?;
+        let file = File {
+            project: project_dir(&path),
+            path,
+        };
+        let found = (entry.read)(&root, &file).map_err(|bad| ConfigError::Invalid {
+            path: file.path.clone(),
+            location: bad.at,
+            message: bad.message,
+        })?;
+        for f in found {
+            self.push(entry.dialect, entry.priority, &file, f);
+        }
+        Ok(())
+    }
+
+    /// Names a found hook and fills what every import shares, or records a
+    /// skipped one.
+    fn push(&mut self, dialect: Dialect, priority: i64, file: &File, found: Found) {
+        let source = HookSource::new(
+            file.path.clone(),
+            found.event.clone(),
+            found.matcher.clone(),
+        );
+        let mut hook = match found.run {
+            Run::Hook(hook) => hook,
+            Run::Skip { kind, why } => {
+                tracing::warn!(
+                    "{}: not running the {kind} hook under {}: {why}",
+                    file.path.display(),
+                    found.event
+                );
+                return self.skipped.push(SkippedHook { source, kind, why });
+            }
+        };
+        if dialect == Dialect::ClaudeCode && !self.first_time(&found.event, &found.matcher, &hook) {
+            return;
+        }
+        self.seq += 1;
+        let name = format!("import-{:03}-{dialect}-{}", self.seq, found.event);
+        hook.dialect = dialect;
+        hook.priority = priority;
+        hook.events = vec![found.event];
+        hook.matcher = found.matcher;
+        hook.working_dir.get_or_insert_with(|| file.project.clone());
+        hook.source = Some(source);
+        // Not passed through `CommandConfig::validate` here: it knows only
+        // docker-agent's events and command hooks, so it would refuse
+        // `PreToolUse` and a `url` hook. What the formats require (a
+        // non-blank command or url, a sane timeout) is checked above;
+        // validated by the runner's dialect once it lands.
+        self.commands.push((name, *hook));
+    }
+
+    /// Whether this handler is new for its event and matcher.
+    fn first_time(&mut self, event: &str, matcher: &Option<String>, hook: &CommandConfig) -> bool {
+        let what = format!("{:?}", (&hook.command, &hook.args, &hook.url));
+        let key = (event.to_string(), matcher.clone(), what);
+        let new = self.seen.insert(key);
+        if !new {
+            tracing::debug!(
+                "{:?} under {} is already imported; Claude Code runs it once",
+                hook.command.as_deref().or(hook.url.as_deref()),
+                event
+            );
+        }
+        new
+    }
+}
+
+/// The largest settings file read: far above any real one, and a bound on
+/// what a path to something else (a log, a device) can make us load.
+const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A settings file's text. Only regular files are read, so a path to a
+/// device or a pipe is an error rather than a hang.
+fn read_settings(path: &Path) -> Result<String, ConfigError> {
+    let read = |source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(read)?;
+    let refuse = |message: &str| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        location: "[hooks.import]".into(),
+        message: message.into(),
+    };
+    if !meta.is_file() {
+        return Err(refuse("not a regular file, so not a settings file"));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(refuse("larger than 16 MiB; not a settings file"));
+    }
+    std::fs::read_to_string(path).map_err(read)
+}
+
+/// Parses a settings file: TOML for a Codex `config.toml`, JSON otherwise.
+fn parse(text: &str, dialect: Dialect, path: &Path) -> Result<Value, ConfigError> {
+    let toml = dialect == Dialect::Codex && path.extension().is_some_and(|e| e == "toml");
+    let parsed = if toml {
+        toml::from_str(text).map_err(|e| format!("invalid TOML: {e}"))
+    } else {
+        serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))
+    };
+    parsed.map_err(|message| ConfigError::Syntax {
+        path: path.to_path_buf(),
+        message,
+    })
+}

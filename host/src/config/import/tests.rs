@@ -1,0 +1,552 @@
+//! `[hooks.import]` read from real files in a scratch folder: one test per
+//! format, then the table's order, priorities and mistakes.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::config::{CommandConfig, CommandOnError, Config, ConfigError};
+use crate::dialect::Dialect;
+
+/// A fresh folder per test, so parallel tests never share a file.
+fn scratch(tag: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "hookhost-import-{}-{}-{tag}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    dir
+}
+
+/// Writes `text` at `dir/rel`, creating its folders.
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().expect("a folder")).expect("folders");
+    std::fs::write(path, text).expect("write");
+}
+
+/// Loads `toml` as `dir/hooks.toml`.
+fn load(dir: &Path, toml: &str) -> Result<Config, ConfigError> {
+    Config::parse(toml, false, &dir.join("hooks.toml"), dir.to_path_buf())
+}
+
+fn names(c: &Config) -> Vec<&str> {
+    let mut hooks: Vec<(&i64, &str)> = c
+        .commands
+        .iter()
+        .map(|(n, h)| (&h.priority, n.as_str()))
+        .collect();
+    hooks.sort();
+    hooks.into_iter().map(|(_, n)| n).collect()
+}
+
+fn hook<'c>(c: &'c Config, name: &str) -> &'c CommandConfig {
+    c.commands
+        .get(name)
+        .unwrap_or_else(|| panic!("no hook {name} in {:?}", names(c)))
+}
+
+const CLAUDE_USER: &str = r#"{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "model": "opus",
+  "permissions": {"allow": ["Bash(npm run *)"], "deny": ["Read(./.env)"], "defaultMode": "acceptEdits"},
+  "env": {"FOO": "1"},
+  "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
+  "enabledPlugins": {"x@y": true},
+  "cleanupPeriodDays": 30,
+  "includeCoAuthoredBy": false,
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "~/.claude/hooks/audit.sh", "statusMessage": "auditing"}
+      ]}
+    ]
+  },
+  "apiKeyHelper": "/bin/true"
+}"#;
+
+const CLAUDE_PROJECT: &str = r#"{
+  "permissions": {"allow": []},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "~/.claude/hooks/audit.sh"},
+        {"type": "command", "command": "./guard.sh", "timeout": 60, "if": "Bash(rm *)", "onFailure": "block"},
+        {"type": "prompt", "prompt": "Is $ARGUMENTS safe?"}
+      ]}
+    ],
+    "Stop": [
+      {"hooks": [
+        {"type": "http", "url": "https://hooks.example/stop", "headers": {"Authorization": "Bearer $TOKEN"},
+         "allowedEnvVars": ["TOKEN"], "timeout": 2.5},
+        {"type": "agent", "prompt": "check the tests"}
+      ]}
+    ]
+  }
+}"#;
+
+const CLAUDE_LOCAL: &str = r#"{
+  "hooks": {
+    "PermissionRequest": [
+      {"matcher": "", "hooks": [{"type": "command", "command": "approve", "args": ["--quiet", "x y"]}]}
+    ],
+    "PostToolUse": [
+      {"matcher": "mcp__.*", "hooks": [{"type": "mcp_tool", "server": "s", "tool": "t"}]}
+    ]
+  }
+}"#;
+
+/// The three Claude layers in a scratch folder, imported in that order.
+fn claude_layers() -> (PathBuf, Config) {
+    let dir = scratch("claude");
+    write(&dir, "home/.claude/settings.json", CLAUDE_USER);
+    write(&dir, "proj/.claude/settings.json", CLAUDE_PROJECT);
+    write(&dir, "proj/.claude/settings.local.json", CLAUDE_LOCAL);
+    let c = load(
+        &dir,
+        r#"[hooks.import]
+claude-code = ["home/.claude/settings.json", "proj/.claude/settings.json", "proj/.claude/settings.local.json"]
+"#,
+    )
+    .expect("loads");
+    (dir, c)
+}
+
+#[test]
+fn claude_settings_layers_add_up_run_identical_handlers_once_and_keep_order() {
+    let (dir, c) = claude_layers();
+    assert_eq!(
+        names(&c),
+        [
+            "import-001-claude-code-PreToolUse",
+            "import-002-claude-code-PreToolUse",
+            "import-003-claude-code-Stop",
+            "import-004-claude-code-PermissionRequest",
+        ]
+    );
+    let audit = hook(&c, "import-001-claude-code-PreToolUse");
+    assert_eq!(audit.command.as_deref(), Some("~/.claude/hooks/audit.sh"));
+    assert_eq!(audit.dialect, Dialect::ClaudeCode);
+    assert_eq!(audit.events, ["PreToolUse"]);
+    assert_eq!(audit.matcher.as_deref(), Some("Bash"));
+    assert_eq!(audit.timeout_ms, None, "the dialect's default applies");
+    assert_eq!(
+        audit.on_error,
+        Some(CommandOnError::Warn),
+        "Claude fails open"
+    );
+    assert_eq!(audit.working_dir, Some(dir.join("home")));
+    let source = audit.source.as_ref().expect("a source");
+    assert_eq!(source.file, dir.join("home/.claude/settings.json"));
+    assert_eq!(source.event, "PreToolUse");
+}
+
+#[test]
+fn claude_handlers_keep_their_timeouts_rules_failure_modes_and_kinds() {
+    let (dir, c) = claude_layers();
+    let guard = hook(&c, "import-002-claude-code-PreToolUse");
+    assert_eq!(guard.command.as_deref(), Some("./guard.sh"));
+    assert_eq!(guard.timeout_ms, Some(60_000));
+    assert_eq!(guard.rule.as_deref(), Some("Bash(rm *)"));
+    assert_eq!(guard.r#if, None);
+    assert_eq!(guard.on_error, Some(CommandOnError::Block));
+    assert_eq!(guard.working_dir, Some(dir.join("proj")));
+
+    let http = hook(&c, "import-003-claude-code-Stop");
+    assert_eq!(http.url.as_deref(), Some("https://hooks.example/stop"));
+    assert_eq!((http.command.as_ref(), http.args.as_ref()), (None, None));
+    assert_eq!(http.headers["Authorization"], "Bearer $TOKEN");
+    assert_eq!(http.allowed_env_vars, ["TOKEN"]);
+    assert_eq!(http.timeout_ms, Some(2500));
+    assert_eq!(http.matcher, None);
+
+    let approve = hook(&c, "import-004-claude-code-PermissionRequest");
+    let argv = ["approve", "--quiet", "x y"].map(String::from).to_vec();
+    assert_eq!(
+        approve.args,
+        Some(argv),
+        "exec form: the program, then args"
+    );
+    assert_eq!(approve.command, None);
+    assert_eq!(approve.matcher.as_deref(), Some(""));
+    assert_eq!(
+        approve.on_error, None,
+        "a broken approver keeps the refusal default"
+    );
+
+    let skipped: Vec<(&str, &str)> = c
+        .skipped
+        .iter()
+        .map(|s| (s.kind.as_str(), s.source.event.as_str()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("prompt", "PreToolUse"),
+            ("agent", "Stop"),
+            ("mcp_tool", "PostToolUse")
+        ]
+    );
+    assert_eq!(c.skipped[2].source.matcher.as_deref(), Some("mcp__.*"));
+    assert_eq!(
+        c.skipped[2].source.file,
+        dir.join("proj/.claude/settings.local.json")
+    );
+}
+
+#[test]
+fn claude_disable_all_hooks_and_plugins() {
+    let dir = scratch("claude-plugin");
+    write(
+        &dir,
+        ".claude/settings.local.json",
+        r#"{"disableAllHooks": true, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}"#,
+    );
+    write(
+        &dir,
+        "plugins/fmt/hooks/hooks.json",
+        r#"{"description": "formatter", "hooks": {"PostToolUse": [{"matcher": "Write|Edit",
+           "hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/fmt.sh", "timeout": 30}]}]}}"#,
+    );
+    let c = load(
+        &dir,
+        "[hooks.import]\nclaude-code = ['.claude/settings.local.json', 'plugins/fmt/hooks/hooks.json']\n",
+    )
+    .expect("loads");
+    assert_eq!(names(&c), ["import-001-claude-code-PostToolUse"]);
+    let fmt = hook(&c, "import-001-claude-code-PostToolUse");
+    let root = dir.join("plugins/fmt").display().to_string();
+    assert_eq!(fmt.env["CLAUDE_PLUGIN_ROOT"], root);
+    assert_eq!(fmt.timeout_ms, Some(30_000));
+    assert!(
+        c.skipped.is_empty(),
+        "a disabled file's hooks are not listed as skipped"
+    );
+}
+
+#[test]
+fn codex_hooks_json_and_config_toml_in_written_order() {
+    let dir = scratch("codex");
+    write(
+        &dir,
+        ".codex/hooks.json",
+        r#"{"hooks": {"SessionStart": [{"matcher": "startup|resume", "hooks": [
+            {"type": "command", "command": "sh .codex/hooks/start.sh", "statusMessage": "loading"}]}]}}"#,
+    );
+    write(
+        &dir,
+        ".codex/config.toml",
+        r#"model = "gpt-5"
+approval_policy = "on-request"
+[features]
+hooks = true
+[[hooks.Stop]]
+[[hooks.Stop.hooks]]
+type = "command"
+command = "python3 stop.py"
+timeout = 30
+[[hooks.PreToolUse]]
+matcher = "^Bash$"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "guard"
+timeoutSec = 5
+[[hooks.PreToolUse.hooks]]
+type = "prompt"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "later"
+async = true
+[hooks.state."/x/.codex/hooks.json:stop:0:0"]
+trusted_hash = "sha256:abc"
+[projects."/x"]
+trust_level = "trusted"
+"#,
+    );
+    let c = load(
+        &dir,
+        "[hooks.import]\ncodex = ['.codex/hooks.json', '.codex/config.toml']\n",
+    )
+    .expect("loads");
+    assert_eq!(
+        names(&c),
+        [
+            "import-001-codex-SessionStart",
+            "import-002-codex-Stop",
+            "import-003-codex-PreToolUse",
+        ],
+        "TOML keeps the order it is written in"
+    );
+    let start = hook(&c, "import-001-codex-SessionStart");
+    assert_eq!(start.timeout_ms, None);
+    assert_eq!(start.matcher.as_deref(), Some("startup|resume"));
+    assert_eq!(start.working_dir, Some(dir.clone()));
+    assert_eq!(hook(&c, "import-002-codex-Stop").timeout_ms, Some(30_000));
+    let guard = hook(&c, "import-003-codex-PreToolUse");
+    assert_eq!(guard.timeout_ms, Some(5_000));
+    assert_eq!(guard.dialect, Dialect::Codex);
+    let kinds: Vec<&str> = c.skipped.iter().map(|s| s.kind.as_str()).collect();
+    assert_eq!(kinds, ["prompt", "command"]);
+    assert!(c.skipped[1].why.contains("async"), "{}", c.skipped[1].why);
+}
+
+#[test]
+fn gemini_timeouts_are_milliseconds_and_disabled_names_are_skipped() {
+    let dir = scratch("gemini");
+    write(
+        &dir,
+        ".gemini/settings.json",
+        r#"{"theme": "GitHub", "tools": {"enableHooks": true},
+           "hooksConfig": {"enabled": true, "disabled": ["noisy"]},
+           "hooks": {
+             "enabled": true,
+             "BeforeTool": [{"matcher": "write_file|replace", "sequential": true, "hooks": [
+               {"name": "security", "type": "command", "command": "$GEMINI_PROJECT_DIR/.gemini/hooks/sec.sh",
+                "timeout": 5000, "env": {"MODE": "strict"}, "description": "checks"},
+               {"name": "noisy", "type": "command", "command": "echo hi"}]}],
+             "AfterAgent": [{"hooks": [{"type": "command", "command": "./after.sh", "timeout": 0.5}]}]
+           }}"#,
+    );
+    let c = load(
+        &dir,
+        "[hooks.import]\ngemini-cli = '.gemini/settings.json'\n",
+    )
+    .expect("loads");
+    assert_eq!(
+        names(&c),
+        [
+            "import-001-gemini-cli-BeforeTool",
+            "import-002-gemini-cli-AfterAgent"
+        ]
+    );
+    let sec = hook(&c, "import-001-gemini-cli-BeforeTool");
+    assert_eq!(sec.timeout_ms, Some(5000));
+    assert_eq!(sec.env["MODE"], "strict");
+    assert_eq!(sec.matcher.as_deref(), Some("write_file|replace"));
+    assert_eq!(sec.on_error, Some(CommandOnError::Warn));
+    assert_eq!(
+        hook(&c, "import-002-gemini-cli-AfterAgent").timeout_ms,
+        Some(1)
+    );
+    assert_eq!(c.skipped.len(), 1);
+    assert!(c.skipped[0].why.contains("`noisy`"), "{}", c.skipped[0].why);
+}
+
+#[test]
+fn cursor_fail_closed_loop_limit_and_prompt_entries() {
+    let dir = scratch("cursor");
+    write(
+        &dir,
+        ".cursor/hooks.json",
+        r#"{"version": 1, "hooks": {
+             "beforeShellExecution": [
+               {"command": "./hooks/block-git.sh", "timeout": 30, "matcher": "git push", "failClosed": true},
+               {"type": "prompt", "prompt": "is this safe?"}],
+             "stop": [{"command": "./hooks/again.sh", "loop_limit": 3}]}}"#,
+    );
+    let c = load(&dir, "[hooks.import]\ncursor = '.cursor/hooks.json'\n").expect("loads");
+    assert_eq!(
+        names(&c),
+        [
+            "import-001-cursor-beforeShellExecution",
+            "import-002-cursor-stop"
+        ]
+    );
+    let git = hook(&c, "import-001-cursor-beforeShellExecution");
+    assert_eq!(git.on_error, Some(CommandOnError::Block));
+    assert_eq!(git.timeout_ms, Some(30_000));
+    assert_eq!(git.matcher.as_deref(), Some("git push"));
+    assert_eq!(git.working_dir, Some(dir.clone()));
+    let stop = hook(&c, "import-002-cursor-stop");
+    assert_eq!(stop.loop_limit, Some(3));
+    assert_eq!(stop.on_error, Some(CommandOnError::Warn));
+    assert_eq!(c.skipped.len(), 1);
+    assert_eq!(c.skipped[0].kind, "prompt");
+}
+
+#[test]
+fn copilot_folder_imports_every_json_sorted() {
+    let dir = scratch("copilot");
+    write(
+        &dir,
+        ".github/hooks/b-vscode.json",
+        r#"{"hooks": {"PreToolUse": [{"type": "command", "command": "./generic.sh",
+            "linux": "./linux.sh", "osx": "./mac.sh", "windows": "x.ps1", "timeout": 10}]}}"#,
+    );
+    write(
+        &dir,
+        ".github/hooks/a-cli.json",
+        r#"{"version": 1, "hooks": {
+            "preToolUse": [{"type": "command", "bash": "./scripts/guard.sh", "powershell": "./g.ps1",
+                            "cwd": "scripts", "env": {"LEVEL": "2"}, "timeoutSec": 15, "matcher": "bash"}],
+            "sessionStart": [{"type": "command", "powershell": "./start.ps1"},
+                             {"type": "prompt", "prompt": "hello"}]}}"#,
+    );
+    write(&dir, ".github/hooks/notes.txt", "not a hooks file");
+    let c = load(&dir, "[hooks.import]\ncopilot = '.github/hooks'\n").expect("loads");
+    assert_eq!(
+        names(&c),
+        [
+            "import-001-copilot-preToolUse",
+            "import-002-copilot-PreToolUse"
+        ]
+    );
+    let guard = hook(&c, "import-001-copilot-preToolUse");
+    assert_eq!(guard.command.as_deref(), Some("./scripts/guard.sh"));
+    assert_eq!(guard.working_dir, Some(dir.join("scripts")));
+    assert_eq!(guard.env["LEVEL"], "2");
+    assert_eq!(guard.timeout_ms, Some(15_000));
+    assert_eq!(guard.matcher.as_deref(), Some("bash"));
+    let vscode = hook(&c, "import-002-copilot-PreToolUse");
+    let want = if cfg!(target_os = "macos") {
+        "./mac.sh"
+    } else {
+        "./linux.sh"
+    };
+    assert_eq!(vscode.command.as_deref(), Some(want));
+    assert_eq!(vscode.timeout_ms, Some(10_000));
+    assert_eq!(vscode.working_dir, Some(dir.clone()));
+    let skipped: Vec<(&str, &str)> = c
+        .skipped
+        .iter()
+        .map(|s| (s.kind.as_str(), s.why.as_str()))
+        .collect();
+    assert_eq!(skipped.len(), 2);
+    assert!(skipped[0].1.contains("PowerShell"), "{skipped:?}");
+    assert_eq!(skipped[1].0, "prompt");
+}
+
+#[test]
+fn the_table_orders_imports_as_written_and_sets_priorities() {
+    let dir = scratch("order");
+    let stop = r#"{"hooks": {"stop": [{"command": "./c.sh"}]}}"#;
+    write(&dir, ".cursor/hooks.json", stop);
+    write(
+        &dir,
+        ".claude/settings.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./s.sh"}]}]}}"#,
+    );
+    let c = load(
+        &dir,
+        r#"[hooks.import]
+cursor = ".cursor/hooks.json"
+claude-code = { files = [".claude/settings.json"], priority = -5 }
+[hooks.commands.mine]
+command = "true"
+events = ["stop"]
+"#,
+    )
+    .expect("loads");
+    assert_eq!(hook(&c, "import-001-cursor-stop").priority, 0);
+    assert_eq!(hook(&c, "import-002-claude-code-Stop").priority, -5);
+    assert_eq!(
+        names(&c),
+        [
+            "import-002-claude-code-Stop",
+            "import-001-cursor-stop",
+            "mine"
+        ]
+    );
+}
+
+#[test]
+fn mistakes_in_the_table_or_a_file_name_the_file() {
+    let dir = scratch("errors");
+    write(&dir, "bad.json", "{\"hooks\": {\"Stop\": [}");
+    write(&dir, "bad.toml", "[hooks\n");
+    write(&dir, "shape.json", r#"{"hooks": {"Stop": {"hooks": []}}}"#);
+    write(
+        &dir,
+        "blank.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}"#,
+    );
+    write(
+        &dir,
+        "time.json",
+        r#"{"hooks": {"stop": [{"command": "x", "timeout": -1}]}}"#,
+    );
+    write(
+        &dir,
+        "ok.json",
+        r#"{"hooks": {"stop": [{"command": "x"}]}}"#,
+    );
+    let at = |f: &str| dir.join(f).display().to_string();
+    let cases = [
+        (
+            "claude = 'ok.json'",
+            "hooks.toml: [hooks.import]: key `claude`: unknown dialect \"claude\"".to_string(),
+        ),
+        (
+            "docker-agent = 'ok.json'",
+            "docker-agent's YAML is not imported".into(),
+        ),
+        ("cursor = 5", "key `cursor`: expected a path".into()),
+        (
+            "cursor = { file = 'ok.json' }",
+            "key `cursor`: key `file`: unknown field".into(),
+        ),
+        (
+            "cursor = 'missing.json'",
+            format!("{}: ", at("missing.json")),
+        ),
+        (
+            "claude-code = 'bad.json'",
+            format!("{}: invalid JSON", at("bad.json")),
+        ),
+        (
+            "codex = 'bad.toml'",
+            format!("{}: invalid TOML", at("bad.toml")),
+        ),
+        (
+            "claude-code = 'shape.json'",
+            format!("{}: key `hooks.Stop`: expected a list", at("shape.json")),
+        ),
+        (
+            "claude-code = 'blank.json'",
+            format!(
+                "{}: key `hooks.Stop[0].hooks[0]`: `command` is missing",
+                at("blank.json")
+            ),
+        ),
+        (
+            "cursor = 'time.json'",
+            format!("{}: key `hooks.stop[0]`: timeout -1", at("time.json")),
+        ),
+        (
+            "cursor = '/dev/null'",
+            "/dev/null: [hooks.import]: not a regular file".into(),
+        ),
+    ];
+    for (table, want) in cases {
+        let err = load(&dir, &format!("[hooks.import]\n{table}\n"))
+            .expect_err(table)
+            .to_string();
+        assert!(
+            err.contains(&want),
+            "{table}: {err:?} should contain {want:?}"
+        );
+    }
+    let taken = "[hooks.import]\ncursor = 'ok.json'\n[hooks.commands.import-001-cursor-stop]\ncommand = 'true'\nevents = ['stop']\n";
+    let err = load(&dir, taken).expect_err("a clash").to_string();
+    assert!(err.contains("`import-001-cursor-stop` is taken"), "{err}");
+}
+
+#[test]
+fn imported_hooks_pass_the_load_checks() {
+    let dir = scratch("load");
+    write(
+        &dir,
+        ".claude/settings.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./s.sh"}]}]}}"#,
+    );
+    let file = dir.join("hooks.toml");
+    std::fs::write(
+        &file,
+        "[hooks.import]\nclaude-code = '.claude/settings.json'\n",
+    )
+    .expect("write");
+    let c = Config::load(&file).expect("the project folder exists");
+    assert_eq!(names(&c), ["import-001-claude-code-Stop"]);
+}
