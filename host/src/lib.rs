@@ -115,11 +115,14 @@ pub use conformance::{
     Check as ConformanceCheck, Options as ConformanceOptions, Report as ConformanceReport,
     run as conformance,
 };
+pub use dialect::agent::{EventError, NativeAnswer};
 pub use dialect::{Dialect, UnknownDialect};
 pub use error::{CallError, StartError};
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
-pub use host::{HookInfo, HookKind, HookStatus, HookTrace, Host, ReloadReport, StartFailure};
+pub use host::{
+    ForeignEvent, HookInfo, HookKind, HookStatus, HookTrace, Host, ReloadReport, StartFailure,
+};
 pub use members::builtin::{
     BuiltinError, BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture,
 };

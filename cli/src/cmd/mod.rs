@@ -6,6 +6,7 @@ mod check;
 mod conformance;
 mod demo;
 mod limits;
+mod relay;
 mod replay;
 mod serve;
 
@@ -39,6 +40,7 @@ enum Command {
     Replay(replay::ReplayArgs),
     Conformance(conformance::ConformanceArgs),
     Serve(serve::ServeArgs),
+    Relay(relay::RelayArgs),
 }
 
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
@@ -72,6 +74,7 @@ pub fn main() -> ExitCode {
             Command::Replay(args) => replay::run(args).await,
             Command::Conformance(args) => conformance::run(args).await,
             Command::Serve(args) => serve::run(args).await,
+            Command::Relay(args) => relay::run(args).await,
         }
     });
     // Hooks are stopped by then; do not wait on stray blocking tasks.

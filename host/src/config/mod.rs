@@ -30,6 +30,7 @@ pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnK
 pub use import::SkippedHook;
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 
+use crate::dialect::Dialect;
 use crate::policy::breaker::BreakerLimits;
 use crate::policy::filter::Filter;
 use hooks::yes;
@@ -324,6 +325,40 @@ impl Config {
             .unwrap_or_else(|| PathBuf::from("."));
         let base = std::fs::canonicalize(&base).unwrap_or(base);
         Config::parse(&text, is_json, path, base)
+    }
+
+    /// A config whose only hooks are those of one agent's settings file
+    /// (`.claude/settings.json`, `.cursor/hooks.json`, ...), read as
+    /// `[hooks.import]` would read it; for `hookhost relay -c FILE`.
+    pub fn import(dialect: Dialect, path: &Path) -> Result<Config, ConfigError> {
+        let path = std::fs::canonicalize(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let file = toml::Value::String(path.display().to_string());
+        let text = format!("[hooks.import]\n\"{dialect}\" = {file}\n");
+        let config = Config::parse(&text, false, &path, base)?;
+        config.preflight(&path)?;
+        Ok(config)
+    }
+
+    /// Whether `path` looks like agent `dialect`'s own settings file rather
+    /// than a hookhost config: its `hooks` object has one of the dialect's
+    /// event names as a key.
+    pub fn is_settings_file(dialect: Dialect, path: &Path) -> bool {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return false;
+        };
+        let root: Option<Value> = match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => serde_json::from_str(&text).ok(),
+            _ => toml::from_str(&text).ok(),
+        };
+        let spec = dialect.spec();
+        root.as_ref()
+            .and_then(|r| r.get("hooks"))
+            .and_then(Value::as_object)
+            .is_some_and(|h| h.keys().any(|k| spec.event(k).is_some()))
     }
 
     /// Parses config text; `path` only names the source in errors.

@@ -200,7 +200,7 @@ fn model_params(m: &Map<String, Value>, params: &mut Map<String, Value>) {
 
 /// What a command hook of agent D answers: stdout, stderr, exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
+pub struct NativeAnswer {
     /// A JSON object, or empty.
     pub stdout: String,
     /// A reason, where the exit code carries the decision.
@@ -209,13 +209,13 @@ pub struct Answer {
     pub code: i32,
 }
 
-impl Answer {
-    fn json(value: Value) -> Answer {
+impl NativeAnswer {
+    fn json(value: Value) -> NativeAnswer {
         let stdout = match &value {
             Value::Object(o) if o.is_empty() => String::new(),
             v => v.to_string(),
         };
-        Answer {
+        NativeAnswer {
             stdout,
             stderr: String::new(),
             code: 0,
@@ -224,8 +224,8 @@ impl Answer {
 
     /// Exit 2 with the reason on stderr: the one refusal every dialect
     /// reads the same, used where JSON could be misread.
-    pub(crate) fn block(reason: &str) -> Answer {
-        Answer {
+    pub fn block(reason: &str) -> NativeAnswer {
+        NativeAnswer {
             stdout: String::new(),
             stderr: reason.to_string(),
             code: 2,
@@ -240,7 +240,11 @@ fn field<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 
 /// Writes the chain's verdict (its wire shape, spec §8) for `incoming` the
 /// way agent `spec` reads a command hook's answer.
-pub(crate) fn write_answer(spec: &'static Spec, incoming: &Incoming, verdict: &Value) -> Answer {
+pub(crate) fn write_answer(
+    spec: &'static Spec,
+    incoming: &Incoming,
+    verdict: &Value,
+) -> NativeAnswer {
     let ev = incoming.event;
     let w = Writer {
         spec,
@@ -280,7 +284,12 @@ impl Writer {
     }
 
     /// A permission decision with its reason (and rewritten arguments).
-    fn permission(&self, decision: &str, reason: Option<&str>, args: Option<Value>) -> Answer {
+    fn permission(
+        &self,
+        decision: &str,
+        reason: Option<&str>,
+        args: Option<Value>,
+    ) -> NativeAnswer {
         let reason = reason.map(Value::from);
         let v = match self.d() {
             _ if self.claude_shaped() => self.specific(json!({
@@ -294,13 +303,13 @@ impl Writer {
             _ => json!({"hook_specific_output": {"permission_decision": decision,
                 "permission_decision_reason": reason, "updated_input": args}}),
         };
-        Answer::json(strip_nulls(v))
+        NativeAnswer::json(strip_nulls(v))
     }
 
-    fn before_tool(&self, incoming: &Incoming, verdict: &Value) -> Answer {
+    fn before_tool(&self, incoming: &Incoming, verdict: &Value) -> NativeAnswer {
         let reason = field(verdict, "reason");
         let answer = match field(verdict, "action").unwrap_or("continue") {
-            "continue" => return self.context(verdict, Answer::json(json!({}))),
+            "continue" => return self.context(verdict, NativeAnswer::json(json!({}))),
             "modify" => return self.rewrite(incoming, verdict),
             "ask" if self.spec.ask => self.permission("ask", reason, None),
             "ask" => self.permission(
@@ -327,7 +336,7 @@ impl Writer {
 
     /// A rewrite: the whole new input in the agent's keys, where the event
     /// takes one; a refusal where it does not (Cursor's shell events).
-    fn rewrite(&self, incoming: &Incoming, verdict: &Value) -> Answer {
+    fn rewrite(&self, incoming: &Incoming, verdict: &Value) -> NativeAnswer {
         let call = verdict.get("call").cloned().unwrap_or(Value::Null);
         let tool = field(&call, "tool").unwrap_or_default();
         let before = incoming
@@ -371,7 +380,7 @@ fn strip_nulls(v: Value) -> Value {
 impl Writer {
     /// Adds the chain's `additional_context` to an answer, in the
     /// dialect's spelling, where it has one.
-    fn context(&self, verdict: &Value, answer: Answer) -> Answer {
+    fn context(&self, verdict: &Value, answer: NativeAnswer) -> NativeAnswer {
         let Some(ctx) = field(verdict, "additional_context") else {
             return answer;
         };
@@ -403,7 +412,7 @@ impl Writer {
                 }
             }
         }
-        Answer {
+        NativeAnswer {
             stdout: v.to_string(),
             ..answer
         }
@@ -411,7 +420,7 @@ impl Writer {
 
     /// Stop the agent: `continue: false`; at a tool event also a refusal,
     /// so an agent that ignores `continue` still does not run the tool.
-    fn halt(&self, reason: &str, tool: bool) -> Answer {
+    fn halt(&self, reason: &str, tool: bool) -> NativeAnswer {
         let mut v = match (tool, self.d()) {
             (true, _) => serde_json::from_str(&self.permission("deny", Some(reason), None).stdout)
                 .unwrap_or(json!({})),
@@ -426,10 +435,10 @@ impl Writer {
             };
             m.insert(key.into(), Value::from(reason));
         }
-        Answer::json(v)
+        NativeAnswer::json(v)
     }
 
-    fn after_tool(&self, verdict: &Value) -> Answer {
+    fn after_tool(&self, verdict: &Value) -> NativeAnswer {
         let answer = match field(verdict, "action").unwrap_or("continue") {
             "abort_turn" | "hard_abort" => {
                 return self.halt(field(verdict, "reason").unwrap_or_default(), false);
@@ -439,60 +448,60 @@ impl Writer {
                 let feedback = field(&r, "for_llm").unwrap_or_default();
                 self.feedback(feedback)
             }
-            _ => Answer::json(json!({})),
+            _ => NativeAnswer::json(json!({})),
         };
         self.context(verdict, answer)
     }
 
     /// A rewritten tool result: the feedback the model sees instead
     /// (PostToolUse `decision: "block"`); context where no block exists.
-    fn feedback(&self, text: &str) -> Answer {
+    fn feedback(&self, text: &str) -> NativeAnswer {
         match self.d() {
             Dialect::ClaudeCode | Dialect::Codex | Dialect::DockerAgent => {
-                Answer::json(json!({"decision": "block", "reason": text}))
+                NativeAnswer::json(json!({"decision": "block", "reason": text}))
             }
-            Dialect::GeminiCli => Answer::json(json!({"decision": "deny", "reason": text})),
+            Dialect::GeminiCli => NativeAnswer::json(json!({"decision": "deny", "reason": text})),
             _ => self.context(
                 &json!({"additional_context": text}),
-                Answer::json(json!({})),
+                NativeAnswer::json(json!({})),
             ),
         }
     }
 
-    fn approve(&self, verdict: &Value) -> Answer {
+    fn approve(&self, verdict: &Value) -> NativeAnswer {
         let approved = verdict.get("approved").and_then(Value::as_bool) == Some(true);
         let behavior = if approved { "allow" } else { "deny" };
         let message = field(verdict, "reason");
         match self.d() {
-            _ if self.claude_shaped() => Answer::json(strip_nulls(
+            _ if self.claude_shaped() => NativeAnswer::json(strip_nulls(
                 self.specific(json!({"decision": {"behavior": behavior, "message": message}})),
             )),
-            Dialect::Copilot => Answer::json(strip_nulls(
+            Dialect::Copilot => NativeAnswer::json(strip_nulls(
                 json!({"behavior": behavior, "message": message}),
             )),
             _ => self.permission(behavior, message, None),
         }
     }
 
-    fn model_stage(&self, verdict: &Value) -> Answer {
+    fn model_stage(&self, verdict: &Value) -> NativeAnswer {
         match field(verdict, "action").unwrap_or("continue") {
             "abort_turn" | "hard_abort" | "deny_tool" => {
                 let reason = field(verdict, "reason").unwrap_or_default();
                 let v = json!({"decision": "block", "reason": reason, "continue": false, "stopReason": reason});
-                Answer::json(v)
+                NativeAnswer::json(v)
             }
-            "modify" => Answer::block(&format!(
+            "modify" => NativeAnswer::block(&format!(
                 "a hook rewrote the model call, which {} cannot take from a hook at {}",
                 self.d(),
                 self.event.native
             )),
-            _ => Answer::json(json!({})),
+            _ => NativeAnswer::json(json!({})),
         }
     }
 }
 
 impl Writer {
-    fn lifecycle(&self, name: &str, verdict: &Value) -> Answer {
+    fn lifecycle(&self, name: &str, verdict: &Value) -> NativeAnswer {
         let mut v = Map::new();
         if let Some(msg) = field(verdict, "system_message") {
             let key = match self.d() {
@@ -505,19 +514,19 @@ impl Writer {
         if field(verdict, "action") == Some("block") {
             let reason = field(verdict, "reason").unwrap_or_default();
             self.block_event(name, reason, &mut v);
-            return Answer::json(Value::Object(v));
+            return NativeAnswer::json(Value::Object(v));
         }
         // Compaction instructions are plain text to Claude Code and Codex.
         if name == "pre_compact" && matches!(self.d(), Dialect::ClaudeCode | Dialect::Codex) {
             if let Some(ctx) = field(verdict, "additional_context") {
-                return Answer {
+                return NativeAnswer {
                     stdout: ctx.to_string(),
                     stderr: String::new(),
                     code: 0,
                 };
             }
         }
-        self.context(verdict, Answer::json(Value::Object(v)))
+        self.context(verdict, NativeAnswer::json(Value::Object(v)))
     }
 
     /// A blocked lifecycle event. At stop the reason is the next

@@ -50,7 +50,6 @@ pub(crate) const SPEC: Spec = Spec {
     casing: Casing::Snake,
     stamp: Stamp::None,
     env: &[("CLAUDE_PROJECT_DIR", EnvValue::ProjectDir)],
-    timeout_in_ms: false,
     default_timeout_ms: 600_000,
     matching: Matching::ClaudeList,
     rewrite: Rewrite::Replace,

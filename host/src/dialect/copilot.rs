@@ -41,7 +41,6 @@ pub(crate) const SPEC: Spec = Spec {
     casing: Casing::Camel,
     stamp: Stamp::Millis,
     env: &[],
-    timeout_in_ms: false,
     default_timeout_ms: 30_000,
     matching: Matching::Anchored,
     rewrite: Rewrite::Replace,

@@ -37,7 +37,6 @@ pub(crate) const SPEC: Spec = Spec {
     casing: Casing::Snake,
     stamp: Stamp::None,
     env: &[],
-    timeout_in_ms: false,
     default_timeout_ms: 60_000,
     matching: Matching::Anchored,
     rewrite: Rewrite::Merge,

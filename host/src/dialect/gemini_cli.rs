@@ -34,7 +34,6 @@ pub(crate) const SPEC: Spec = Spec {
         ("GEMINI_SESSION_ID", EnvValue::SessionId),
         ("GEMINI_CWD", EnvValue::Cwd),
     ],
-    timeout_in_ms: true,
     default_timeout_ms: 60_000,
     matching: Matching::RegexTools,
     rewrite: Rewrite::Merge,

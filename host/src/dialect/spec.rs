@@ -143,8 +143,6 @@ pub(crate) struct Spec {
     pub(crate) stamp: Stamp,
     /// The env vars it sets for a hook.
     pub(crate) env: &'static [(&'static str, EnvValue)],
-    /// Its `timeout` unit is milliseconds (else seconds).
-    pub(crate) timeout_in_ms: bool,
     /// The timeout of a hook that sets none, in milliseconds.
     pub(crate) default_timeout_ms: u64,
     /// How `matcher` is read.

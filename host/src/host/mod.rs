@@ -4,6 +4,7 @@
 
 mod apply;
 mod driver;
+mod foreign;
 mod info;
 mod plan;
 mod stages;
@@ -12,6 +13,7 @@ use apply::PeerSlot;
 use plan::PeerKey;
 
 pub use crate::chain::HookTrace;
+pub use foreign::ForeignEvent;
 pub use info::{HookInfo, HookKind, HookStatus};
 
 use std::collections::BTreeMap;

@@ -1,0 +1,111 @@
+//! An agent's own hook event, run through the whole chain and answered in
+//! that agent's format: what `hookhost relay` (and an agent's HTTP hook)
+//! stands on.
+
+use hookhost_protocol::{LifecycleEvent, Stage};
+use serde_json::{Map, Value};
+
+use crate::dialect::Dialect;
+use crate::dialect::agent::{self, EventError, Incoming, NativeAnswer};
+use crate::dialect::spec::Target;
+
+use super::Host;
+
+/// One event as an agent sent it to a command hook, read in its dialect.
+#[derive(Debug, Clone)]
+pub struct ForeignEvent {
+    dialect: Dialect,
+    incoming: Incoming,
+}
+
+impl ForeignEvent {
+    /// Reads `input` (the JSON agent `dialect` writes to a command hook's
+    /// stdin). `event` names the event when the payload does not (Copilot
+    /// CLI's camelCase payloads), and otherwise must agree with it.
+    pub fn read(
+        dialect: Dialect,
+        input: &Value,
+        event: Option<&str>,
+    ) -> Result<ForeignEvent, EventError> {
+        let incoming = agent::read_event(dialect.spec(), input, event)?;
+        Ok(ForeignEvent { dialect, incoming })
+    }
+
+    /// The event's native name (`PreToolUse`).
+    pub fn name(&self) -> &'static str {
+        self.incoming.event.native
+    }
+
+    /// hookhost's params for it, as the chain receives them.
+    pub fn params(&self) -> &Value {
+        &self.incoming.params
+    }
+
+    /// Whether a refusal is possible here: a tool call, an approval, or a
+    /// lifecycle event that can be blocked. What fails at such an event
+    /// must refuse.
+    pub fn can_refuse(&self) -> bool {
+        match self.incoming.event.target {
+            Target::Stage(_) => true,
+            Target::Lifecycle(name) => name
+                .parse::<LifecycleEvent>()
+                .is_ok_and(LifecycleEvent::can_block),
+        }
+    }
+
+    /// The refusal this event's agent reads whatever its dialect: exit 2
+    /// with the reason on stderr. For when the chain could not be asked.
+    pub fn refusal(&self, reason: &str) -> NativeAnswer {
+        NativeAnswer::block(reason)
+    }
+}
+
+impl Host {
+    /// Runs a foreign event through the whole chain (every kind of hook,
+    /// in any dialect) and answers as its agent expects from a command
+    /// hook. An event nobody waits on is announced (observers, command
+    /// hooks listing it) and answered with nothing to say. Params the chain
+    /// refuses are refused (exit 2) where the event can be refused.
+    pub async fn answer_foreign(&self, event: &ForeignEvent) -> NativeAnswer {
+        let spec = event.dialect.spec();
+        let params = event.incoming.params.clone();
+        let stage = match event.incoming.event.target {
+            Target::Stage(s) => s,
+            Target::Lifecycle(name) => match name.parse::<LifecycleEvent>() {
+                Ok(ev) if ev.is_request() => Stage::Lifecycle,
+                _ => {
+                    self.announce_foreign(name, &params).await;
+                    return agent::write_answer(spec, &event.incoming, &Value::Object(Map::new()));
+                }
+            },
+        };
+        match self.run_stage(stage, params).await {
+            Ok(outcome) => agent::write_answer(spec, &event.incoming, &outcome.to_wire(stage)),
+            Err(e) if event.can_refuse() => {
+                event.refusal(&format!("hookhost refused the event: {e}"))
+            }
+            Err(e) => {
+                tracing::error!(
+                    event = event.name(),
+                    "hookhost could not run the event: {e}"
+                );
+                agent::write_answer(spec, &event.incoming, &Value::Object(Map::new()))
+            }
+        }
+    }
+
+    /// A lifecycle event nobody waits on, by name.
+    async fn announce_foreign(&self, name: &str, params: &Value) {
+        let payload = params
+            .get("payload")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        match name.parse::<LifecycleEvent>() {
+            Ok(ev) => {
+                self.lifecycle(ev, payload).await;
+            }
+            Err(_) => tracing::debug!(event = name, "no hook runs for this event yet"),
+        }
+    }
+}
