@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use hookhost::{HookKind, Host};
+use hookhost::{Config, HookKind, Host};
 
 use super::usage_error;
 
@@ -34,6 +34,7 @@ pub async fn run(args: CheckArgs) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    let imported = imported_rows(&config);
     let host = Host::start(config).await;
     let mut rows = vec![[
         "hook".to_string(),
@@ -79,6 +80,10 @@ pub async fn run(args: CheckArgs) -> ExitCode {
         ]);
     }
     print_table(&rows);
+    if imported.len() > 1 {
+        println!();
+        print_table(&imported);
+    }
     for f in host.start_failures() {
         println!("FAIL hook `{}`: {}", f.hook, f.error);
     }
@@ -89,6 +94,51 @@ pub async fn run(args: CheckArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Where each imported hook came from, and what was skipped and why: a
+/// hook of a settings file is never left out without a line saying so.
+fn imported_rows(config: &Config) -> Vec<[String; 6]> {
+    let mut rows = vec![[
+        "imported".to_string(),
+        "dialect".into(),
+        "file".into(),
+        "event".into(),
+        "matcher".into(),
+        "note".into(),
+    ]];
+    let file = |f: &std::path::Path| {
+        f.strip_prefix(&config.base_dir)
+            .unwrap_or(f)
+            .display()
+            .to_string()
+    };
+    for (name, c) in &config.commands {
+        let Some(src) = &c.source else { continue };
+        let matcher = src.matcher.clone().unwrap_or_else(|| "-".into());
+        let note = if c.enabled { "runs" } else { "disabled" };
+        rows.push([
+            name.clone(),
+            c.dialect.to_string(),
+            file(&src.file),
+            src.event.clone(),
+            matcher,
+            note.into(),
+        ]);
+    }
+    for s in &config.skipped {
+        let matcher = s.source.matcher.clone().unwrap_or_else(|| "-".into());
+        let note = format!("SKIPPED {} hook: {}", s.kind, s.why);
+        rows.push([
+            "-".into(),
+            "-".into(),
+            file(&s.source.file),
+            s.source.event.clone(),
+            matcher,
+            note,
+        ]);
+    }
+    rows
 }
 
 /// Prints rows as aligned columns, the first row as the header.
