@@ -2,6 +2,7 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
+#[allow(unused_imports)]
 pub use hookhost_testkit::*;
 
 /// The `hookhost` binary under test.

@@ -7,7 +7,7 @@
 //! event table from here.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hookhost_protocol::lifecycle::LifecycleEvent;
@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use crate::dialect::Dialect;
 use crate::dialect::matcher::{Matcher, MatcherError, Rule, RuleError};
-use crate::dialect::spec::Target;
+use crate::dialect::spec::{EnvValue, Target};
 use crate::policy::filter::{Filter, FilterError};
 
 /// The longest `timeout` a command hook may set: a day.
@@ -275,6 +275,30 @@ impl CommandConfig {
             .into_iter()
             .filter(|s| wanted.contains(s))
             .collect()
+    }
+
+    /// `args` with the dialect's project-folder variables
+    /// (`${CLAUDE_PROJECT_DIR}`, `$GEMINI_PROJECT_DIR`) replaced by `dir`:
+    /// an exec-form hook has no shell to expand them, and Claude Code's own
+    /// examples start `args` with one.
+    pub fn expanded_args(&self, dir: &Path) -> Option<Vec<String>> {
+        let args = self.args.as_ref()?;
+        let dir = dir.display().to_string();
+        let vars: Vec<&str> = self
+            .dialect
+            .spec()
+            .env
+            .iter()
+            .filter(|(_, v)| *v == EnvValue::ProjectDir)
+            .map(|(k, _)| *k)
+            .collect();
+        let expand = |a: &String| {
+            vars.iter().fold(a.clone(), |a, k| {
+                a.replace(&format!("${{{k}}}"), &dir)
+                    .replace(&format!("${k}"), &dir)
+            })
+        };
+        Some(args.iter().map(expand).collect())
     }
 
     /// The run's time limit: `timeout` (seconds) or `timeout_ms`, else the

@@ -30,7 +30,7 @@ pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnK
 pub use import::SkippedHook;
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 
-use crate::dialect::Dialect;
+use crate::dialect::{Dialect, tools};
 use crate::policy::breaker::BreakerLimits;
 use crate::policy::filter::Filter;
 use hooks::yes;
@@ -56,6 +56,10 @@ pub struct Config {
     /// Handlers in `[hooks.import]` files that are not run (prompt, agent,
     /// MCP-tool hooks...), kept so `hookhost check` can show them.
     pub skipped: Vec<SkippedHook>,
+    /// `[hooks.tool_names]`: the agent's own tool names mapped to the
+    /// canonical vocabulary (`my_exec = "shell"`), so hooks of every dialect
+    /// see their native name for it (`Bash`, `run_shell_command`).
+    pub tool_names: BTreeMap<String, String>,
     /// The folder relative paths are resolved against (the config file's
     /// folder, or the working directory for a config built in code).
     pub base_dir: PathBuf,
@@ -274,6 +278,8 @@ struct HooksSection {
     audit: Option<Value>,
     #[serde(default)]
     import: Option<Value>,
+    #[serde(default)]
+    tool_names: BTreeMap<String, String>,
 }
 
 impl Config {
@@ -288,6 +294,7 @@ impl Config {
             remotes: BTreeMap::new(),
             audit: None,
             skipped: Vec::new(),
+            tool_names: BTreeMap::new(),
             base_dir: base_dir.into(),
         }
     }
@@ -397,6 +404,16 @@ impl Config {
         if let Some(raw) = section.import {
             import::read(self, src, raw)?;
         }
+        for (tool, canonical) in &section.tool_names {
+            if !tools::is_canonical(canonical) {
+                let why = format!(
+                    "`{tool}`: {canonical:?} is not a canonical tool ({})",
+                    tools::canonical_names()
+                );
+                return Err(src.invalid("[hooks.tool_names]", why));
+            }
+        }
+        self.tool_names = section.tool_names;
         if let Some(raw) = section.audit {
             self.audit = Some(src.decode("[hooks.audit]", raw)?);
         }

@@ -88,7 +88,7 @@ pub fn check(config: &Config, path: &Path) -> Result<(), ConfigError> {
         let at = format!("command hook `{name}`");
         let dir = config.command_dir(hook);
         folder(&dir).map_err(|e| invalid(at.clone(), "working_dir", e))?;
-        if let Some(program) = hook.args.as_ref().and_then(|a| a.first()) {
+        if let Some(program) = hook.expanded_args(&dir).as_ref().and_then(|a| a.first()) {
             program_at(program, &dir, hook.env.get("PATH").map(String::as_str))
                 .map_err(|e| invalid(at, "args", e))?;
         }

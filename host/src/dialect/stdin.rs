@@ -3,6 +3,7 @@
 //! spelling, then what the event carries, with native tool names and
 //! argument keys.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -23,11 +24,30 @@ pub(crate) struct Call<'a> {
     pub(crate) params: &'a Value,
     /// The hook's working directory (the project folder).
     pub(crate) dir: &'a Path,
+    /// `[hooks.tool_names]`: the agent's tool names → canonical ones.
+    pub(crate) names: &'a BTreeMap<String, String>,
 }
 
 /// `params[key]`, null counting as absent.
 fn get<'v>(v: &'v Value, key: &str) -> Option<&'v Value> {
     v.get(key).filter(|v| !v.is_null())
+}
+
+/// `stop_hook_active` → `stopHookActive`, for Copilot CLI's payloads.
+fn camel_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        match (c, upper) {
+            ('_', _) => upper = true,
+            (c, true) => {
+                out.extend(c.to_uppercase());
+                upper = false;
+            }
+            (c, false) => out.push(c),
+        }
+    }
+    out
 }
 
 /// `meta[key]` as text.
@@ -55,11 +75,13 @@ impl Call<'_> {
         self.spec.casing_of(self.event.native)
     }
 
-    /// The canonical tool name of a tool-stage call.
+    /// The canonical tool name of a tool-stage call: the agent's name as
+    /// `[hooks.tool_names]` maps it, else as it is.
     pub(crate) fn tool(&self) -> &str {
-        get(self.params, "tool")
+        let raw = get(self.params, "tool")
             .and_then(Value::as_str)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        self.names.get(raw).map_or(raw, String::as_str)
     }
 
     /// The native tool name.
@@ -289,9 +311,11 @@ impl Call<'_> {
         } else {
             self.params.as_object()
         };
+        let camel = self.casing() == Casing::Camel;
         if let Some(fields) = fields {
             for (k, v) in fields.iter().filter(|(k, _)| *k != "meta") {
-                m.entry(k.clone()).or_insert_with(|| v.clone());
+                let k = if camel { camel_case(k) } else { k.clone() };
+                m.entry(k).or_insert_with(|| v.clone());
             }
         }
         let copy = |m: &mut Map<String, Value>, from: &str, to: &str| {

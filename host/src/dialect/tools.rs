@@ -138,6 +138,20 @@ const TOOLS: &[Tool] = &[
     },
 ];
 
+/// Whether `name` is a tool of the canonical vocabulary.
+pub(crate) fn is_canonical(name: &str) -> bool {
+    by_canonical(name).is_some()
+}
+
+/// The canonical tool names, for error messages.
+pub(crate) fn canonical_names() -> String {
+    TOOLS
+        .iter()
+        .map(|t| t.canonical)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The column of a dialect in the tables.
 fn column(d: Dialect) -> usize {
     Dialect::ALL.iter().position(|x| *x == d).unwrap_or(0)

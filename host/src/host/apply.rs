@@ -216,7 +216,8 @@ impl Host {
                 .unwrap_or_else(|| self.builtin(name, b, defaults)),
             Build::Command(c) => {
                 let dir = config.command_dir(c);
-                let hook = CommandHook::new(name, c, &dir).map_err(|e| {
+                let names = Arc::new(config.tool_names.clone());
+                let hook = CommandHook::new(name, c, &dir, names).map_err(|e| {
                     tracing::error!(hook = %name, "command hook `{name}` cannot be set up: {e}");
                     self.failed(name, e);
                 });

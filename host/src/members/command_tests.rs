@@ -49,7 +49,7 @@ fn shell_path(path: &Path) -> String {
 /// A hook running `path` (through `sh -c`) for `events`.
 fn hook_for(dir: &Path, path: &Path, events: &[&str]) -> CommandHook {
     let config = CommandConfig::shell(&shell_path(path), events);
-    CommandHook::new("test", &config, dir).expect("valid hook")
+    CommandHook::new("test", &config, dir, Default::default()).expect("valid hook")
 }
 
 fn in_secs(secs: u64) -> Instant {
@@ -361,7 +361,7 @@ async fn a_spawn_failure_is_an_error() {
         events: vec!["permission_request".into()],
         ..CommandConfig::default()
     };
-    let hook = CommandHook::new("missing", &config, &dir).expect("valid hook");
+    let hook = CommandHook::new("missing", &config, &dir, Default::default()).expect("valid hook");
     let r = call(&hook, Stage::ApproveTool, &tool_call("shell", json!({}))).await;
     let Err(CallError::Unavailable(text)) = &r else {
         panic!("expected Unavailable, got {r:?}")
@@ -369,8 +369,13 @@ async fn a_spawn_failure_is_an_error() {
     assert!(text.contains("no-such-program"), "{text}");
 
     let gone_dir = CommandConfig::shell("true", &["pre_tool_use"]);
-    let hook =
-        CommandHook::new("nodir", &gone_dir, &dir.join("does-not-exist")).expect("valid hook");
+    let hook = CommandHook::new(
+        "nodir",
+        &gone_dir,
+        &dir.join("does-not-exist"),
+        Default::default(),
+    )
+    .expect("valid hook");
     let r = call(&hook, Stage::BeforeTool, &tool_call("shell", json!({}))).await;
     assert!(matches!(r, Err(CallError::Unavailable(_))), "{r:?}");
 }
@@ -433,7 +438,7 @@ async fn the_environment_is_clean() {
         inherit_env: vec!["HOOKHOST_TEST_SHARED".into()],
         ..CommandConfig::shell(&shell_path(&path), &["session_start"])
     };
-    let hook = CommandHook::new("env", &config, &dir).expect("valid hook");
+    let hook = CommandHook::new("env", &config, &dir, Default::default()).expect("valid hook");
     let r = call(&hook, Stage::Lifecycle, &json!({"event": "session_start"}))
         .await
         .expect("answer");
@@ -463,7 +468,7 @@ exit 2"#,
         matcher: Some("shell|edit_file".into()),
         ..CommandConfig::shell(&shell_path(&path), &["pre_tool_use", "permission_request"])
     };
-    let hook = CommandHook::new("m", &config, &dir).expect("valid hook");
+    let hook = CommandHook::new("m", &config, &dir, Default::default()).expect("valid hook");
     for tool in ["read_file", "shell_exec", "my_shell"] {
         let r = call(&hook, Stage::BeforeTool, &tool_call(tool, json!({}))).await;
         assert_eq!(r, Ok(json!({"action": "continue"})), "{tool}");

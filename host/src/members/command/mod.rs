@@ -18,6 +18,7 @@
 mod answer;
 mod run;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -50,6 +51,7 @@ pub struct CommandHook {
     rule: Option<Rule>,
     on_error: Option<CommandOnError>,
     loop_limit: Option<u32>,
+    tool_names: Arc<BTreeMap<String, String>>,
 }
 
 /// How the script ended, for error reports.
@@ -71,6 +73,7 @@ impl CommandHook {
         name: &str,
         config: &CommandConfig,
         dir: &Path,
+        tool_names: Arc<BTreeMap<String, String>>,
     ) -> Result<CommandHook, CommandConfigError> {
         config.validate()?;
         let spec = config.dialect.spec();
@@ -84,7 +87,7 @@ impl CommandHook {
                 PathBuf::from("/bin/sh"),
                 vec!["-c".to_string(), command.clone()],
             ),
-            (None, Some(argv)) => argv_program(argv, dir),
+            (None, Some(_)) => argv_program(&config.expanded_args(dir).unwrap_or_default(), dir),
             (None, None) => return Err(CommandConfigError::NoCommand),
         };
         Ok(CommandHook {
@@ -103,6 +106,7 @@ impl CommandHook {
             rule,
             on_error: config.on_error,
             loop_limit: config.loop_limit,
+            tool_names,
         })
     }
 
@@ -217,6 +221,7 @@ impl CommandHook {
             event,
             params,
             dir: &self.program.dir,
+            names: &self.tool_names,
         };
         if !self.selects(&call) {
             return Ok(neutral(stage));
@@ -282,6 +287,7 @@ impl CommandHook {
             event: row,
             params: &params,
             dir: &self.program.dir,
+            names: &self.tool_names,
         };
         if !self.selects(&call) {
             return;
