@@ -210,3 +210,128 @@ fn a_relay_that_cannot_read_its_event_refuses() {
     let (code, _, stderr) = relay("claude-code", missing, &case);
     assert_eq!(code, 2, "a config that does not load refuses: {stderr}");
 }
+
+/// A one-shot HTTP server on loopback: answers each request with `status`
+/// and `body`, and hands back what it received.
+fn http_server(status: u16, body: &'static str) -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let (mut head, mut len) = (String::new(), 0usize);
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut req = vec![0; len];
+            reader.read_exact(&mut req).unwrap();
+            let _ = tx.send(format!("{head}\n{}", String::from_utf8_lossy(&req)));
+            let reply = format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    (url, rx)
+}
+
+/// A Claude settings file with one `type: "http"` PreToolUse hook.
+fn http_settings(dir: &Path, url: &str, fail_closed: bool) -> PathBuf {
+    let on_failure = if fail_closed {
+        json!("block")
+    } else {
+        Value::Null
+    };
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "http", "url": url, "timeout": 5, "onFailure": on_failure,
+        "headers": {"Authorization": "Bearer $HOOK_TOKEN", "X-Other": "${HOME}"},
+        "allowedEnvVars": ["HOOK_TOKEN"]}]}]}});
+    let path = dir.join(".claude/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, settings.to_string()).unwrap();
+    path
+}
+
+fn relay_with_env(settings: &Path, event: &Value) -> (i32, String, String) {
+    let mut child = Command::new(common::HOOKHOST)
+        .args(["relay", "--dialect", "claude-code", "-c"])
+        .arg(settings)
+        .env("HOOK_TOKEN", "s3cret")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (
+        out.status.code().unwrap_or(-1),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}
+
+#[test]
+fn claude_http_hooks_are_posted_the_event_and_answer_in_the_body() {
+    let dir = common::scratch();
+    let deny = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"http says no"}}"#;
+    let (url, seen) = http_server(200, deny);
+    let settings = http_settings(&dir, &url, false);
+    let event = json!({"session_id": "s-http", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}});
+    let (code, stdout, stderr) = relay_with_env(&settings, &event);
+    let got = read("claude-code", code, &stdout, &stderr);
+    assert_eq!(
+        (got.decision, got.reason.as_str()),
+        ("deny", "http says no"),
+        "{stderr}"
+    );
+    let request = seen
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    let lower = request.to_ascii_lowercase();
+    assert!(lower.contains("authorization: bearer s3cret"), "{request}");
+    assert!(
+        lower.contains("x-other: \r\n") || !lower.contains("x-other: /"),
+        "HOME is not allowed: {request}"
+    );
+    assert!(
+        request.contains(r#""tool_name":"Bash""#) && request.contains(r#""session_id":"s-http""#),
+        "{request}"
+    );
+}
+
+#[test]
+fn a_failing_http_hook_is_open_unless_it_fails_closed() {
+    let dir = common::scratch();
+    let (url, _seen) = http_server(500, "boom");
+    let event = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}});
+    let open = http_settings(&dir, &url, false);
+    let (code, stdout, stderr) = relay_with_env(&open, &event);
+    assert_eq!(
+        read("claude-code", code, &stdout, &stderr).decision,
+        "allow",
+        "{stderr}"
+    );
+    let closed = http_settings(&dir, &url, true);
+    let (code, stdout, stderr) = relay_with_env(&closed, &event);
+    let got = read("claude-code", code, &stdout, &stderr);
+    assert_eq!(got.decision, "deny", "onFailure: block refuses: {stderr}");
+    assert!(got.reason.contains("HTTP 500"), "{got:?}");
+}

@@ -230,8 +230,11 @@ impl CommandConfig {
 
     /// Exactly one of `command` and `args`, and not an empty one.
     fn validate_program(&self) -> Result<(), CommandConfigError> {
-        if self.url.is_some() {
-            return Err(CommandConfigError::HttpUnsupported);
+        match (&self.url, &self.command, &self.args) {
+            (Some(_), None, None) if cfg!(feature = "remote") => return Ok(()),
+            (Some(_), None, None) => return Err(CommandConfigError::HttpNeedsRemote),
+            (Some(_), _, _) => return Err(CommandConfigError::UrlAndCommand),
+            _ => {}
         }
         match (&self.command, &self.args) {
             (Some(_), Some(_)) => Err(CommandConfigError::CommandAndArgs),
@@ -341,9 +344,15 @@ pub enum CommandConfigError {
     /// Both `timeout` and `timeout_ms`.
     #[error("`timeout` (seconds) and `timeout_ms` exclude each other: set only one")]
     TwoTimeouts,
-    /// `url`: HTTP hooks are not run by this version.
-    #[error("`url`: HTTP hooks are not supported yet; use `command`")]
-    HttpUnsupported,
+    /// `url` in a build without the `remote` feature.
+    #[error("`url` (an HTTP hook) needs hookhost built with the `remote` feature")]
+    HttpNeedsRemote,
+    /// `url` beside `command` or `args`.
+    #[error("`url` excludes `command` and `args`: set only one")]
+    UrlAndCommand,
+    /// A `url` or header that cannot be used.
+    #[error("{0}")]
+    Http(String),
     /// `matcher` does not compile under the dialect's rules.
     #[error(transparent)]
     Matcher(#[from] MatcherError),

@@ -16,6 +16,8 @@
 //! process group, and a deadline after which the whole group is killed.
 
 mod answer;
+#[cfg(feature = "remote")]
+mod http;
 mod run;
 
 use std::collections::BTreeMap;
@@ -52,6 +54,9 @@ pub struct CommandHook {
     on_error: Option<CommandOnError>,
     loop_limit: Option<u32>,
     tool_names: Arc<BTreeMap<String, String>>,
+    /// Where an HTTP hook (`url`) POSTs instead of spawning.
+    #[cfg(feature = "remote")]
+    http: Option<http::Target>,
 }
 
 /// How the script ended, for error reports.
@@ -82,13 +87,22 @@ impl CommandHook {
         let tool_event = events.iter().any(|e| matches!(e.target, Target::Stage(_)));
         let matcher = Matcher::new(config.matcher.as_deref(), spec.matching, tool_event)?;
         let rule = config.rule.as_deref().map(Rule::new).transpose()?;
-        let (program, args) = match (&config.command, &config.args) {
-            (Some(command), _) => (
+        let (program, args) = match (&config.command, &config.args, &config.url) {
+            (Some(command), _, _) => (
                 PathBuf::from("/bin/sh"),
                 vec!["-c".to_string(), command.clone()],
             ),
-            (None, Some(_)) => argv_program(&config.expanded_args(dir).unwrap_or_default(), dir),
-            (None, None) => return Err(CommandConfigError::NoCommand),
+            (None, Some(_), _) => argv_program(&config.expanded_args(dir).unwrap_or_default(), dir),
+            (None, None, Some(_)) => (PathBuf::new(), Vec::new()),
+            (None, None, None) => return Err(CommandConfigError::NoCommand),
+        };
+        #[cfg(feature = "remote")]
+        let http = match &config.url {
+            Some(url) => Some(
+                http::Target::new(url, &config.headers, &config.allowed_env_vars)
+                    .map_err(|e| CommandConfigError::Http(e.to_string()))?,
+            ),
+            None => None,
         };
         Ok(CommandHook {
             name: name.into(),
@@ -107,6 +121,8 @@ impl CommandHook {
             on_error: config.on_error,
             loop_limit: config.loop_limit,
             tool_names,
+            #[cfg(feature = "remote")]
+            http,
         })
     }
 
@@ -227,7 +243,7 @@ impl CommandHook {
             return Ok(neutral(stage));
         }
         let input = call.input();
-        let result = match self.program.run(&input, &self.env(&call), deadline).await {
+        let result = match self.execute(&input, &call, deadline).await {
             Ok(done) => self.read(&call, &done, &input),
             Err(e) => Err(e),
         };
@@ -311,6 +327,22 @@ impl CommandHook {
             },
             Err(e) => self.log_failure(row.native, &e),
         }
+    }
+
+    /// One run: a spawn, or a POST for an HTTP hook, within the hook's
+    /// own timeout.
+    async fn execute(
+        &self,
+        input: &Value,
+        call: &Call<'_>,
+        deadline: Instant,
+    ) -> Result<Finished, CallError> {
+        #[cfg(feature = "remote")]
+        if let Some(target) = &self.http {
+            let limit = deadline.min(Instant::now() + self.program.timeout);
+            return target.post(input, limit).await;
+        }
+        self.program.run(input, &self.env(call), deadline).await
     }
 
     fn exit_error(&self, done: &Finished) -> CallError {
