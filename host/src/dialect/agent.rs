@@ -278,8 +278,9 @@ impl Writer {
     }
 
     fn specific(&self, fields: Value) -> Value {
-        let mut m = fields.as_object().cloned().unwrap_or_default();
+        let mut m = Map::new();
         m.insert("hookEventName".into(), Value::from(self.event.native));
+        m.extend(fields.as_object().cloned().unwrap_or_default());
         json!({"hookSpecificOutput": m})
     }
 
