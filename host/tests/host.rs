@@ -750,3 +750,32 @@ async fn a_later_deny_wins_over_an_ask() {
     );
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_tool_contexts_reach_the_agent_in_chain_order() {
+    let mut first = hook(
+        &["--answer", r#"{"additional_context":"one"}"#],
+        &[Stage::AfterTool],
+    );
+    first.priority = 1;
+    let mut second = hook(
+        &[
+            "--answer",
+            r#"{"action":"modify","result":{"result":{"for_llm":"[redacted]"}},"additional_context":"two"}"#,
+        ],
+        &[Stage::AfterTool],
+    );
+    second.priority = 2;
+    let host = Host::start(config(vec![("first", first), ("second", second)])).await;
+    let params = hookhost::protocol::params::AfterToolParams {
+        tool: "shell".into(),
+        result: hookhost::protocol::params::ToolResult::text("API_KEY=x"),
+        ..Default::default()
+    };
+    let StageOutcome::Continue { params, contexts } = host.after_tool(params).await else {
+        panic!("expected continue")
+    };
+    assert_eq!(params.result.for_llm, "[redacted]");
+    assert_eq!(contexts, ["one", "two"]);
+    host.shutdown().await;
+}

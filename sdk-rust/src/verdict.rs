@@ -451,7 +451,11 @@ impl LifecycleVerdict {
         Self::default()
     }
 
-    /// Block the event (only where it can be blocked), saying why.
+    /// Block the event (only where it can be blocked), saying why. At stop
+    /// and subagent_stop a block means "keep going" and `reason` is the
+    /// agent's next instruction: look at the payload's `stop_hook_active`
+    /// (the previous stop was blocked) before blocking again; the host
+    /// overrides a block after `stop_block_limit` in a row.
     pub fn block(reason: impl Into<String>) -> Self {
         Self::default().with_block(reason)
     }
