@@ -37,7 +37,9 @@ fn params(stage: Stage) -> Value {
 fn allowed(stage: Stage, d: &Decision) -> bool {
     match d {
         Decision::Approval { .. } => stage == Stage::ApproveTool,
-        Decision::Respond(_) | Decision::DenyTool(_) => stage == Stage::BeforeTool,
+        Decision::Respond(_) | Decision::DenyTool(_) | Decision::Ask(_) => {
+            stage == Stage::BeforeTool
+        }
         Decision::Modify(_) => stage.payload_key().is_some(),
         Decision::Continue | Decision::Abort { .. } => {
             !matches!(stage, Stage::ApproveTool | Stage::Lifecycle)
@@ -83,8 +85,12 @@ fn as_params(stage: Stage, value: &Value) {
     };
     chain.step("noop", OnError::Deny, Ok(&answer));
     match chain.finish() {
-        Outcome::Continue { params, modified } => {
-            assert!(!modified);
+        Outcome::Continue {
+            params,
+            modified,
+            contexts,
+        } => {
+            assert!(!modified && contexts.is_empty());
             assert_eq!(params, start);
         }
         Outcome::Lifecycle {

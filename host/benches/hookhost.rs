@@ -221,7 +221,7 @@ fn start_host(rt: &Runtime, hooks: usize) -> Host {
     let pids: HashSet<u32> = host.hooks().into_iter().filter_map(|h| h.pid).collect();
     assert_eq!(pids.len(), hooks, "each bench hook must be its own process");
     match rt.block_on(host.before_tool(tool_call())) {
-        ToolOutcome::Continue(_) => {}
+        ToolOutcome::Continue { .. } => {}
         other => panic!("the bench hooks should answer continue, got {other:?}"),
     }
     host

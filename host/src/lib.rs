@@ -11,7 +11,8 @@
 //! let host = Host::start(Config::load("hooks.toml".as_ref())?).await;
 //! let call = ToolCall { tool: "shell".into(), ..Default::default() };
 //! match host.before_tool(call).await {
-//!     ToolOutcome::Continue(call) => { /* run the (possibly rewritten) call */ }
+//!     ToolOutcome::Continue { call, contexts } => { /* run the (possibly rewritten) call */ }
+//!     ToolOutcome::Ask { call, reason, .. } => { /* ask the user; run the call on a yes */ }
 //!     ToolOutcome::Respond(result) => { /* use the hook's result */ }
 //!     ToolOutcome::Deny { reason } => { /* tell the model why */ }
 //!     ToolOutcome::Abort { hard, reason } => { /* end the turn or the loop */ }
@@ -28,7 +29,8 @@
 //! # Public items
 //!
 //! - The host: [`Host`] (`start`, `start_with`, `reload`, `shutdown`, the
-//!   stage methods `before_tool` … `lifecycle`, `run_stage`,
+//!   stage methods `before_tool` … `lifecycle`, `lifecycle_with`,
+//!   `lifecycle_named`, `run_stage`,
 //!   `run_stage_traced`, `emit`, `next_event_id`, `stats`, `hooks`,
 //!   `start_failures`).
 //! - What the stages return: [`ToolOutcome`], [`StageOutcome`],

@@ -8,7 +8,25 @@ use hookhost_protocol::params::ToolResult;
 #[non_exhaustive]
 pub enum ToolOutcome<P> {
     /// Run the tool with these params (rewritten when hooks modified them).
-    Continue(P),
+    Continue {
+        /// The call to run.
+        call: P,
+        /// Text the hooks added for the model's context (their
+        /// `additional_context`), in chain order; the agent adds it after
+        /// the tool's result.
+        contexts: Vec<String>,
+    },
+    /// A hook asked for the user's decision and no later hook denied,
+    /// answered or aborted: the agent asks the user whether to run this
+    /// call, and runs it only on a yes. Never a deny: the user decides.
+    Ask {
+        /// The call the user is asked about (every patch applied).
+        call: P,
+        /// Why, from the first hook that asked; shown to the user.
+        reason: String,
+        /// Text the hooks added for the model's context, in chain order.
+        contexts: Vec<String>,
+    },
     /// Do not run the tool; use this result.
     Respond(ToolResult),
     /// Do not run the tool; tell the model why.
@@ -30,7 +48,13 @@ pub enum ToolOutcome<P> {
 #[non_exhaustive]
 pub enum StageOutcome<P> {
     /// Go on with these params (rewritten when hooks modified them).
-    Continue(P),
+    Continue {
+        /// The params to go on with.
+        params: P,
+        /// Text the hooks added for the model's context (their
+        /// `additional_context`, after_tool only), in chain order.
+        contexts: Vec<String>,
+    },
     /// End the turn (`hard: false`) or the agent loop (`hard: true`).
     Abort {
         /// `hard_abort` rather than `abort_turn`.
@@ -58,13 +82,36 @@ pub enum Approval {
 #[non_exhaustive]
 pub struct LifecycleOutcome {
     /// Why the event is blocked, when a hook blocked it (only blocking
-    /// events: user_prompt_submit, subagent_start, pre_compact,
-    /// before_compaction).
+    /// events: user_prompt_submit, stop, subagent_start, subagent_stop,
+    /// pre_compact, before_compaction). At stop and subagent_stop it is
+    /// the agent's next instruction: the agent keeps going with it.
     pub blocked: Option<String>,
-    /// Additional context for the model, in chain order.
+    /// Additional context for the model, in chain order (at pre_compact,
+    /// instructions for the compaction).
     pub contexts: Vec<String>,
     /// Messages for the user, in chain order.
     pub system_messages: Vec<String>,
     /// A compaction summary (before_compaction), the first in chain order.
     pub summary: Option<String>,
+}
+
+impl<P> ToolOutcome<P> {
+    /// A plain go-ahead with no added context: what a chain with no hooks
+    /// gives.
+    pub fn proceed(call: P) -> Self {
+        ToolOutcome::Continue {
+            call,
+            contexts: Vec::new(),
+        }
+    }
+}
+
+impl<P> StageOutcome<P> {
+    /// A plain go-ahead with no added context.
+    pub fn proceed(params: P) -> Self {
+        StageOutcome::Continue {
+            params,
+            contexts: Vec::new(),
+        }
+    }
 }

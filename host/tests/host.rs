@@ -63,7 +63,7 @@ async fn concurrent_calls_answered_out_of_order_reach_their_callers() {
         "the fast answer must not wait for the slow one"
     );
     let seen = |o: &ToolOutcome<ToolCall>| match o {
-        ToolOutcome::Continue(c) => c.arguments["seen"]["tag"].clone(),
+        ToolOutcome::Continue { call: c, .. } => c.arguments["seen"]["tag"].clone(),
         other => panic!("unexpected {other:?}"),
     };
     assert_eq!(seen(&fast), json!("fast"));
@@ -88,7 +88,7 @@ async fn modify_chains_across_two_hooks() {
     let out = host
         .before_tool(tool_call("shell", json!({"command": "ls", "cwd": "/tmp"})))
         .await;
-    let ToolOutcome::Continue(call) = out else {
+    let ToolOutcome::Continue { call, .. } = out else {
         panic!("{out:?}")
     };
     assert_eq!(call.arguments["command"], "ls -h");
@@ -208,7 +208,7 @@ async fn garbage_on_stdout_never_takes_the_connection_down() {
     let host = Host::start(c).await;
     for i in 0..3 {
         let out = host.before_tool(tool_call("t", json!({"i": i}))).await;
-        let ToolOutcome::Continue(call) = out else {
+        let ToolOutcome::Continue { call, .. } = out else {
             panic!("{out:?}")
         };
         assert_eq!(call.arguments["seen"]["i"], json!(i));
@@ -252,7 +252,7 @@ async fn a_hook_that_never_answers_hello_is_reported_and_the_others_run() {
         failures[0].error
     );
     let out = host.before_tool(tool_call("t", json!({"x": 1}))).await;
-    let ToolOutcome::Continue(call) = out else {
+    let ToolOutcome::Continue { call, .. } = out else {
         panic!("{out:?}")
     };
     assert_eq!(call.arguments["seen"]["x"], 1);
@@ -291,7 +291,7 @@ async fn a_call_past_its_timeout_returns_on_time_with_the_policy_applied() {
         let took = begun.elapsed();
         assert!(took < Duration::from_millis(300), "{policy}: took {took:?}");
         match (policy, out) {
-            (OnError::Allow, ToolOutcome::Continue(c)) => assert_eq!(c.tool, "t"),
+            (OnError::Allow, ToolOutcome::Continue { call: c, .. }) => assert_eq!(c.tool, "t"),
             (OnError::Deny, ToolOutcome::Deny { reason }) => {
                 assert!(reason.contains("no answer within 200 ms"), "{reason}")
             }
@@ -340,7 +340,7 @@ async fn a_hook_killed_mid_call_resolves_pending_calls_and_restarts() {
     let out = host
         .before_tool(tool_call("t", json!({"delay_ms": 0})))
         .await;
-    assert!(matches!(out, ToolOutcome::Continue(_)), "{out:?}");
+    assert!(matches!(out, ToolOutcome::Continue { .. }), "{out:?}");
     let second_pid = read_pid(&pid_file);
     assert_ne!(first_pid, second_pid);
     assert_eq!(stats_of(&host, "victim").restarts, 1);
@@ -395,7 +395,7 @@ async fn picoclaw_style_hooks_work_unchanged() {
     let out = host
         .before_tool(tool_call("ls", json!({"path": "/tmp"})))
         .await;
-    let ToolOutcome::Continue(call) = out else {
+    let ToolOutcome::Continue { call, .. } = out else {
         panic!("{out:?}")
     };
     assert_eq!(call.arguments["human"], true);
@@ -417,7 +417,7 @@ async fn picoclaw_style_hooks_work_unchanged() {
         },
         ..AfterLlmParams::default()
     };
-    let StageOutcome::Continue(p) = host.after_llm(params).await else {
+    let StageOutcome::Continue { params: p, .. } = host.after_llm(params).await else {
         panic!("aborted")
     };
     assert_eq!(p.response.content, "rewritten");
@@ -695,4 +695,87 @@ async fn an_event_emitted_just_before_shutdown_is_delivered() {
 /// The figures of hook `name`.
 fn stats_of(host: &Host, name: &str) -> HookStats {
     host.stats().into_iter().find(|s| s.hook == name).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_reaches_the_agent_with_the_final_call_and_the_contexts() {
+    let mut asker = hook(
+        &[
+            "--answer",
+            r#"{"action":"ask","reason":"this deletes files","additional_context":"build/ is generated"}"#,
+        ],
+        &[Stage::BeforeTool],
+    );
+    asker.priority = 1;
+    let mut rewriter = hook(&["--echo-args"], &[Stage::BeforeTool]);
+    rewriter.priority = 2;
+    let host = Host::start(config(vec![("asker", asker), ("rewriter", rewriter)])).await;
+    let out = host
+        .before_tool(tool_call("shell", json!({"command": "rm -rf build"})))
+        .await;
+    let ToolOutcome::Ask {
+        call,
+        reason,
+        contexts,
+    } = out
+    else {
+        panic!("expected an ask: {out:?}")
+    };
+    assert_eq!(reason, "this deletes files");
+    assert_eq!(contexts, ["build/ is generated"]);
+    // The later hook's patch applies: the user is asked about the call
+    // that would run.
+    assert_eq!(call.arguments["seen"]["command"], "rm -rf build");
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_deny_wins_over_an_ask() {
+    let mut asker = hook(&["--answer", r#"{"action":"ask"}"#], &[Stage::BeforeTool]);
+    asker.priority = 1;
+    let mut gate = hook(
+        &["--answer", r#"{"action":"deny_tool","reason":"no rm"}"#],
+        &[Stage::BeforeTool],
+    );
+    gate.priority = 2;
+    let host = Host::start(config(vec![("asker", asker), ("gate", gate)])).await;
+    let out = host
+        .before_tool(tool_call("shell", json!({"command": "rm -rf /"})))
+        .await;
+    assert_eq!(
+        out,
+        ToolOutcome::Deny {
+            reason: "no rm".into()
+        }
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_tool_contexts_reach_the_agent_in_chain_order() {
+    let mut first = hook(
+        &["--answer", r#"{"additional_context":"one"}"#],
+        &[Stage::AfterTool],
+    );
+    first.priority = 1;
+    let mut second = hook(
+        &[
+            "--answer",
+            r#"{"action":"modify","result":{"result":{"for_llm":"[redacted]"}},"additional_context":"two"}"#,
+        ],
+        &[Stage::AfterTool],
+    );
+    second.priority = 2;
+    let host = Host::start(config(vec![("first", first), ("second", second)])).await;
+    let params = hookhost::protocol::params::AfterToolParams {
+        tool: "shell".into(),
+        result: hookhost::protocol::params::ToolResult::text("API_KEY=x"),
+        ..Default::default()
+    };
+    let StageOutcome::Continue { params, contexts } = host.after_tool(params).await else {
+        panic!("expected continue")
+    };
+    assert_eq!(params.result.for_llm, "[redacted]");
+    assert_eq!(contexts, ["one", "two"]);
+    host.shutdown().await;
 }

@@ -128,7 +128,7 @@ async fn a_claude_code_validator_denies_grep_in_the_chain() {
         .before_tool(tool_call("read_file", json!({"command": "grep"})))
         .await;
     assert!(
-        matches!(out, ToolOutcome::Continue(_)),
+        matches!(out, ToolOutcome::Continue { .. }),
         "the matcher skips other tools: {out:?}"
     );
     host.shutdown().await;
@@ -193,4 +193,103 @@ async fn a_command_hook_takes_no_step_for_a_request_event_it_does_not_list() {
     assert_eq!(host.stats()[0].calls, 0);
     assert!(!marker.exists(), "the command ran");
     host.shutdown().await;
+}
+
+/// The stop params of session `session`.
+fn stop_in(session: &str) -> hookhost::protocol::LifecycleParams {
+    let mut p = hookhost::protocol::LifecycleParams::new(LifecycleEvent::Stop);
+    p.meta.session_key = Some(session.into());
+    p
+}
+
+/// The `(stop_hook_active, loop_count)` of every stop call the hook got.
+fn stop_members(calls: &Path) -> Vec<(bool, u64)> {
+    std::fs::read_to_string(calls)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|p| p["event"] == "stop")
+        .map(|p| {
+            let payload = &p["payload"];
+            (
+                payload["stop_hook_active"].as_bool().unwrap(),
+                payload["loop_count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocked_stops_are_counted_per_session_and_capped() {
+    let dir = scratch();
+    let calls = dir.join("calls");
+    let judge = hook(
+        &[
+            "--answer",
+            r#"{"action":"block","reason":"the tests still fail: fix them"}"#,
+            "--calls-file",
+            calls.to_str().unwrap(),
+        ],
+        &[Stage::Lifecycle],
+    );
+    let mut c = config(vec![("judge", judge)]);
+    c.defaults.stop_block_limit = 2;
+    let host = Host::start(c).await;
+    let next = "the tests still fail: fix them";
+    // Two blocks in a row are the agent's next instructions; the third
+    // would pass the limit and is overridden, which resets the count.
+    for want in [Some(next), Some(next), None, Some(next)] {
+        let out = host.lifecycle_with(stop_in("s1")).await;
+        assert_eq!(out.blocked.as_deref(), want);
+    }
+    // Another session counts on its own.
+    assert!(host.lifecycle_with(stop_in("s2")).await.blocked.is_some());
+    // A new prompt in s1 starts its count afresh.
+    let mut prompt = hookhost::protocol::LifecycleParams::new(LifecycleEvent::UserPromptSubmit);
+    prompt.meta.session_key = Some("s1".into());
+    host.lifecycle_with(prompt).await;
+    assert!(host.lifecycle_with(stop_in("s1")).await.blocked.is_some());
+    assert_eq!(
+        stop_members(&calls),
+        [
+            (false, 0),
+            (true, 1),
+            (true, 2),
+            (false, 0),
+            (false, 0),
+            (false, 0)
+        ]
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_and_an_agents_own_event_reach_observers() {
+    let dir = scratch();
+    let events = dir.join("events");
+    let mut watcher = hook(&["--events-file", events.to_str().unwrap()], &[]);
+    watcher.observe = vec!["lifecycle.*".into()];
+    let host = Host::start(config(vec![("watcher", watcher)])).await;
+    assert_eq!(host.lifecycle_with(stop_in("s")).await.blocked, None);
+    let meta = hookhost::protocol::meta::Meta::default();
+    let out = host
+        .lifecycle_named("cwd_changed", meta.clone(), payload(json!({"cwd": "/w"})))
+        .await
+        .unwrap();
+    assert_eq!(out.blocked, None);
+    let err = host
+        .lifecycle_named("CwdChanged", meta, Map::new())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("snake_case"), "{err}");
+    for _ in 0..200 {
+        let seen = std::fs::read_to_string(&events).unwrap_or_default();
+        if seen.contains("lifecycle.stop") && seen.contains("lifecycle.cwd_changed") {
+            assert!(!seen.contains("CwdChanged"), "{seen}");
+            host.shutdown().await;
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the observer never saw lifecycle.stop and lifecycle.cwd_changed");
 }

@@ -33,7 +33,7 @@ async fn a_matcher_is_anchored_and_a_filtered_hook_costs_no_tool_call() {
     h.matcher = Some("Edit".into());
     let host = Host::start(config(vec![("edit_guard", h)])).await;
     let out = host.before_tool(tool_call("NotebookEdit", json!({}))).await;
-    assert!(matches!(out, ToolOutcome::Continue(_)), "{out:?}");
+    assert!(matches!(out, ToolOutcome::Continue { .. }), "{out:?}");
     let s = stat(&host, "edit_guard");
     assert_eq!(
         (s.calls, s.filtered),
@@ -58,7 +58,7 @@ async fn a_cel_condition_true_false_and_evaluation_error() {
         .before_tool(tool_call("shell", json!({"command": "ls"})))
         .await;
     assert!(
-        matches!(out, ToolOutcome::Continue(_)),
+        matches!(out, ToolOutcome::Continue { .. }),
         "short command: {out:?}"
     );
     let out = host
@@ -97,7 +97,7 @@ async fn the_breaker_opens_on_five_timeouts_but_not_on_five_denies() {
         "an open breaker must not wait for the hook"
     );
     assert!(
-        matches!(out, ToolOutcome::Continue(_)),
+        matches!(out, ToolOutcome::Continue { .. }),
         "allow policy: {out:?}"
     );
     let s = stat(&host, "slow");
@@ -139,7 +139,7 @@ async fn a_trial_call_dropped_by_the_agent_does_not_wedge_the_breaker() {
         .before_tool(tool_call("t", json!({"delay_ms": 0})))
         .await;
     assert!(
-        matches!(out, ToolOutcome::Continue(_)),
+        matches!(out, ToolOutcome::Continue { .. }),
         "a new trial reaches the hook: {out:?}"
     );
     assert_eq!(stat(&host, "h").breaker, "closed");
@@ -174,7 +174,7 @@ async fn a_half_open_breaker_recovers_after_a_good_trial_and_reopens_after_a_bad
     tokio::time::sleep(Duration::from_millis(250)).await;
     let out = host.before_tool(tool_call("t", json!({}))).await;
     assert!(
-        matches!(out, ToolOutcome::Continue(_)),
+        matches!(out, ToolOutcome::Continue { .. }),
         "the fourth call succeeds: {out:?}"
     );
     assert_eq!(stat(&host, "flaky").breaker, "closed");
@@ -380,7 +380,7 @@ async fn reload_keeps_an_unchanged_hooks_process_and_restarts_changed_ones() {
     let report = host.reload(c2).await;
     let out = in_flight.await.unwrap();
     assert!(
-        matches!(out, ToolOutcome::Continue(_)),
+        matches!(out, ToolOutcome::Continue { .. }),
         "the in-flight call completed: {out:?}"
     );
     assert_eq!(report.unchanged, ["keep"]);
@@ -409,7 +409,7 @@ async fn reload_keeps_an_unchanged_hooks_process_and_restarts_changed_ones() {
         "a changed hook's old process is stopped"
     );
     let out = host.before_tool(tool_call("t", json!({}))).await;
-    assert!(matches!(out, ToolOutcome::Continue(_)));
+    assert!(matches!(out, ToolOutcome::Continue { .. }));
     host.shutdown().await;
 }
 

@@ -210,7 +210,7 @@ async fn a_websocket_hook_answers_observes_and_gets_its_headers() {
         host.start_failures()
     );
     match host.before_tool(call()).await {
-        ToolOutcome::Continue(c) => assert_eq!(c.arguments["remote"], true, "{c:?}"),
+        ToolOutcome::Continue { call: c, .. } => assert_eq!(c.arguments["remote"], true, "{c:?}"),
         other => panic!("{other:?}"),
     }
     // Hello narrowed `observe = ["*"]` to what the hook declared.
@@ -242,7 +242,7 @@ async fn a_websocket_hook_server_killed_and_restarted() {
     let host = Host::start(config(&[("remote", remote(&server.url(), OnError::Deny))])).await;
     assert!(matches!(
         host.before_tool(call()).await,
-        ToolOutcome::Continue(_)
+        ToolOutcome::Continue { .. }
     ));
 
     let (addr, seen) = server.stop().await;
@@ -267,7 +267,7 @@ async fn a_websocket_hook_server_killed_and_restarted() {
     let server = Server::on(&addr, "remote", Mode::Modify, seen).await;
     let until = std::time::Instant::now() + Duration::from_secs(10);
     loop {
-        if let ToolOutcome::Continue(c) = host.before_tool(call()).await {
+        if let ToolOutcome::Continue { call: c, .. } = host.before_tool(call()).await {
             assert_eq!(c.arguments["remote"], true);
             break;
         }
@@ -292,7 +292,7 @@ async fn a_garbage_frame_fails_the_call_by_policy_and_the_host_reconnects() {
     let host = Host::start(config(&[("remote", remote(&server.url(), OnError::Allow))])).await;
     let begun = std::time::Instant::now();
     match host.before_tool(call()).await {
-        ToolOutcome::Continue(c) => assert!(c.arguments.get("remote").is_none()),
+        ToolOutcome::Continue { call: c, .. } => assert!(c.arguments.get("remote").is_none()),
         other => panic!("expected the allow policy, got {other:?}"),
     }
     assert!(
@@ -351,7 +351,7 @@ async fn a_remote_down_at_start_is_reported_and_joins_when_it_comes_up() {
     let _server = Server::on(&addr, "remote", Mode::Modify, Arc::default()).await;
     let until = std::time::Instant::now() + Duration::from_secs(10);
     loop {
-        if let ToolOutcome::Continue(c) = host.before_tool(call()).await {
+        if let ToolOutcome::Continue { call: c, .. } = host.before_tool(call()).await {
             assert_eq!(c.arguments["remote"], true);
             break;
         }
@@ -391,7 +391,7 @@ async fn balancer(backends: Vec<String>) -> (String, tokio::task::JoinHandle<()>
 
 /// Which instance answered a call, from the key it added.
 fn served_by(outcome: ToolOutcome<ToolCall>) -> Option<&'static str> {
-    let ToolOutcome::Continue(call) = outcome else {
+    let ToolOutcome::Continue { call, .. } = outcome else {
         panic!("{outcome:?}");
     };
     ["a", "b", "c"]
@@ -487,7 +487,7 @@ async fn reload_keeps_unchanged_remotes_and_replaces_changed_ones() {
     let report = host.reload(config(&[("one", r1)])).await;
     assert_eq!(report.removed, ["two"]);
     match host.before_tool(call()).await {
-        ToolOutcome::Continue(c) => {
+        ToolOutcome::Continue { call: c, .. } => {
             assert_eq!(c.arguments.get("one"), Some(&json!(true)));
             assert_eq!(c.arguments.get("two"), None);
         }
@@ -520,7 +520,7 @@ impl hookhost_sdk::Hook for Trail {
 
 fn trail(outcome: ToolOutcome<ToolCall>) -> String {
     match outcome {
-        ToolOutcome::Continue(c) => c.arguments["trail"].as_str().unwrap().to_string(),
+        ToolOutcome::Continue { call: c, .. } => c.arguments["trail"].as_str().unwrap().to_string(),
         other => panic!("{other:?}"),
     }
 }
@@ -801,7 +801,7 @@ async fn a_remote_answer_as_large_as_its_request_is_accepted() {
         call.arguments
             .insert("text".into(), json!("x".repeat(60_000)));
         match host.before_tool(call).await {
-            ToolOutcome::Continue(c) => {
+            ToolOutcome::Continue { call: c, .. } => {
                 assert_eq!(
                     c.arguments["text"].as_str().map(str::len),
                     Some(150_000),

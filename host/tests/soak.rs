@@ -125,7 +125,7 @@ enum Class {
 fn classify(out: &ToolOutcome<ToolCall>) -> Class {
     let policy = format!("hook `{VICTIM}` failed (on_error = deny): ");
     match out {
-        ToolOutcome::Continue(c) if c.tool == "shell" => Class::Answered,
+        ToolOutcome::Continue { call: c, .. } if c.tool == "shell" => Class::Answered,
         ToolOutcome::Deny { reason } => match reason.strip_prefix(&policy) {
             Some(e)
                 if e.starts_with("the hook process exited")

@@ -23,6 +23,10 @@ pub enum Action {
     Respond,
     /// before_tool only: do not run the tool; `reason` goes to the model.
     DenyTool,
+    /// before_tool only: let the user decide whether the tool runs; `reason`
+    /// says why. It does not stop the chain: later hooks still run, and a
+    /// later deny, respond or abort wins over it.
+    Ask,
     /// End the current turn.
     AbortTurn,
     /// Stop the whole agent loop.
@@ -31,11 +35,12 @@ pub enum Action {
 
 impl Action {
     /// Every action, in the order the spec lists them.
-    pub const ALL: [Action; 6] = [
+    pub const ALL: [Action; 7] = [
         Action::Continue,
         Action::Modify,
         Action::Respond,
         Action::DenyTool,
+        Action::Ask,
         Action::AbortTurn,
         Action::HardAbort,
     ];
@@ -47,9 +52,16 @@ impl Action {
             Action::Modify => "modify",
             Action::Respond => "respond",
             Action::DenyTool => "deny_tool",
+            Action::Ask => "ask",
             Action::AbortTurn => "abort_turn",
             Action::HardAbort => "hard_abort",
         }
+    }
+
+    /// Whether the action lets the chain go on to the next hook: continue,
+    /// modify and ask do; the others decide the verdict.
+    pub fn goes_on(self) -> bool {
+        matches!(self, Action::Continue | Action::Modify | Action::Ask)
     }
 
     /// Whether a hook may answer this action at `stage`. approve_tool
@@ -62,7 +74,7 @@ impl Action {
             Stage::Lifecycle => self == Action::Continue,
             Stage::BeforeTool => true,
             Stage::BeforeLlm | Stage::AfterLlm | Stage::AfterTool => {
-                !matches!(self, Action::Respond | Action::DenyTool)
+                !matches!(self, Action::Respond | Action::DenyTool | Action::Ask)
             }
         }
     }
@@ -85,7 +97,7 @@ impl<'de> Deserialize<'de> for Action {
             .find(|a| a.as_str() == s)
             .ok_or_else(|| {
                 serde::de::Error::custom(format!(
-                    "unknown action {s:?} (expected continue, modify, respond, deny_tool, abort_turn or hard_abort)"
+                    "unknown action {s:?} (expected continue, modify, respond, deny_tool, ask, abort_turn or hard_abort)"
                 ))
             })
     }
@@ -152,7 +164,8 @@ pub struct BeforeToolResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "tool_actions")]
     pub action: Option<Action>,
-    /// Why, for deny_tool and aborts; a denial's reason reaches the model.
+    /// Why, for deny_tool, ask and aborts; a denial's reason reaches the
+    /// model, an ask's the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// With `modify`: a merge patch over the before_tool params.
@@ -161,6 +174,10 @@ pub struct BeforeToolResult {
     /// With `respond`: the tool result to use instead of running the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ToolResult>,
+    /// Text the agent adds to the model's context, with an action that lets
+    /// the chain go on (continue, modify, ask); ignored with the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
 }
 
 /// `hook.after_tool` result.
@@ -177,6 +194,10 @@ pub struct AfterToolResult {
     /// at `result.for_llm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Map<String, Value>>,
+    /// Text the agent adds to the model's context, with continue or
+    /// modify; ignored with an abort.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
 }
 
 /// `hook.approve_tool` result. `approved` is required: a result without it
@@ -242,11 +263,13 @@ pub struct LifecycleResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "lifecycle_actions")]
     pub action: Option<LifecycleAction>,
-    /// Why, for `block`; shown to the user.
+    /// Why, for `block`; shown to the user. At stop and subagent_stop it is
+    /// the next instruction for the agent, which keeps going.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Text the agent adds to the model's context (session_start,
-    /// user_prompt_submit and turn_start only).
+    /// user_prompt_submit, turn_start and pre_compact only; at pre_compact
+    /// it is instructions for the compaction).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_context: Option<String>,
     /// A message the agent shows the user, at any request event.
@@ -268,6 +291,9 @@ pub enum Decision {
     Respond(ToolResult),
     /// Do not run the tool.
     DenyTool(Option<String>),
+    /// Let the user decide whether the tool runs (before_tool); the chain
+    /// goes on.
+    Ask(Option<String>),
     /// End the turn (`hard: false`) or the whole agent loop (`hard: true`).
     Abort {
         /// `hard_abort` rather than `abort_turn`.
@@ -371,6 +397,7 @@ fn common(
         Action::Continue => Decision::Continue,
         Action::Modify => Decision::Modify(patch.unwrap_or_default()),
         Action::DenyTool => Decision::DenyTool(reason),
+        Action::Ask => Decision::Ask(reason),
         Action::AbortTurn => Decision::Abort {
             hard: false,
             reason,
@@ -384,12 +411,29 @@ fn common(
 ///
 /// `modify` without a patch is an empty patch (the params stay as they
 /// are), as PicoClaw treats it. A payload sent with any other action is
-/// ignored.
+/// ignored. `additional_context` is dropped here; [`decode_answer`] keeps it.
 ///
 /// At [`Stage::Lifecycle`] this is always [`ResultError::LifecycleNeedsEvent`]:
 /// what a lifecycle answer may say depends on the event, so use
 /// [`decode_lifecycle_result`] (the [`Chain`](crate::chain::Chain) does).
 pub fn decode_result(stage: Stage, result: &Value) -> Result<Decision, ResultError> {
+    decode_answer(stage, result).map(|a| a.decision)
+}
+
+/// One hook's decoded answer at a stage other than lifecycle, with the
+/// text it adds to the model's context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// What the hook decided.
+    pub decision: Decision,
+    /// Its `additional_context` (before_tool and after_tool), kept only
+    /// when the decision lets the chain go on: a verdict that stops the
+    /// chain has no context to add to.
+    pub additional_context: Option<String>,
+}
+
+/// [`decode_result`], keeping the result's `additional_context`.
+pub fn decode_answer(stage: Stage, result: &Value) -> Result<Answer, ResultError> {
     if stage == Stage::Lifecycle {
         return Err(ResultError::LifecycleNeedsEvent);
     }
@@ -399,37 +443,77 @@ pub fn decode_result(stage: Stage, result: &Value) -> Result<Decision, ResultErr
             detail: format!("a result must be a JSON object, got {}", type_name(result)),
         });
     }
+    let (decision, context) = decode_stage(stage, result)?;
+    let additional_context = context.filter(|_| decision.goes_on());
+    Ok(Answer {
+        decision,
+        additional_context,
+    })
+}
+
+/// The stage's result type decoded, with its `additional_context`.
+fn decode_stage(stage: Stage, result: &Value) -> Result<(Decision, Option<String>), ResultError> {
+    let malformed = |e| malformed(stage, e);
     match stage {
         Stage::BeforeLlm => {
-            let r = BeforeLlmResult::deserialize(result).map_err(|e| malformed(stage, e))?;
-            common(stage, r.action, r.reason, r.request)
+            let r = BeforeLlmResult::deserialize(result).map_err(malformed)?;
+            Ok((common(stage, r.action, r.reason, r.request)?, None))
         }
         Stage::AfterLlm => {
-            let r = AfterLlmResult::deserialize(result).map_err(|e| malformed(stage, e))?;
-            common(stage, r.action, r.reason, r.response)
+            let r = AfterLlmResult::deserialize(result).map_err(malformed)?;
+            Ok((common(stage, r.action, r.reason, r.response)?, None))
         }
         Stage::AfterTool => {
-            let r = AfterToolResult::deserialize(result).map_err(|e| malformed(stage, e))?;
-            common(stage, r.action, r.reason, r.result)
+            let r = AfterToolResult::deserialize(result).map_err(malformed)?;
+            let d = common(stage, r.action, r.reason, r.result)?;
+            Ok((d, r.additional_context))
         }
         Stage::BeforeTool => {
-            let r = BeforeToolResult::deserialize(result).map_err(|e| malformed(stage, e))?;
-            if r.action == Some(Action::Respond) {
-                return match r.result {
-                    Some(res) => Ok(Decision::Respond(res)),
-                    None => Err(ResultError::RespondWithoutResult),
-                };
-            }
-            common(stage, r.action, r.reason, r.call)
+            let r = BeforeToolResult::deserialize(result).map_err(malformed)?;
+            let d = match (r.action, r.result) {
+                (Some(Action::Respond), Some(res)) => Decision::Respond(res),
+                (Some(Action::Respond), None) => return Err(ResultError::RespondWithoutResult),
+                (action, _) => common(stage, action, r.reason, r.call)?,
+            };
+            Ok((d, r.additional_context))
         }
         Stage::ApproveTool => {
-            let r = ApproveToolResult::deserialize(result).map_err(|e| malformed(stage, e))?;
-            Ok(Decision::Approval {
+            let r = ApproveToolResult::deserialize(result).map_err(malformed)?;
+            let d = Decision::Approval {
                 approved: r.approved,
                 reason: r.reason,
-            })
+            };
+            Ok((d, None))
         }
         Stage::Lifecycle => Err(ResultError::LifecycleNeedsEvent),
+    }
+}
+
+impl Decision {
+    /// Whether the chain goes on after it: continue, modify, ask, an
+    /// approval, or a lifecycle answer that does not block.
+    pub fn goes_on(&self) -> bool {
+        match self {
+            Decision::Continue | Decision::Modify(_) | Decision::Ask(_) => true,
+            Decision::Approval { approved, .. } => *approved,
+            Decision::Lifecycle { block, .. } => !*block,
+            Decision::Respond(_) | Decision::DenyTool(_) | Decision::Abort { .. } => false,
+        }
+    }
+
+    /// The stage action it stands for, when it is one (not an approval or
+    /// a lifecycle answer).
+    pub fn action(&self) -> Option<Action> {
+        Some(match self {
+            Decision::Continue => Action::Continue,
+            Decision::Modify(_) => Action::Modify,
+            Decision::Respond(_) => Action::Respond,
+            Decision::DenyTool(_) => Action::DenyTool,
+            Decision::Ask(_) => Action::Ask,
+            Decision::Abort { hard: false, .. } => Action::AbortTurn,
+            Decision::Abort { hard: true, .. } => Action::HardAbort,
+            Decision::Approval { .. } | Decision::Lifecycle { .. } => return None,
+        })
     }
 }
 
@@ -492,6 +576,7 @@ pub fn check_lifecycle_decision(
         Decision::Modify(_) => illegal(Action::Modify),
         Decision::Respond(_) => illegal(Action::Respond),
         Decision::DenyTool(_) => illegal(Action::DenyTool),
+        Decision::Ask(_) => illegal(Action::Ask),
         Decision::Abort { hard: false, .. } => illegal(Action::AbortTurn),
         Decision::Abort { hard: true, .. } => illegal(Action::HardAbort),
         Decision::Approval { .. } => Err(ResultError::Malformed {
@@ -650,10 +735,10 @@ mod tests {
             err(TurnStart, json!({"action": "block"})),
             ResultError::BlockNotAllowed { event: TurnStart }
         );
-        let e = err(PreCompact, json!({"additional_context": "c"}));
+        let e = err(Stop, json!({"additional_context": "c"}));
         assert_eq!(
             e.to_string(),
-            "field `additional_context` is not allowed at lifecycle event `pre_compact`"
+            "field `additional_context` is not allowed at lifecycle event `stop`"
         );
         let e = err(SessionStart, json!({"summary": "s"}));
         assert_eq!(
@@ -703,5 +788,68 @@ mod tests {
             err.to_string().contains("unknown action \"explode\""),
             "{err}"
         );
+    }
+
+    #[test]
+    fn stop_blocks_and_pre_compact_takes_compaction_instructions() {
+        use LifecycleEvent::*;
+        for event in [Stop, SubagentStop] {
+            let d = decode_lifecycle_result(event, &json!({"action": "block", "reason": "go on"}));
+            assert_eq!(
+                d,
+                Ok(Decision::Lifecycle {
+                    block: true,
+                    reason: Some("go on".into()),
+                    additional_context: None,
+                    system_message: None,
+                    summary: None,
+                })
+            );
+        }
+        let d =
+            decode_lifecycle_result(PreCompact, &json!({"additional_context": "keep the plan"}));
+        assert!(
+            matches!(d, Ok(Decision::Lifecycle { additional_context: Some(ref c), .. }) if c == "keep the plan"),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn ask_is_a_before_tool_action_with_its_reason() {
+        assert_eq!(
+            decode_result(
+                Stage::BeforeTool,
+                &json!({"action": "ask", "reason": "rm?"})
+            ),
+            Ok(Decision::Ask(Some("rm?".into())))
+        );
+        for stage in [Stage::BeforeLlm, Stage::AfterLlm, Stage::AfterTool] {
+            assert_eq!(
+                decode_result(stage, &json!({"action": "ask"})),
+                Err(ResultError::IllegalAction {
+                    stage,
+                    action: Action::Ask
+                })
+            );
+        }
+        assert!(!Action::Ask.legal_at(Stage::Lifecycle));
+    }
+
+    #[test]
+    fn additional_context_is_kept_only_with_actions_that_go_on() {
+        let answer = |stage, v: Value| decode_answer(stage, &v).map(|a| a.additional_context);
+        let ctx = Some("c".to_string());
+        for action in ["continue", "modify", "ask", ""] {
+            let v = json!({"action": action, "additional_context": "c"});
+            assert_eq!(answer(Stage::BeforeTool, v), Ok(ctx.clone()), "{action}");
+        }
+        let v = json!({"action": "modify", "additional_context": "c"});
+        assert_eq!(answer(Stage::AfterTool, v), Ok(ctx.clone()));
+        let v = json!({"action": "deny_tool", "additional_context": "c"});
+        assert_eq!(answer(Stage::BeforeTool, v), Ok(None));
+        let v = json!({"action": "abort_turn", "additional_context": "c"});
+        assert_eq!(answer(Stage::AfterTool, v), Ok(None));
+        let e = decode_answer(Stage::BeforeTool, &json!({"additional_context": 5})).unwrap_err();
+        assert!(e.to_string().contains("invalid type"), "{e}");
     }
 }

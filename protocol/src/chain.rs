@@ -13,7 +13,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::action::{Decision, check_lifecycle_decision, decode_lifecycle_result, decode_result};
+use crate::action::{
+    Answer, Decision, check_lifecycle_decision, decode_answer, decode_lifecycle_result,
+};
 use crate::lifecycle::LifecycleEvent;
 use crate::merge_patch::apply_merge_patch;
 use crate::params::{
@@ -108,6 +110,23 @@ pub enum Outcome {
         params: Value,
         /// Whether any hook changed them.
         modified: bool,
+        /// before_tool and after_tool: `additional_context` texts with the
+        /// hook that sent each, in chain order.
+        contexts: Vec<(String, String)>,
+    },
+    /// before_tool: a hook asked for the user's decision and no later hook
+    /// denied, answered or aborted; the agent asks the user whether to run
+    /// this call (its params after every patch, the later hooks' too).
+    Ask {
+        /// The params after every patch.
+        params: Value,
+        /// Why, from the first hook that asked; shown to the user.
+        reason: String,
+        /// The first hook that asked.
+        by: String,
+        /// `additional_context` texts with the hook that sent each, in
+        /// chain order.
+        contexts: Vec<(String, String)>,
     },
     /// before_tool: use this result instead of running the tool.
     Respond {
@@ -240,16 +259,40 @@ pub struct Chain {
     /// At lifecycle: the event, read from the params once, since every
     /// answer is checked against it.
     event: Option<LifecycleEvent>,
-    /// At lifecycle: what the hooks added so far.
+    /// What the hooks added so far (contexts at every stage that takes
+    /// them; the rest at lifecycle only).
     collected: Collected,
+    /// before_tool: the first hook that answered `ask`, and its reason.
+    asked: Option<(String, String)>,
 }
 
-/// What lifecycle hooks added, in chain order.
+/// What hooks added, in chain order.
 #[derive(Debug, Clone, Default)]
 struct Collected {
     contexts: Vec<(String, String)>,
     system_messages: Vec<String>,
     summary: Option<String>,
+}
+
+impl Collected {
+    /// Adds what one lifecycle answer that did not block brought.
+    fn add(
+        &mut self,
+        by: String,
+        context: &Option<String>,
+        system_message: &Option<String>,
+        summary: &Option<String>,
+    ) {
+        if let Some(text) = context {
+            self.contexts.push((by, text.clone()));
+        }
+        if let Some(text) = system_message {
+            self.system_messages.push(text.clone());
+        }
+        if self.summary.is_none() {
+            self.summary.clone_from(summary);
+        }
+    }
 }
 
 impl Chain {
@@ -266,6 +309,7 @@ impl Chain {
             outcome: None,
             event,
             collected: Collected::default(),
+            asked: None,
         })
     }
 
@@ -301,126 +345,58 @@ impl Chain {
         if self.outcome.is_some() {
             return Flow::Stop;
         }
-        let decision = match reply {
+        let answer = match reply {
             Err(error) => return self.fail(hook, on_error, error),
             Ok(result) => {
                 let decoded = match self.event {
-                    Some(event) => decode_lifecycle_result(event, result),
-                    None => decode_result(self.stage, result),
+                    Some(event) => decode_lifecycle_result(event, result).map(|decision| Answer {
+                        decision,
+                        additional_context: None,
+                    }),
+                    None => decode_answer(self.stage, result),
                 };
                 match decoded {
-                    Ok(d) => d,
+                    Ok(a) => a,
                     Err(e) => return self.fail(hook, on_error, e.to_string()),
                 }
             }
         };
-        self.apply(hook, on_error, decision)
+        self.apply_answer(hook, on_error, answer)
     }
 
     /// Feeds an already decoded decision (from an in-process hook). At
     /// lifecycle it is checked against the event first, as a hook's result
-    /// would be; a lifecycle decision at another stage is a failure too.
+    /// would be; a lifecycle decision, or an action the stage does not
+    /// allow, at another stage is a failure too.
     pub fn apply(&mut self, hook: &str, on_error: OnError, decision: Decision) -> Flow {
+        let answer = Answer {
+            decision,
+            additional_context: None,
+        };
+        self.apply_answer(hook, on_error, answer)
+    }
+
+    /// [`Chain::apply`] with the answer's `additional_context`, which is
+    /// kept (with the hook's name, in chain order) when the decision lets
+    /// the chain go on.
+    pub fn apply_answer(&mut self, hook: &str, on_error: OnError, answer: Answer) -> Flow {
         if self.outcome.is_some() {
             return Flow::Stop;
         }
-        match self.event {
-            Some(event) => {
-                if let Err(e) = check_lifecycle_decision(event, &decision) {
-                    return self.fail(hook, on_error, e.to_string());
-                }
-            }
-            None => {
-                if matches!(decision, Decision::Lifecycle { .. }) {
-                    let error = format!("a lifecycle answer is not allowed at {}", self.stage);
-                    return self.fail(hook, on_error, error);
-                }
-            }
+        let Answer {
+            decision,
+            additional_context,
+        } = answer;
+        if let Err(error) = self.check(&decision) {
+            return self.fail(hook, on_error, error);
         }
-        let by = hook.to_string();
-        let outcome = match &decision {
-            Decision::Continue => None,
-            Decision::Modify(patch) => {
-                let mut next = self.params.clone();
-                apply_merge_patch(&mut next, &Value::Object(patch.clone()));
-                // `meta` says where the call comes from (turn, iteration);
-                // a hook that could rewrite it could reset what later
-                // guards count, such as max_iterations.
-                if next.get("meta") != self.params.get("meta") {
-                    let error = "its modify patch changes `meta`, which is read-only".to_string();
-                    return self.fail(hook, on_error, error);
-                }
-                if let Err(e) = validate_params(self.stage, &next) {
-                    return self.fail(
-                        hook,
-                        on_error,
-                        format!("its modify patch breaks the params: {}", e.detail),
-                    );
-                }
-                fill_always_sent(self.stage, &mut next);
-                if next != self.params {
-                    let previous = std::mem::replace(&mut self.params, next);
-                    self.original.get_or_insert(previous);
-                }
-                None
-            }
-            Decision::Respond(result) => Some(Outcome::Respond {
-                result: result.clone(),
-                by,
-            }),
-            Decision::DenyTool(reason) => Some(Outcome::DenyTool {
-                reason: reason
-                    .clone()
-                    .unwrap_or_else(|| format!("denied by hook `{hook}`")),
-                by,
-            }),
-            Decision::Abort { hard, reason } => Some(Outcome::Abort {
-                hard: *hard,
-                reason: reason
-                    .clone()
-                    .unwrap_or_else(|| format!("aborted by hook `{hook}`")),
-                by,
-            }),
-            Decision::Approval { approved: true, .. } => None,
-            Decision::Approval {
-                approved: false,
-                reason,
-            } => Some(Outcome::Refused {
-                reason: reason
-                    .clone()
-                    .unwrap_or_else(|| format!("refused by hook `{hook}`")),
-                by,
-            }),
-            Decision::Lifecycle {
-                block: true,
-                reason,
-                ..
-            } => Some(Outcome::Blocked {
-                reason: reason
-                    .clone()
-                    .unwrap_or_else(|| format!("blocked by hook `{hook}`")),
-                by,
-            }),
-            Decision::Lifecycle {
-                block: false,
-                additional_context,
-                system_message,
-                summary,
-                ..
-            } => {
-                let c = &mut self.collected;
-                if let Some(text) = additional_context {
-                    c.contexts.push((by, text.clone()));
-                }
-                if let Some(text) = system_message {
-                    c.system_messages.push(text.clone());
-                }
-                if c.summary.is_none() {
-                    c.summary.clone_from(summary);
-                }
-                None
-            }
+        let outcome = match self.fold(hook, &decision) {
+            Ok(outcome) => outcome,
+            Err(error) => return self.fail(hook, on_error, error),
         };
+        if let (None, Some(text)) = (&outcome, additional_context) {
+            self.collected.contexts.push((hook.to_string(), text));
+        }
         self.steps.push(Step {
             hook: hook.to_string(),
             outcome: StepOutcome::Applied(decision),
@@ -432,6 +408,107 @@ impl Chain {
             }
             None => Flow::Next,
         }
+    }
+
+    /// Whether `decision` may be answered here: against the event at
+    /// lifecycle, against the stage elsewhere.
+    fn check(&self, decision: &Decision) -> Result<(), String> {
+        if let Some(event) = self.event {
+            return check_lifecycle_decision(event, decision).map_err(|e| e.to_string());
+        }
+        if matches!(decision, Decision::Lifecycle { .. }) {
+            return Err(format!(
+                "a lifecycle answer is not allowed at {}",
+                self.stage
+            ));
+        }
+        match decision.action() {
+            Some(action) if !action.legal_at(self.stage) => Err(format!(
+                "action `{action}` is not allowed at {}",
+                self.stage
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Folds one legal decision in: the outcome when it stops the chain,
+    /// `None` when the chain goes on, or why the hook failed.
+    fn fold(&mut self, hook: &str, decision: &Decision) -> Result<Option<Outcome>, String> {
+        let by = hook.to_string();
+        let or = |reason: &Option<String>, verb: &str| {
+            reason
+                .clone()
+                .unwrap_or_else(|| format!("{verb} by hook `{hook}`"))
+        };
+        Ok(match decision {
+            Decision::Continue | Decision::Approval { approved: true, .. } => None,
+            Decision::Modify(patch) => {
+                self.patch(patch)?;
+                None
+            }
+            Decision::Ask(reason) => {
+                if self.asked.is_none() {
+                    self.asked = Some((by, or(reason, "asked")));
+                }
+                None
+            }
+            Decision::Respond(result) => Some(Outcome::Respond {
+                result: result.clone(),
+                by,
+            }),
+            Decision::DenyTool(reason) => Some(Outcome::DenyTool {
+                reason: or(reason, "denied"),
+                by,
+            }),
+            Decision::Abort { hard, reason } => Some(Outcome::Abort {
+                hard: *hard,
+                reason: or(reason, "aborted"),
+                by,
+            }),
+            Decision::Approval { reason, .. } => Some(Outcome::Refused {
+                reason: or(reason, "refused"),
+                by,
+            }),
+            Decision::Lifecycle {
+                block: true,
+                reason,
+                ..
+            } => Some(Outcome::Blocked {
+                reason: or(reason, "blocked"),
+                by,
+            }),
+            Decision::Lifecycle {
+                additional_context,
+                system_message,
+                summary,
+                ..
+            } => {
+                self.collected
+                    .add(by, additional_context, system_message, summary);
+                None
+            }
+        })
+    }
+
+    /// Applies a `modify` patch, or says why it breaks the params.
+    fn patch(&mut self, patch: &Map<String, Value>) -> Result<(), String> {
+        let mut next = self.params.clone();
+        apply_merge_patch(&mut next, &Value::Object(patch.clone()));
+        // `meta` says where the call comes from (turn, iteration); a hook
+        // that could rewrite it could reset what later guards count, such
+        // as max_iterations.
+        if next.get("meta") != self.params.get("meta") {
+            return Err("its modify patch changes `meta`, which is read-only".to_string());
+        }
+        if let Err(e) = validate_params(self.stage, &next) {
+            return Err(format!("its modify patch breaks the params: {}", e.detail));
+        }
+        fill_always_sent(self.stage, &mut next);
+        if next != self.params {
+            let previous = std::mem::replace(&mut self.params, next);
+            self.original.get_or_insert(previous);
+        }
+        Ok(())
     }
 
     fn fail(&mut self, hook: &str, policy: OnError, error: String) -> Flow {
@@ -472,10 +549,20 @@ impl Chain {
                 summary,
             };
         }
+        let contexts = self.collected.contexts;
+        if let Some((by, reason)) = self.asked {
+            return Outcome::Ask {
+                params: self.params,
+                reason,
+                by,
+                contexts,
+            };
+        }
         let modified = self.original.is_some_and(|o| o != self.params);
         Outcome::Continue {
             params: self.params,
             modified,
+            contexts,
         }
     }
 }
@@ -502,19 +589,23 @@ impl Outcome {
     /// hook would have answered it: what `hookhost call` prints.
     pub fn to_wire(&self, stage: Stage) -> Value {
         match self {
-            Outcome::Continue { params, modified } => {
-                if stage == Stage::ApproveTool {
-                    return json!({"approved": true});
-                }
-                match (modified, stage.payload_key()) {
-                    (true, Some(key)) => {
-                        let mut obj = Map::new();
-                        obj.insert("action".into(), "modify".into());
-                        obj.insert(key.into(), params.clone());
-                        Value::Object(obj)
-                    }
-                    _ => json!({"action": "continue"}),
-                }
+            Outcome::Continue {
+                params,
+                modified,
+                contexts,
+            } => continue_wire(stage, params, *modified, contexts),
+            Outcome::Ask {
+                params,
+                reason,
+                contexts,
+                ..
+            } => {
+                let mut obj = Map::new();
+                obj.insert("action".into(), "ask".into());
+                obj.insert("reason".into(), reason.clone().into());
+                obj.insert("call".into(), params.clone());
+                add_contexts(&mut obj, contexts);
+                Value::Object(obj)
             }
             Outcome::Respond { result, .. } => json!({"action": "respond", "result": result}),
             Outcome::DenyTool { reason, .. } => json!({"action": "deny_tool", "reason": reason}),
@@ -531,10 +622,7 @@ impl Outcome {
             } => {
                 let mut obj = Map::new();
                 obj.insert("action".into(), "continue".into());
-                if !contexts.is_empty() {
-                    let texts: Vec<&str> = contexts.iter().map(|(_, t)| t.as_str()).collect();
-                    obj.insert("additional_context".into(), texts.join("\n").into());
-                }
+                add_contexts(&mut obj, contexts);
                 if !system_messages.is_empty() {
                     obj.insert("system_message".into(), system_messages.join("\n").into());
                 }
@@ -547,16 +635,64 @@ impl Outcome {
     }
 
     /// The hook that decided, when one did (every outcome that stopped the
-    /// chain; not continue, nor a lifecycle chain that ran to the end).
+    /// chain, and the first hook that asked; not continue, nor a lifecycle
+    /// chain that ran to the end).
     pub fn decided_by(&self) -> Option<&str> {
         match self {
             Outcome::Continue { .. } | Outcome::Lifecycle { .. } => None,
-            Outcome::Respond { by, .. }
+            Outcome::Ask { by, .. }
+            | Outcome::Respond { by, .. }
             | Outcome::DenyTool { by, .. }
             | Outcome::Abort { by, .. }
             | Outcome::Refused { by, .. }
             | Outcome::Blocked { by, .. } => Some(by),
         }
+    }
+}
+
+/// A continue verdict on the wire: `modify` with the whole params when a
+/// hook changed them, `approved` at approve_tool, and the contexts joined.
+fn continue_wire(
+    stage: Stage,
+    params: &Value,
+    modified: bool,
+    contexts: &[(String, String)],
+) -> Value {
+    if stage == Stage::ApproveTool {
+        return json!({"approved": true});
+    }
+    let mut obj = Map::new();
+    match (modified, stage.payload_key()) {
+        (true, Some(key)) => {
+            obj.insert("action".into(), "modify".into());
+            obj.insert(key.into(), params.clone());
+        }
+        _ => {
+            obj.insert("action".into(), "continue".into());
+        }
+    }
+    add_contexts(&mut obj, contexts);
+    Value::Object(obj)
+}
+
+/// Adds `additional_context` (the texts joined with newlines, in chain
+/// order) when any hook sent one.
+fn add_contexts(obj: &mut Map<String, Value>, contexts: &[(String, String)]) {
+    if !contexts.is_empty() {
+        let texts: Vec<&str> = contexts.iter().map(|(_, t)| t.as_str()).collect();
+        obj.insert("additional_context".into(), texts.join("\n").into());
+    }
+}
+
+impl Answer {
+    /// The canonical JSON form of the vectors: the decision's, plus
+    /// `additional_context` when the answer kept one.
+    pub fn to_value(&self) -> Value {
+        let mut value = self.decision.to_value();
+        if let (Some(text), Some(obj)) = (&self.additional_context, value.as_object_mut()) {
+            obj.insert("additional_context".into(), text.clone().into());
+        }
+        value
     }
 }
 
@@ -569,6 +705,7 @@ impl Decision {
             Decision::Modify(patch) => json!({"action": "modify", "patch": patch}),
             Decision::Respond(result) => json!({"action": "respond", "result": result}),
             Decision::DenyTool(reason) => json!({"action": "deny_tool", "reason": reason}),
+            Decision::Ask(reason) => json!({"action": "ask", "reason": reason}),
             Decision::Abort { hard, reason } => json!({
                 "action": if *hard { "hard_abort" } else { "abort_turn" },
                 "reason": reason,
@@ -815,6 +952,113 @@ mod tests {
         assert_eq!(
             c.finish().to_wire(Stage::ApproveTool)["approved"],
             json!(false)
+        );
+    }
+
+    #[test]
+    fn ask_goes_on_and_a_later_deny_wins() {
+        let mut c = Chain::new(Stage::BeforeTool, call()).expect("valid params");
+        let ask = json!({"action": "ask", "reason": "rm?"});
+        assert_eq!(c.step("asker", OnError::Allow, Ok(&ask)), Flow::Next);
+        let deny = json!({"action": "deny_tool", "reason": "no"});
+        assert_eq!(c.step("gate", OnError::Allow, Ok(&deny)), Flow::Stop);
+        let out = c.finish();
+        assert_eq!(out.decided_by(), Some("gate"));
+        assert_eq!(
+            out.to_wire(Stage::BeforeTool),
+            json!({"action": "deny_tool", "reason": "no"})
+        );
+    }
+
+    #[test]
+    fn the_first_ask_is_kept_with_later_patches_and_contexts() {
+        let mut c = Chain::new(Stage::BeforeTool, call()).expect("valid params");
+        let answers = [
+            ("a", json!({"action": "ask", "additional_context": "one"})),
+            ("b", json!({"action": "ask", "reason": "second"})),
+            (
+                "m",
+                json!({"action": "modify", "call": {"arguments": {"command": "ls -h"}},
+                    "additional_context": "two"}),
+            ),
+        ];
+        for (hook, answer) in &answers {
+            assert_eq!(c.step(hook, OnError::Allow, Ok(answer)), Flow::Next);
+        }
+        let out = c.finish();
+        assert_eq!(out.decided_by(), Some("a"));
+        assert_eq!(
+            out.to_wire(Stage::BeforeTool),
+            json!({"action": "ask", "reason": "asked by hook `a`",
+                "call": {"tool": "shell", "arguments": {"command": "ls -h"}},
+                "additional_context": "one\ntwo"})
+        );
+    }
+
+    #[test]
+    fn contexts_ride_on_continue_and_are_dropped_by_a_stop() {
+        let params = json!({"tool": "t", "result": {"for_llm": "x"}});
+        let mut c = Chain::new(Stage::AfterTool, params.clone()).expect("valid params");
+        c.step(
+            "a",
+            OnError::Allow,
+            Ok(&json!({"additional_context": "one"})),
+        );
+        c.step("b", OnError::Allow, Ok(&json!({})));
+        c.step(
+            "c",
+            OnError::Allow,
+            Ok(&json!({"additional_context": "two"})),
+        );
+        let out = c.finish();
+        let Outcome::Continue { contexts, .. } = &out else {
+            panic!("expected continue: {out:?}")
+        };
+        assert_eq!(
+            contexts,
+            &[("a".into(), "one".into()), ("c".into(), "two".into())]
+        );
+        assert_eq!(
+            out.to_wire(Stage::AfterTool),
+            json!({"action": "continue", "additional_context": "one\ntwo"})
+        );
+
+        let mut c = Chain::new(Stage::AfterTool, params).expect("valid params");
+        c.step(
+            "a",
+            OnError::Allow,
+            Ok(&json!({"additional_context": "one"})),
+        );
+        c.step("b", OnError::Allow, Ok(&json!({"action": "abort_turn"})));
+        assert_eq!(
+            c.finish().to_wire(Stage::AfterTool),
+            json!({"action": "abort_turn", "reason": "aborted by hook `b`"})
+        );
+    }
+
+    #[test]
+    fn an_in_process_ask_outside_before_tool_is_the_hooks_failure() {
+        let params = json!({"tool": "t", "result": {"for_llm": "x"}});
+        let mut c = Chain::new(Stage::AfterTool, params).expect("valid params");
+        assert_eq!(
+            c.apply("h", OnError::Allow, Decision::Ask(None)),
+            Flow::Next
+        );
+        assert!(matches!(
+            &c.steps()[0].outcome,
+            StepOutcome::Failed { error, .. } if error.contains("action `ask` is not allowed at after_tool")
+        ));
+        assert_eq!(c.finish().decided_by(), None);
+    }
+
+    #[test]
+    fn stop_is_a_request_event_whose_block_is_the_next_instruction() {
+        let mut c = lifecycle("stop");
+        let block = json!({"action": "block", "reason": "run the tests first"});
+        assert_eq!(c.step("judge", OnError::Allow, Ok(&block)), Flow::Stop);
+        assert_eq!(
+            c.finish().to_wire(Stage::Lifecycle),
+            json!({"action": "block", "reason": "run the tests first"})
         );
     }
 }

@@ -47,8 +47,8 @@ pub mod time;
 pub mod token;
 
 pub use action::{
-    Action, Decision, LifecycleAction, LifecycleResult, ResultError, check_lifecycle_decision,
-    decode_lifecycle_result, decode_result,
+    Action, Answer, Decision, LifecycleAction, LifecycleResult, ResultError,
+    check_lifecycle_decision, decode_answer, decode_lifecycle_result, decode_result,
 };
 pub use chain::{Chain, Flow, OnError, Outcome};
 pub use envelope::{ErrorObject, Id, Message, error_code};

@@ -46,13 +46,16 @@ pub enum LifecycleEvent {
     TurnStart,
     /// A turn ended.
     TurnEnd,
-    /// The agent is about to stop answering.
+    /// The agent is about to stop answering. A hook may block it: the
+    /// reason is the next instruction, and the agent keeps going. The host
+    /// adds `stop_hook_active` and `loop_count` to the payload.
     Stop,
     /// A sub-agent is about to start (`payload.agent_name`, `payload.task`).
     SubagentStart,
-    /// A sub-agent stopped.
+    /// A sub-agent is about to stop; blocked like [`LifecycleEvent::Stop`].
     SubagentStop,
-    /// The conversation is about to be compacted (Claude Code's name).
+    /// The conversation is about to be compacted (Claude Code's name); a
+    /// hook may add compaction instructions as `additional_context`.
     PreCompact,
     /// The agent notified the user of something.
     Notification,
@@ -114,7 +117,9 @@ impl LifecycleEvent {
             LifecycleEvent::SessionStart
                 | LifecycleEvent::UserPromptSubmit
                 | LifecycleEvent::TurnStart
+                | LifecycleEvent::Stop
                 | LifecycleEvent::SubagentStart
+                | LifecycleEvent::SubagentStop
                 | LifecycleEvent::PreCompact
                 | LifecycleEvent::BeforeCompaction
         )
@@ -122,25 +127,36 @@ impl LifecycleEvent {
 
     /// Whether a hook may answer `block`: only where the agent can still
     /// refrain from doing the thing (take the prompt, start the sub-agent,
-    /// compact).
+    /// compact) or can keep working instead of stopping.
     pub fn can_block(self) -> bool {
         matches!(
             self,
             LifecycleEvent::UserPromptSubmit
+                | LifecycleEvent::Stop
                 | LifecycleEvent::SubagentStart
+                | LifecycleEvent::SubagentStop
                 | LifecycleEvent::PreCompact
                 | LifecycleEvent::BeforeCompaction
         )
     }
 
+    /// Whether a block means "keep going": at stop and subagent_stop the
+    /// block's reason is the agent's next instruction, and the host counts
+    /// consecutive blocks per session to cap the loop.
+    pub fn is_stop(self) -> bool {
+        matches!(self, LifecycleEvent::Stop | LifecycleEvent::SubagentStop)
+    }
+
     /// Whether a hook may answer `additional_context`: only where the agent
-    /// is about to build a model request that can carry it.
+    /// is about to build a model request that can carry it (at pre_compact,
+    /// the compaction's).
     pub fn takes_context(self) -> bool {
         matches!(
             self,
             LifecycleEvent::SessionStart
                 | LifecycleEvent::UserPromptSubmit
                 | LifecycleEvent::TurnStart
+                | LifecycleEvent::PreCompact
         )
     }
 
@@ -160,6 +176,68 @@ impl LifecycleEvent {
     /// gives `SessionEnd`), if it is one.
     pub fn from_event_kind(kind: &str) -> Option<LifecycleEvent> {
         kind.strip_prefix(EVENT_KIND_PREFIX)?.parse().ok()
+    }
+}
+
+/// The payload member the host adds at stop and subagent_stop: whether the
+/// previous stop of this session was blocked (a hook that blocks should let
+/// the agent stop when it is true, or it may loop).
+pub const STOP_HOOK_ACTIVE: &str = "stop_hook_active";
+
+/// The payload member the host adds at stop and subagent_stop: how many
+/// stops of this session in a row were blocked so far.
+pub const LOOP_COUNT: &str = "loop_count";
+
+/// Lifecycle events other agents name that this protocol gives no answer
+/// to (Claude Code's, spec section 5.9). An agent announces them by name
+/// ([`is_event_name`]); they reach observers as `lifecycle.<name>` and run
+/// the command hooks that list them, whose output is only logged.
+pub const OBSERVE_ONLY_EVENTS: [&str; 20] = [
+    "post_tool_use_failure",
+    "permission_denied",
+    "post_tool_batch",
+    "cwd_changed",
+    "file_changed",
+    "task_created",
+    "task_completed",
+    "post_compact",
+    "setup",
+    "config_change",
+    "instructions_loaded",
+    "worktree_create",
+    "worktree_remove",
+    "elicitation",
+    "elicitation_result",
+    "teammate_idle",
+    "stop_failure",
+    "user_prompt_expansion",
+    "message_display",
+    "directory_added",
+];
+
+/// Whether `name` may name a lifecycle event an agent announces: snake_case,
+/// `[a-z][a-z0-9_]{0,63}`. The vocabulary is open so that an agent's own
+/// events reach observers and command hooks without a protocol change;
+/// only the named [`LifecycleEvent`]s can be answered.
+pub fn is_event_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && name.len() <= 64
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A name an agent announced that cannot name a lifecycle event (see
+/// [`is_event_name`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid lifecycle event name {0:?} (expected snake_case: [a-z][a-z0-9_]{{0,63}})")]
+pub struct InvalidEventName(pub String);
+
+/// Checks `name` with [`is_event_name`].
+pub fn check_event_name(name: &str) -> Result<(), InvalidEventName> {
+    if is_event_name(name) {
+        Ok(())
+    } else {
+        Err(InvalidEventName(name.to_string()))
     }
 }
 
@@ -235,7 +313,9 @@ mod tests {
                 "session_start",
                 "user_prompt_submit",
                 "turn_start",
+                "stop",
                 "subagent_start",
+                "subagent_stop",
                 "pre_compact",
                 "before_compaction"
             ]
@@ -244,14 +324,22 @@ mod tests {
             names(LifecycleEvent::can_block),
             [
                 "user_prompt_submit",
+                "stop",
                 "subagent_start",
+                "subagent_stop",
                 "pre_compact",
                 "before_compaction"
             ]
         );
+        assert_eq!(names(LifecycleEvent::is_stop), ["stop", "subagent_stop"]);
         assert_eq!(
             names(LifecycleEvent::takes_context),
-            ["session_start", "user_prompt_submit", "turn_start"]
+            [
+                "session_start",
+                "user_prompt_submit",
+                "turn_start",
+                "pre_compact"
+            ]
         );
         assert_eq!(names(LifecycleEvent::takes_summary), ["before_compaction"]);
     }
@@ -262,6 +350,34 @@ mod tests {
             if e.can_block() || e.takes_context() || e.takes_summary() {
                 assert!(e.is_request(), "{e} takes an answer but is no request");
             }
+        }
+    }
+
+    #[test]
+    fn event_names_are_snake_case_up_to_64_bytes() {
+        for ok in ["stop", "cwd_changed", "a", "x9_", &"a".repeat(64)] {
+            assert!(is_event_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "Stop",
+            "9a",
+            "_a",
+            "cwd-changed",
+            "a.b",
+            "é",
+            &"a".repeat(65),
+        ] {
+            assert!(!is_event_name(bad), "{bad}");
+        }
+        let err = check_event_name("Cwd").unwrap_err().to_string();
+        assert!(
+            err.contains("invalid lifecycle event name \"Cwd\""),
+            "{err}"
+        );
+        for name in OBSERVE_ONLY_EVENTS {
+            assert!(is_event_name(name), "{name}");
+            assert!(name.parse::<LifecycleEvent>().is_err(), "{name}");
         }
     }
 }

@@ -30,6 +30,20 @@ pub struct Meta {
     /// What emitted the call (a component name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The session's transcript file, for hooks that read the conversation
+    /// (Claude Code, Codex and Gemini CLI hooks get it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    /// The agent's working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The agent's permission mode (`default`, `plan`, `acceptEdits`, ...),
+    /// as the agent names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+    /// The model the agent runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Keys this version does not know; kept so nothing is lost in transit.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

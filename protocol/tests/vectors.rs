@@ -16,7 +16,7 @@ use hookhost_protocol::hello::{HelloParams, HelloResult};
 use hookhost_protocol::lifecycle::LifecycleEvent;
 use hookhost_protocol::merge_patch::merged;
 use hookhost_protocol::stage::{Stage, method};
-use hookhost_protocol::{PROTOCOL_VERSION, decode_lifecycle_result, decode_result};
+use hookhost_protocol::{PROTOCOL_VERSION, decode_answer, decode_lifecycle_result};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -231,8 +231,8 @@ fn check_result(
     }
     if let Some(stage) = Stage::from_method(method_name) {
         return Some(
-            decode_result(stage, value)
-                .map(|d| d.to_value())
+            decode_answer(stage, value)
+                .map(|a| a.to_value())
                 .map_err(|e| e.to_string()),
         );
     }

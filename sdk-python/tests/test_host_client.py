@@ -38,7 +38,7 @@ config = { max = 3 }
 # named `slow` sleep first (and say so on stderr), `echo` rewrites.
 HOOK = """
 import sys, time
-from hookhost_sdk import App, abort, block, context, modify, modify_arguments, modify_response, respond
+from hookhost_sdk import App, abort, ask, block, context, modify, modify_arguments, modify_response, respond
 from hookhost_sdk import summary, system_message
 
 app = App("inline", max_workers=64)
@@ -66,14 +66,18 @@ def before_tool(call):
         return respond("from the cache")
     if call.tool == "stop":
         return abort()
+    if call.tool == "risky":
+        return ask("this deletes files").with_context("build/ is generated")
 
 @app.after_tool
 def after_tool(out):
     if out.for_llm == "boom":
         return abort("inline: boom")
 
-@app.lifecycle("session_start", "user_prompt_submit", "before_compaction")
+@app.lifecycle("session_start", "user_prompt_submit", "before_compaction", "stop")
 def lifecycle(ev):
+    if ev.event == "stop" and not ev.payload.get("stop_hook_active"):
+        return block(f"keep going ({ev.payload.get('loop_count')})")
     if ev.event == "session_start":
         return context("use tabs") + system_message("rules loaded")
     if ev.event == "user_prompt_submit" and "secret" in (ev.prompt or ""):
@@ -220,8 +224,8 @@ def test_error_responses_raise_host_error(binary: str, tmp_path: Path) -> None:
         assert err.value.code == -32602 and "missing field `tool`" in err.value.message
         assert err.value.method == "host.before_tool"
         with pytest.raises(HostError) as err:
-            host.lifecycle("no_such_event")
-        assert err.value.code == -32602
+            host.lifecycle("No-Such-Event")
+        assert err.value.code == -32602 and "snake_case" in err.value.message
         with pytest.raises(HostError) as err:
             host.request("host.nope")
         assert err.value.code == -32601
@@ -444,3 +448,20 @@ def test_reload_reports_what_changed(binary: str, tmp_path: Path) -> None:
         assert err.value.code == -32000 and "not_a_key" in err.value.message
         assert host.before_tool({"tool": "curl"}).denied  # the running hooks stay
         assert host.close() == 0
+
+
+def test_ask_context_and_a_blocked_stop_through_the_sidecar(binary: str, tmp_path: Path) -> None:
+    with start(binary, inline_config(tmp_path)) as host:
+        v = host.before_tool({"tool": "risky", "arguments": {"path": "build"}})
+        assert v.asked and not v.proceed and not v.denied
+        assert v.reason == "this deletes files"
+        assert v.params == {"tool": "risky", "arguments": {"path": "build"}}
+        assert v.additional_context == "build/ is generated"
+        meta = {"session_key": "s-1", "cwd": "/work", "permission_mode": "default"}
+        first = host.lifecycle("stop", {}, meta=meta)
+        assert (first.action, first.reason) == ("block", "keep going (0)")
+        # The host tells the hook the previous stop was blocked; it lets go.
+        assert host.lifecycle("stop", {}, meta=meta).action == "continue"
+        assert host.lifecycle("stop", {}, meta=meta).action == "block"
+        # An agent's own event is observe-only.
+        assert host.lifecycle("cwd_changed", {"cwd": "/w"}, meta=meta).action == "continue"

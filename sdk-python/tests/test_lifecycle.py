@@ -112,6 +112,9 @@ def test_the_params_view() -> None:
         ("user_prompt_submit", block("secret"), {"action": "block", "reason": "secret"}),
         ("subagent_start", block(), {"action": "block"}),
         ("pre_compact", system_message("compacting"), {"action": "continue", "system_message": "compacting"}),
+        ("pre_compact", context("keep the plan"), {"action": "continue", "additional_context": "keep the plan"}),
+        ("stop", block("run the tests first"), {"action": "block", "reason": "run the tests first"}),
+        ("subagent_stop", block("check the other file"), {"action": "block", "reason": "check the other file"}),
         ("before_compaction", summary("we did x"), {"action": "continue", "summary": "we did x"}),
         (
             "user_prompt_submit",
@@ -150,7 +153,7 @@ def test_lifecycle_wire_form(event: str, answer: Any, wire: dict[str, Any]) -> N
     [
         ("session_start", block("x"), "block() is not allowed at lifecycle event session_start"),
         ("turn_start", block(), "block() is not allowed at lifecycle event turn_start"),
-        ("pre_compact", context("x"), "context() (additional_context) is not allowed at lifecycle event pre_compact"),
+        ("stop", context("x"), "context() (additional_context) is not allowed at lifecycle event stop"),
         ("before_compaction", "text", "not allowed at lifecycle event before_compaction"),
         ("session_start", summary("x"), "summary() is not allowed at lifecycle event session_start"),
         ("turn_start", deny("x"), "deny() is not allowed at lifecycle"),
@@ -217,7 +220,7 @@ def test_lifecycle_params_are_checked() -> None:
         ({"event": 5}, "invalid type: integer `5`, expected a string"),
         ({"event": "turn_start", "payload": [1]}, "invalid type: sequence, expected a map"),
         ({"event": "turn_start", "meta": {"iteration": -1}}, "expected u64"),
-        ({"event": "stop"}, "event `stop` is not a request event; it reaches hooks as the runtime event `lifecycle.stop`"),
+        ({"event": "turn_end"}, "event `turn_end` is not a request event; it reaches hooks as the runtime event `lifecycle.turn_end`"),
     ]:
         with pytest.raises(ProtocolError) as err:
             check_params("hook.lifecycle", params)
@@ -270,9 +273,9 @@ def turn(event):
 def compact(event):
     return {"action": "continue", "summary": "dict summary"}
 
-@app.lifecycle("pre_compact")
+@app.lifecycle("stop")
 def illegal(event):
-    return context("pre_compact takes no context")
+    return context("stop takes no context")
 
 @app.lifecycle("subagent_start")
 async def illegal_async(event):
@@ -309,7 +312,7 @@ def test_a_process_answers_lifecycle_requests(spawn: Any) -> None:
 def test_illegal_lifecycle_answers_and_bad_params_are_error_replies(spawn: Any) -> None:
     hook = spawn(LIFECYCLE_HOOK)
     for params, text in [
-        ({"event": "pre_compact"}, "context() (additional_context) is not allowed at lifecycle event pre_compact"),
+        ({"event": "stop"}, "context() (additional_context) is not allowed at lifecycle event stop"),
         ({"event": "subagent_start"}, "summary() is not allowed at lifecycle event subagent_start"),
     ]:
         with pytest.raises(HookError) as err:

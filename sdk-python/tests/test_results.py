@@ -16,6 +16,8 @@ from hookhost_sdk import (
     ToolOutput,
     abort,
     approve,
+    ask,
+    context,
     continue_,
     deny,
     modify,
@@ -24,6 +26,7 @@ from hookhost_sdk import (
     modify_result,
     refuse,
     respond,
+    system_message,
 )
 from hookhost_sdk.results import to_wire
 from hookhost_sdk.schema import STAGES, decode_result
@@ -58,6 +61,20 @@ INTERCEPTORS = ["before_llm", "after_llm", "before_tool", "after_tool"]
             {"action": "respond", "result": {"for_llm": "A", "for_user": "a.txt", "extra": 1}},
         ),
         ("before_tool", deny("no"), {"action": "deny_tool", "reason": "no"}),
+        ("before_tool", ask("deletes files"), {"action": "ask", "reason": "deletes files"}),
+        ("before_tool", ask(), {"action": "ask"}),
+        (
+            "before_tool",
+            ask("r").with_context("one").with_context("two"),
+            {"action": "ask", "reason": "r", "additional_context": "one\ntwo"},
+        ),
+        ("before_tool", continue_().with_context("c"), {"action": "continue", "additional_context": "c"}),
+        (
+            "after_tool",
+            modify_result(for_llm="[x]").with_context("redacted"),
+            {"action": "modify", "result": {"result": {"for_llm": "[x]"}}, "additional_context": "redacted"},
+        ),
+        ("after_tool", context("c"), {"action": "continue", "additional_context": "c"}),
         ("before_llm", abort("stop"), {"action": "abort_turn", "reason": "stop"}),
         ("after_tool", abort(hard=True), {"action": "hard_abort"}),
         ("before_tool", abort("halt", hard=True), {"action": "hard_abort", "reason": "halt"}),
@@ -94,6 +111,10 @@ def test_helper_wire_form(stage: str, answer: Any, wire: dict[str, Any]) -> None
         ("before_tool", {"action": "explode"}, 'unknown action "explode"'),
         ("approve_tool", {"action": "continue"}, "missing field `approved`"),
         ("before_tool", "continue", "must return a helper"),
+        ("after_tool", ask("x"), "ask() is not allowed at after_tool"),
+        ("before_llm", continue_().with_context("c"), "with_context() is not allowed at before_llm"),
+        ("before_tool", deny("no").with_context("c"), "with_context() is not allowed with deny()"),
+        ("before_tool", context("c") + system_message("m"), "is not allowed at before_tool; it belongs to lifecycle"),
         ("before_tool", True, "must return a helper"),
     ],
 )

@@ -593,7 +593,7 @@ mod tests {
             c.recv().await["result"],
             json!({"action": "continue", "summary": "short"})
         );
-        // Blocking turn_start, or context at pre_compact, is an error reply.
+        // Blocking turn_start, or context at stop, is an error reply.
         c.call(json!(3), "hook.lifecycle", call("turn_start", "block"))
             .await;
         let r = c.recv().await;
@@ -603,7 +603,7 @@ mod tests {
             msg.contains("`block` is not allowed at lifecycle event `turn_start`"),
             "{msg}"
         );
-        c.call(json!(4), "hook.lifecycle", call("pre_compact", "context"))
+        c.call(json!(4), "hook.lifecycle", call("stop", "context"))
             .await;
         let r = c.recv().await;
         let msg = r["error"]["message"].as_str().unwrap_or_default();

@@ -126,9 +126,30 @@ pub enum Verdict {
         /// Why; the host supplies a default naming the hook when absent.
         reason: Option<String>,
     },
+    /// Another verdict with text for the model's context (after_tool only;
+    /// the host keeps it with continue and modify). Built with
+    /// [`Verdict::with_context`].
+    WithContext {
+        /// The verdict itself.
+        verdict: Box<Verdict>,
+        /// The text (`additional_context`).
+        text: String,
+    },
 }
 
 impl Verdict {
+    /// Adds `text` for the model's context (`additional_context`), e.g.
+    /// `Verdict::Continue.with_context("the test suite takes 2 minutes")`.
+    /// At after_tool the host keeps it with continue and modify; the other
+    /// stages take no context, and an abort drops it. Called twice, the
+    /// texts are joined with a newline.
+    pub fn with_context(self, text: impl Into<String>) -> Self {
+        Verdict::WithContext {
+            verdict: Box::new(self),
+            text: text.into(),
+        }
+    }
+
     /// Rewrite the params with `patch` (see [`Patch`]).
     pub fn modify(patch: impl Into<Patch>) -> Self {
         Verdict::Modify(patch.into())
@@ -148,19 +169,24 @@ impl Verdict {
         }
     }
 
-    /// The action, reason and patch, in the order the wire results take them.
-    fn parts(self) -> (Option<Action>, Option<String>, Option<Map<String, Value>>) {
+    /// The action, reason and patch, in the order the wire results take
+    /// them, and the context text.
+    fn parts(self) -> (Parts, Option<String>) {
         match self {
-            Verdict::Continue => (Some(Action::Continue), None, None),
-            Verdict::Modify(p) => (Some(Action::Modify), None, Some(p.into_map())),
-            Verdict::Abort { reason } => (Some(Action::AbortTurn), reason, None),
-            Verdict::HardAbort { reason } => (Some(Action::HardAbort), reason, None),
+            Verdict::Continue => ((Some(Action::Continue), None, None), None),
+            Verdict::Modify(p) => ((Some(Action::Modify), None, Some(p.into_map())), None),
+            Verdict::Abort { reason } => ((Some(Action::AbortTurn), reason, None), None),
+            Verdict::HardAbort { reason } => ((Some(Action::HardAbort), reason, None), None),
+            Verdict::WithContext { verdict, text } => {
+                let (parts, inner) = verdict.parts();
+                (parts, Some(join_context(inner, text)))
+            }
         }
     }
 
     /// The wire result at before_llm (patch under `request`).
     pub fn into_before_llm(self) -> BeforeLlmResult {
-        let (action, reason, request) = self.parts();
+        let ((action, reason, request), _) = self.parts();
         BeforeLlmResult {
             action,
             reason,
@@ -170,7 +196,7 @@ impl Verdict {
 
     /// The wire result at after_llm (patch under `response`).
     pub fn into_after_llm(self) -> AfterLlmResult {
-        let (action, reason, response) = self.parts();
+        let ((action, reason, response), _) = self.parts();
         AfterLlmResult {
             action,
             reason,
@@ -178,14 +204,27 @@ impl Verdict {
         }
     }
 
-    /// The wire result at after_tool (patch under `result`).
+    /// The wire result at after_tool (patch under `result`), with its
+    /// `additional_context`.
     pub fn into_after_tool(self) -> AfterToolResult {
-        let (action, reason, result) = self.parts();
+        let ((action, reason, result), additional_context) = self.parts();
         AfterToolResult {
             action,
             reason,
             result,
+            additional_context,
         }
+    }
+}
+
+/// A wire result's action, reason and patch.
+type Parts = (Option<Action>, Option<String>, Option<Map<String, Value>>);
+
+/// An earlier context text and a later one, joined with a newline.
+fn join_context(earlier: Option<String>, later: String) -> String {
+    match earlier {
+        Some(e) => format!("{e}\n{later}"),
+        None => later,
     }
 }
 
@@ -205,6 +244,12 @@ pub enum ToolVerdict {
         /// Why; the host supplies a default naming the hook when absent.
         reason: Option<String>,
     },
+    /// Let the user decide whether the tool runs; the reason is shown to
+    /// them. The chain goes on: a later hook's deny still wins.
+    Ask {
+        /// Why; the host supplies a default naming the hook when absent.
+        reason: Option<String>,
+    },
     /// End the current turn.
     Abort {
         /// Why.
@@ -214,6 +259,14 @@ pub enum ToolVerdict {
     HardAbort {
         /// Why.
         reason: Option<String>,
+    },
+    /// Another verdict with text for the model's context; built with
+    /// [`ToolVerdict::with_context`].
+    WithContext {
+        /// The verdict itself.
+        verdict: Box<ToolVerdict>,
+        /// The text (`additional_context`).
+        text: String,
     },
 }
 
@@ -232,6 +285,26 @@ impl ToolVerdict {
     pub fn deny(reason: impl Into<String>) -> Self {
         ToolVerdict::Deny {
             reason: Some(reason.into()),
+        }
+    }
+
+    /// Ask the user whether the tool may run; `reason` is shown to them.
+    /// Not a refusal: the agent runs the call if the user says yes.
+    pub fn ask(reason: impl Into<String>) -> Self {
+        ToolVerdict::Ask {
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// Adds `text` for the model's context (`additional_context`), e.g.
+    /// `ToolVerdict::Continue.with_context("/tmp is cleared at boot")`. The
+    /// host keeps it with continue, modify and ask, and drops it when the
+    /// verdict stops the chain. Called twice, the texts are joined with a
+    /// newline.
+    pub fn with_context(self, text: impl Into<String>) -> Self {
+        ToolVerdict::WithContext {
+            verdict: Box::new(self),
+            text: text.into(),
         }
     }
 
@@ -266,6 +339,14 @@ impl ToolVerdict {
                 out.action = Some(Action::DenyTool);
                 out.reason = reason;
             }
+            ToolVerdict::Ask { reason } => {
+                out.action = Some(Action::Ask);
+                out.reason = reason;
+            }
+            ToolVerdict::WithContext { verdict, text } => {
+                out = verdict.into_result();
+                out.additional_context = Some(join_context(out.additional_context, text));
+            }
             ToolVerdict::Abort { reason } => {
                 out.action = Some(Action::AbortTurn);
                 out.reason = reason;
@@ -288,6 +369,10 @@ impl From<Verdict> for ToolVerdict {
             Verdict::Modify(p) => ToolVerdict::Modify(p),
             Verdict::Abort { reason } => ToolVerdict::Abort { reason },
             Verdict::HardAbort { reason } => ToolVerdict::HardAbort { reason },
+            Verdict::WithContext { verdict, text } => ToolVerdict::WithContext {
+                verdict: Box::new(ToolVerdict::from(*verdict)),
+                text,
+            },
         }
     }
 }
@@ -366,7 +451,11 @@ impl LifecycleVerdict {
         Self::default()
     }
 
-    /// Block the event (only where it can be blocked), saying why.
+    /// Block the event (only where it can be blocked), saying why. At stop
+    /// and subagent_stop a block means "keep going" and `reason` is the
+    /// agent's next instruction: look at the payload's `stop_hook_active`
+    /// (the previous stop was blocked) before blocking again; the host
+    /// overrides a block after `stop_block_limit` in a row.
     pub fn block(reason: impl Into<String>) -> Self {
         Self::default().with_block(reason)
     }
@@ -486,8 +575,16 @@ mod tests {
             "block at turn_start"
         );
         assert_eq!(
-            err(LifecycleVerdict::context("c"), PreCompact),
-            "field `additional_context` is not allowed at lifecycle event `pre_compact`"
+            err(LifecycleVerdict::context("c"), Stop),
+            "field `additional_context` is not allowed at lifecycle event `stop`"
+        );
+        assert_eq!(
+            ok(LifecycleVerdict::context("keep the plan"), PreCompact),
+            json!({"action": "continue", "additional_context": "keep the plan"})
+        );
+        assert_eq!(
+            ok(LifecycleVerdict::block("run the tests first"), Stop),
+            json!({"action": "block", "reason": "run the tests first"})
         );
         assert_eq!(
             err(LifecycleVerdict::summary("s"), SessionStart),
@@ -561,5 +658,41 @@ mod tests {
         assert_eq!(Value::Object(p.into_map()), json!({"a": {"b": true}}));
         assert!(Patch::try_from(json!([1])).is_err());
         assert!(Patch::new().set(&[], 1).is_empty());
+    }
+
+    #[test]
+    fn ask_and_context_have_their_wire_shape() {
+        assert_eq!(
+            wire(ToolVerdict::ask("deletes files").into_result()),
+            json!({"action": "ask", "reason": "deletes files"})
+        );
+        let patch = Patch::new().set(&["arguments", "command"], "ls -h");
+        assert_eq!(
+            wire(
+                ToolVerdict::modify(patch)
+                    .with_context("one")
+                    .with_context("two")
+                    .into_result()
+            ),
+            json!({"action": "modify", "call": {"arguments": {"command": "ls -h"}},
+                "additional_context": "one\ntwo"})
+        );
+        assert_eq!(
+            wire(ToolVerdict::ask("r").with_context("c").into_result()),
+            json!({"action": "ask", "reason": "r", "additional_context": "c"})
+        );
+        assert_eq!(
+            wire(Verdict::Continue.with_context("c").into_after_tool()),
+            json!({"action": "continue", "additional_context": "c"})
+        );
+        assert_eq!(
+            wire(ToolVerdict::from(Verdict::Continue.with_context("c")).into_result()),
+            json!({"action": "continue", "additional_context": "c"})
+        );
+        // The other stages take no context: it is left off their wire result.
+        assert_eq!(
+            wire(Verdict::Continue.with_context("c").into_before_llm()),
+            json!({"action": "continue"})
+        );
     }
 }

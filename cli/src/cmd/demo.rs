@@ -137,6 +137,7 @@ fn describe(t: &HookTrace) -> String {
             Decision::Modify(_) => "modify".into(),
             Decision::Respond(_) => "respond".into(),
             Decision::DenyTool(_) => "deny_tool".into(),
+            Decision::Ask(_) => "ask".into(),
             Decision::Abort { hard: false, .. } => "abort_turn".into(),
             Decision::Abort { hard: true, .. } => "hard_abort".into(),
             Decision::Approval { approved: true, .. } => "approved".into(),
@@ -274,7 +275,13 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                 );
                 (st.green("answered from cache"), by, None)
             }
-            Outcome::Continue { params, modified } => {
+            Outcome::Ask { reason, by, .. } => {
+                println!("    {} {}", st.yellow("? the user is asked:"), reason);
+                (st.yellow("asked"), by, None)
+            }
+            Outcome::Continue {
+                params, modified, ..
+            } => {
                 let rewritten_by = last_modifier(&trace);
                 if modified {
                     let now = params["arguments"]["command"]
@@ -341,6 +348,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                     if let Outcome::Continue {
                         params,
                         modified: true,
+                        ..
                     } = outcome
                     {
                         let text = params["result"]["for_llm"].as_str().unwrap_or("");

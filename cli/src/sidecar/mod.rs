@@ -22,10 +22,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hookhost_protocol::meta::Meta;
 use hookhost_protocol::sidecar::{EmitParams, ReloadResult, StatsResult};
-use hookhost_protocol::{ErrorObject, LifecycleParams, Stage, error_code};
+use hookhost_protocol::{ErrorObject, LifecycleEvent, LifecycleParams, Stage, error_code};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 pub use admission::Admission;
 pub use budget::GLOBAL_BYTES;
@@ -153,15 +154,26 @@ impl Sidecar {
         Ok(outcome.to_wire(stage))
     }
 
-    /// A request event runs the chain; any other is emitted and runs the
-    /// command hooks that list it.
+    /// A request event runs the chain (a stop's blocks counted per
+    /// session); any other named event, or an agent's own snake_case
+    /// event, is emitted and runs the command hooks that list it.
     async fn lifecycle(&self, params: Value) -> Result<Value, ErrorObject> {
-        let p = LifecycleParams::deserialize(&params).map_err(|e| {
+        let invalid = |e: String| {
             ErrorObject::new(
                 error_code::INVALID_PARAMS,
                 format!("invalid lifecycle params: {e}"),
             )
-        })?;
+        };
+        let named = params.get("event").and_then(Value::as_str);
+        if let Some(name) = named.filter(|n| n.parse::<LifecycleEvent>().is_err()) {
+            let p = NamedParams::deserialize(&params).map_err(|e| invalid(e.to_string()))?;
+            self.host
+                .lifecycle_named(name, p.meta, p.payload)
+                .await
+                .map_err(|e| invalid(e.to_string()))?;
+            return Ok(json!({"action": "continue"}));
+        }
+        let p = LifecycleParams::deserialize(&params).map_err(|e| invalid(e.to_string()))?;
         if p.event.is_request() {
             let outcome = self
                 .host
@@ -170,7 +182,7 @@ impl Sidecar {
                 .map_err(|e| ErrorObject::new(error_code::INVALID_PARAMS, e.to_string()))?;
             return Ok(outcome.to_wire(Stage::Lifecycle));
         }
-        self.host.lifecycle(p.event, p.payload).await;
+        self.host.lifecycle_with(p).await;
         Ok(json!({"action": "continue"}))
     }
 
@@ -200,4 +212,14 @@ fn no_params(params: &Value) -> Result<(), ErrorObject> {
             "this method takes no params",
         )),
     }
+}
+
+/// The params of an agent's own lifecycle event: its name is read apart,
+/// since it is none of the protocol's events.
+#[derive(Deserialize)]
+struct NamedParams {
+    #[serde(default)]
+    meta: Meta,
+    #[serde(default)]
+    payload: Map<String, Value>,
 }

@@ -59,9 +59,11 @@ async fn main() -> ExitCode {
             extra: Default::default(),
         });
         let seen = match host.before_tool(shell(command)).await {
-            ToolOutcome::Continue(call) => {
+            ToolOutcome::Continue { call, .. } => {
                 format!("run: {}", call.arguments["command"].as_str().unwrap_or("?"))
             }
+            // This example has no user to ask: it treats an ask as a no.
+            ToolOutcome::Ask { reason, .. } => format!("asked: {reason}"),
             ToolOutcome::Respond(result) => format!("answered: {}", result.for_llm),
             ToolOutcome::Deny { reason } => {
                 println!("  ({reason})");

@@ -122,7 +122,7 @@ async fn the_example_chain_through_the_host() {
     let out = host
         .before_tool(call("shell", json!({"command": "ls", "cwd": "/tmp"})))
         .await;
-    let ToolOutcome::Continue(c) = out else {
+    let ToolOutcome::Continue { call: c, .. } = out else {
         panic!("{out:?}")
     };
     assert_eq!(
@@ -138,7 +138,7 @@ async fn the_example_chain_through_the_host() {
         ..AfterToolParams::default()
     };
     let out = host.after_tool(ran.clone()).await;
-    assert_eq!(out, StageOutcome::Continue(ran));
+    assert_eq!(out, StageOutcome::proceed(ran));
     // ... and the same call is then answered from it.
     let out = host
         .before_tool(call("read_file", json!({"path": "README.md"})))
@@ -152,7 +152,7 @@ async fn the_example_chain_through_the_host() {
         result: ToolResult::text("KEY=sk-abcdefghijklmnopqrstuv"),
         ..AfterToolParams::default()
     };
-    let StageOutcome::Continue(masked) = host.after_tool(leaky).await else {
+    let StageOutcome::Continue { params: masked, .. } = host.after_tool(leaky).await else {
         panic!()
     };
     assert_eq!(masked.result.for_llm, "KEY=[REDACTED]");

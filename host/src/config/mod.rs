@@ -101,6 +101,10 @@ pub struct Defaults {
     pub breaker_window_ms: u64,
     /// How long an open breaker skips its hook before one trial call.
     pub breaker_cooldown_ms: u64,
+    /// Consecutive blocked stops (stop, subagent_stop) per session after
+    /// which the next block is overridden, so that a hook cannot keep an
+    /// agent from ever stopping.
+    pub stop_block_limit: u32,
 }
 
 impl Default for Defaults {
@@ -120,6 +124,7 @@ impl Default for Defaults {
             breaker_failures: 5,
             breaker_window_ms: 60_000,
             breaker_cooldown_ms: 30_000,
+            stop_block_limit: 8,
         }
     }
 }

@@ -35,13 +35,15 @@ impl Host {
 
     /// One stage run over the chain as it is now. Each hook's part is
     /// recorded only when `trace` is given, so the plain path (every agent
-    /// call) builds no trace.
+    /// call) builds no trace. A stop is counted around it (`stop.rs`), on
+    /// every way in, so the cap holds for the sidecar and `call` too.
     async fn run_chain(
         &self,
         stage: Stage,
-        params: Value,
+        mut params: Value,
         trace: Option<&mut Vec<HookTrace>>,
     ) -> Result<Outcome, ParamsError> {
+        let stop = self.before_stop(stage, &mut params);
         let chain = Chain::new(stage, params)?;
         let members = self.chain();
         let budget_ms = self
@@ -63,6 +65,10 @@ impl Host {
                 trace,
             },
         };
-        Ok(chain::run(&mut run, &members, chain).await)
+        let outcome = chain::run(&mut run, &members, chain).await;
+        Ok(match stop {
+            Some(stop) => self.after_stop(stop, outcome),
+            None => outcome,
+        })
     }
 }

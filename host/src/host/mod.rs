@@ -8,6 +8,7 @@ mod foreign;
 mod info;
 mod plan;
 mod stages;
+mod stop;
 
 use apply::PeerSlot;
 use plan::PeerKey;
@@ -76,6 +77,8 @@ struct Inner {
     request_seq: AtomicU64,
     /// One start or reload at a time, so two reloads cannot interleave.
     applying: tokio::sync::Mutex<()>,
+    /// Consecutive blocked stops per session, to cap the loop.
+    stops: stop::StopLoops,
 }
 
 impl Drop for Inner {
@@ -135,6 +138,7 @@ impl Host {
                 event_seq: AtomicU64::new(0),
                 request_seq: AtomicU64::new(0),
                 applying: tokio::sync::Mutex::new(()),
+                stops: stop::StopLoops::default(),
             }),
         };
         host.apply(config).await;

@@ -3,9 +3,8 @@
 //! outcome type. A lifecycle event nobody waits on is not a stage: it is
 //! announced (emitted, and run by the members that run for it) instead.
 
-use std::time::SystemTime;
-
-use hookhost_protocol::event::RuntimeEvent;
+use hookhost_protocol::lifecycle::{InvalidEventName, check_event_name};
+use hookhost_protocol::meta::Meta;
 use hookhost_protocol::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
 use hookhost_protocol::{LifecycleEvent, LifecycleParams, Outcome, Stage};
 use serde::Serialize;
@@ -38,12 +37,27 @@ impl Host {
         }
     }
 
-    /// Runs before_tool: the chain may rewrite the call, answer it, deny
-    /// it, or abort.
+    /// Runs before_tool: the chain may rewrite the call, add context for
+    /// the model, ask the user, answer it, deny it, or abort.
     pub async fn before_tool(&self, call: ToolCall) -> ToolOutcome<ToolCall> {
         let (outcome, original) = self.run_typed(Stage::BeforeTool, call).await;
         match outcome {
-            Outcome::Continue { params, .. } => ToolOutcome::Continue(decode_or(params, original)),
+            Outcome::Continue {
+                params, contexts, ..
+            } => ToolOutcome::Continue {
+                call: decode_or(params, original),
+                contexts: texts(contexts),
+            },
+            Outcome::Ask {
+                params,
+                reason,
+                contexts,
+                ..
+            } => ToolOutcome::Ask {
+                call: decode_or(params, original),
+                reason,
+                contexts: texts(contexts),
+            },
             Outcome::Respond { result, .. } => ToolOutcome::Respond(result),
             Outcome::DenyTool { reason, .. } | Outcome::Refused { reason, .. } => {
                 ToolOutcome::Deny { reason }
@@ -51,7 +65,7 @@ impl Host {
             Outcome::Abort { hard, reason, .. } => ToolOutcome::Abort { hard, reason },
             // Lifecycle outcomes; not reachable at before_tool.
             Outcome::Blocked { reason, .. } => ToolOutcome::Deny { reason },
-            Outcome::Lifecycle { .. } => ToolOutcome::Continue(original),
+            Outcome::Lifecycle { .. } => ToolOutcome::proceed(original),
         }
     }
 
@@ -77,13 +91,23 @@ impl Host {
     ) -> StageOutcome<P> {
         let (outcome, original) = self.run_typed(stage, params).await;
         match outcome {
-            Outcome::Continue { params, .. } => StageOutcome::Continue(decode_or(params, original)),
+            Outcome::Continue {
+                params, contexts, ..
+            } => StageOutcome::Continue {
+                params: decode_or(params, original),
+                contexts: texts(contexts),
+            },
             Outcome::Abort { hard, reason, .. } => StageOutcome::Abort { hard, reason },
-            // Not reachable for these stages (the chain rejects respond and
-            // deny_tool there); treated as an abort rather than ignored.
+            // Not reachable for these stages (the chain rejects respond,
+            // deny_tool and ask there); treated as an abort rather than
+            // ignored.
             Outcome::Respond { by, .. } => StageOutcome::Abort {
                 hard: false,
                 reason: format!("hook `{by}` answered respond at {stage}"),
+            },
+            Outcome::Ask { by, .. } => StageOutcome::Abort {
+                hard: false,
+                reason: format!("hook `{by}` answered ask at {stage}"),
             },
             Outcome::DenyTool { reason, .. }
             | Outcome::Refused { reason, .. }
@@ -91,7 +115,7 @@ impl Host {
                 hard: false,
                 reason,
             },
-            Outcome::Lifecycle { .. } => StageOutcome::Continue(original),
+            Outcome::Lifecycle { .. } => StageOutcome::proceed(original),
         }
     }
 
@@ -112,26 +136,41 @@ impl Host {
             Outcome::Respond { by, .. } => Approval::Refused {
                 reason: format!("hook `{by}` answered respond at approve_tool"),
             },
+            Outcome::Ask { by, .. } => Approval::Refused {
+                reason: format!("hook `{by}` answered ask at approve_tool"),
+            },
         }
     }
 
-    /// Runs a lifecycle event. A request event (session_start,
-    /// user_prompt_submit, turn_start, subagent_start, pre_compact,
-    /// before_compaction) goes through the chain and may be blocked or
-    /// gather context, system messages and a summary. Any other event is
-    /// emitted to observers as `lifecycle.<event>` and runs the command
-    /// hooks that list it, whose output is only logged.
+    /// Runs a lifecycle event with no meta; see [`Host::lifecycle_with`].
     pub async fn lifecycle(
         &self,
         event: LifecycleEvent,
         payload: Map<String, Value>,
     ) -> LifecycleOutcome {
-        if !event.is_request() {
-            self.announce(event, payload).await;
-            return LifecycleOutcome::default();
-        }
         let mut params = LifecycleParams::new(event);
         params.payload = payload;
+        self.lifecycle_with(params).await
+    }
+
+    /// Runs a lifecycle event. A request event (session_start,
+    /// user_prompt_submit, turn_start, stop, subagent_start,
+    /// subagent_stop, pre_compact, before_compaction) goes through the
+    /// chain and may be blocked or gather context, system messages and a
+    /// summary; a stop is also emitted to observers and its blocks are
+    /// capped per session (`meta.session_key`) by `stop_block_limit`. Any
+    /// other event is emitted to observers as `lifecycle.<event>` and runs
+    /// the command hooks that list it, whose output is only logged.
+    pub async fn lifecycle_with(&self, params: LifecycleParams) -> LifecycleOutcome {
+        let event = params.event;
+        if !event.is_request() {
+            if event == LifecycleEvent::SessionEnd {
+                self.session_ended(params.meta.session_key.as_deref().unwrap_or_default());
+            }
+            self.announce(event.as_str(), params.payload, params.meta)
+                .await;
+            return LifecycleOutcome::default();
+        }
         let value = match serde_json::to_value(&params) {
             Ok(v) => v,
             Err(e) => {
@@ -140,26 +179,32 @@ impl Host {
             }
         };
         match self.run_stage(Stage::Lifecycle, value).await {
-            Ok(Outcome::Blocked { reason, .. }) => LifecycleOutcome {
-                blocked: Some(reason),
-                ..LifecycleOutcome::default()
-            },
-            Ok(Outcome::Lifecycle {
-                contexts,
-                system_messages,
-                summary,
-            }) => LifecycleOutcome {
-                blocked: None,
-                contexts: contexts.into_iter().map(|(_, text)| text).collect(),
-                system_messages,
-                summary,
-            },
-            Ok(other) => {
-                tracing::error!(%event, "unexpected lifecycle outcome {other:?}");
-                LifecycleOutcome::default()
-            }
+            Ok(outcome) => lifecycle_outcome(event, outcome),
             Err(e) => unaskable(event, e.to_string()),
         }
+    }
+
+    /// Announces a lifecycle event by name. One of the named events runs
+    /// as [`Host::lifecycle_with`] does; any other snake_case name (an
+    /// agent's own event, such as Claude Code's `cwd_changed`) is
+    /// observe-only: emitted as `lifecycle.<name>` and run by the command
+    /// hooks that list it, whose output is only logged. A name that is not
+    /// snake_case (`[a-z][a-z0-9_]{0,63}`) is refused and nothing runs.
+    pub async fn lifecycle_named(
+        &self,
+        name: &str,
+        meta: Meta,
+        payload: Map<String, Value>,
+    ) -> Result<LifecycleOutcome, InvalidEventName> {
+        check_event_name(name)?;
+        if let Ok(event) = name.parse::<LifecycleEvent>() {
+            let mut params = LifecycleParams::new(event);
+            params.meta = meta;
+            params.payload = payload;
+            return Ok(self.lifecycle_with(params).await);
+        }
+        self.announce(name, payload, meta).await;
+        Ok(LifecycleOutcome::default())
     }
 }
 
@@ -168,18 +213,9 @@ impl Host {
     /// `lifecycle.<event>`, and run by every member that has a run for it
     /// (the command hooks that list it), all at once; their output is only
     /// logged.
-    async fn announce(&self, event: LifecycleEvent, payload: Map<String, Value>) {
-        self.emit(RuntimeEvent {
-            id: self.next_event_id(),
-            kind: event.event_kind(),
-            time: hookhost_protocol::time::rfc3339(SystemTime::now()),
-            source: Some("hookhost".into()),
-            scope: None,
-            severity: None,
-            payload: Value::Object(payload.clone()),
-            extra: Map::new(),
-        });
+    async fn announce(&self, event: &str, payload: Map<String, Value>, meta: Meta) {
         let payload = Value::Object(payload);
+        self.emit_lifecycle(event, payload.clone(), meta);
         let mut running = tokio::task::JoinSet::new();
         for m in self.chain().iter() {
             if let Some(notification) = m.notification(event, &payload) {
@@ -188,6 +224,35 @@ impl Host {
         }
         while running.join_next().await.is_some() {}
     }
+}
+
+/// The typed outcome of a lifecycle chain's verdict.
+fn lifecycle_outcome(event: LifecycleEvent, outcome: Outcome) -> LifecycleOutcome {
+    match outcome {
+        Outcome::Blocked { reason, .. } => LifecycleOutcome {
+            blocked: Some(reason),
+            ..LifecycleOutcome::default()
+        },
+        Outcome::Lifecycle {
+            contexts,
+            system_messages,
+            summary,
+        } => LifecycleOutcome {
+            blocked: None,
+            contexts: texts(contexts),
+            system_messages,
+            summary,
+        },
+        other => {
+            tracing::error!(%event, "unexpected lifecycle outcome {other:?}");
+            LifecycleOutcome::default()
+        }
+    }
+}
+
+/// The texts of `(hook, text)` contexts, in chain order.
+fn texts(contexts: Vec<(String, String)>) -> Vec<String> {
+    contexts.into_iter().map(|(_, text)| text).collect()
 }
 
 /// A lifecycle event whose params no hook could be asked about: blocked

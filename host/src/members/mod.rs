@@ -310,23 +310,25 @@ impl Member {
         }
     }
 
-    /// Its run for a lifecycle event nobody waits on (session_end, stop,
-    /// ...), when it has one: only a command hook that lists the event
-    /// runs for it, and its output is only logged. Owned, so the host can
-    /// run every such hook at once.
+    /// Its run for a lifecycle event nobody waits on (session_end,
+    /// turn_end, an agent's own event such as `cwd_changed`, ...), when it
+    /// has one: only a command hook that lists the event runs for it, and
+    /// its output is only logged. The event is a name, because the
+    /// vocabulary of such events is open. Owned, so the host can run every
+    /// such hook at once.
     pub(crate) fn notification(
         &self,
-        event: LifecycleEvent,
+        event: &str,
         payload: &Value,
     ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
         let MemberKind::Command(c) = &self.kind else {
             return None;
         };
-        if !c.handles(event.as_str()) {
+        if !c.handles(event) {
             return None;
         }
-        let (c, payload) = (c.clone(), payload.clone());
-        Some(async move { c.notify(event.as_str(), &payload).await })
+        let (c, payload, event) = (c.clone(), payload.clone(), event.to_string());
+        Some(async move { c.notify(&event, &payload).await })
     }
 
     /// Whether its verdict on a tool call guards that call: it fails

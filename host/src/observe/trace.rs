@@ -70,6 +70,7 @@ fn decision_name(d: &Decision) -> &'static str {
         Decision::Modify(_) => "modify",
         Decision::Respond(_) => "respond",
         Decision::DenyTool(_) => "deny_tool",
+        Decision::Ask(_) => "ask",
         Decision::Abort { hard: false, .. } => "abort_turn",
         Decision::Abort { hard: true, .. } => "hard_abort",
         Decision::Approval { approved: true, .. } => "approved",
@@ -82,11 +83,12 @@ fn decision_name(d: &Decision) -> &'static str {
 }
 
 /// The reason a hook gave for refusing (deny, abort, a refused approval,
-/// a block), for the audit record.
+/// a block) or for asking the user, for the audit record.
 pub(crate) fn decision_reason(step: &StepOutcome) -> Option<String> {
     match step {
         StepOutcome::Applied(
             Decision::DenyTool(r)
+            | Decision::Ask(r)
             | Decision::Abort { reason: r, .. }
             | Decision::Approval { reason: r, .. }
             | Decision::Lifecycle {

@@ -103,16 +103,19 @@ class Verdict:
     """The merged verdict of a before/after llm/tool chain.
 
     ``params`` is what the agent goes on with: the rewritten params after a
-    ``modify`` (the whole value, not a patch), else the params it sent.
-    ``result`` is the tool result of a ``respond``; ``reason`` comes with
-    ``deny_tool``, ``abort_turn`` and ``hard_abort``. ``raw`` is the answer
-    as hookhost sent it.
+    ``modify`` or an ``ask`` (the whole value, not a patch), else the params
+    it sent. ``result`` is the tool result of a ``respond``; ``reason`` comes
+    with ``deny_tool``, ``ask``, ``abort_turn`` and ``hard_abort``.
+    ``additional_context`` is the hooks' text for the model's context
+    (before_tool and after_tool, joined with newlines), when any sent one.
+    ``raw`` is the answer as hookhost sent it.
     """
 
     action: str
     params: dict[str, Any]
     result: dict[str, Any] | None = None
     reason: str | None = None
+    additional_context: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -128,6 +131,14 @@ class Verdict:
     def denied(self) -> bool:
         """before_tool only: do not run the tool; ``reason`` goes to the model."""
         return self.action == "deny_tool"
+
+    @property
+    def asked(self) -> bool:
+        """before_tool only: ask the user whether to run ``params``; ``reason`` says why.
+
+        Not a denial: run the call if the user says yes.
+        """
+        return self.action == "ask"
 
     @property
     def aborted(self) -> bool:
@@ -303,7 +314,16 @@ class Host:
         meta: Mapping[str, Any] | None = None,
         timeout: float | None = None,
     ) -> LifecycleVerdict:
-        """Run a lifecycle event; events that are not requests are answered ``continue``."""
+        """Run a lifecycle event; events that are not requests are answered ``continue``.
+
+        ``event`` is one of the protocol's events or an agent's own
+        snake_case name (observe-only: emitted as ``lifecycle.<event>`` and
+        run by the command hooks that list it). At ``stop`` and
+        ``subagent_stop`` a block is the agent's next instruction; pass
+        ``meta={"session_key": ...}`` so that hookhost counts blocked stops
+        per session. ``meta`` may carry ``transcript_path``, ``cwd``,
+        ``permission_mode`` and ``model`` too.
+        """
         params: dict[str, Any] = {"event": event}
         if payload is not None:
             params["payload"] = dict(payload)
@@ -405,12 +425,14 @@ class Host:
     def _stage(self, stage: str, params: Mapping[str, Any], timeout: float | None) -> Verdict:
         raw = self._object(f"host.{stage}", params, timeout)
         action = raw.get("action") or "continue"
-        rewritten = raw.get(_MODIFIED[stage]) if action == "modify" else None
+        rewritten = raw.get(_MODIFIED[stage]) if action in ("modify", "ask") else None
+        context = raw.get("additional_context")
         return Verdict(
             action,
             rewritten if isinstance(rewritten, dict) else dict(params),
             raw.get("result") if action == "respond" else None,
             raw.get("reason"),
+            context if isinstance(context, str) else None,
             raw,
         )
 

@@ -13,7 +13,8 @@ from typing import Any
 
 __all__ = ["Meta", "ToolCall", "ToolOutput", "LlmRequest", "LlmResponse", "LifecycleEvent", "RuntimeEvent", "Hello"]
 
-#: ``meta`` / ``scope``: agent_id, session_key, turn_id, parent_turn_id, iteration, source.
+#: ``meta`` / ``scope``: agent_id, session_key, turn_id, parent_turn_id, iteration, source,
+#: transcript_path, cwd, permission_mode, model.
 Meta = dict[str, Any]
 
 

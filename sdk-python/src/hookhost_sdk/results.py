@@ -13,12 +13,13 @@ in the hook's own words and in its own stderr.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .schema import (
     BLOCKING_EVENTS,
     CONTEXT_EVENTS,
+    CONTEXT_STAGES,
     PATCH_KEYS,
     REQUEST_EVENTS,
     SUMMARY_EVENTS,
@@ -37,6 +38,7 @@ __all__ = [
     "modify_result",
     "respond",
     "deny",
+    "ask",
     "abort",
     "approve",
     "refuse",
@@ -59,8 +61,9 @@ class Decision:
     """A handler's answer, not yet tied to a stage.
 
     Build one with the helpers (:func:`continue_`, :func:`modify`,
-    :func:`respond`, :func:`deny`, :func:`abort`, :func:`approve`,
-    :func:`refuse`) rather than directly.
+    :func:`respond`, :func:`deny`, :func:`ask`, :func:`abort`,
+    :func:`approve`, :func:`refuse`) rather than directly, and add text for
+    the model's context with :meth:`with_context`.
     """
 
     action: str
@@ -72,6 +75,19 @@ class Decision:
     result: Mapping[str, Any] | None = None
     reason: str | None = None
     helper: str = ""
+    #: Text for the model's context (``additional_context``), before_tool
+    #: and after_tool only, with continue, modify or ask.
+    additional_context: str | None = None
+
+    def with_context(self, text: str) -> Decision:
+        """This answer plus ``text`` for the model's context.
+
+        ``continue_().with_context("/tmp is cleared at boot")``. Taken at
+        before_tool and after_tool with continue, modify and ask (the chain
+        goes on); called twice, the texts are joined with a newline.
+        """
+        added = _text(text, "with_context()", "text")
+        return replace(self, additional_context=_join(self.additional_context, added))
 
 
 _CONTINUE = Decision("continue", helper="continue_()")
@@ -151,6 +167,16 @@ def respond(
 def deny(reason: str) -> Decision:
     """before_tool: do not run the tool; ``reason`` reaches the model."""
     return Decision("deny_tool", reason=_text(reason, "deny()"), only_at="before_tool", helper="deny()")
+
+
+def ask(reason: str | None = None) -> Decision:
+    """before_tool: let the user decide whether the tool runs; ``reason`` is shown to them.
+
+    Not a refusal: the chain goes on (a later hook's deny still wins), and
+    the agent runs the call if the user says yes.
+    """
+    text = None if reason is None else _text(reason, "ask()")
+    return Decision("ask", reason=text, only_at="before_tool", helper="ask()")
 
 
 def abort(reason: str | None = None, *, hard: bool = False) -> Decision:
@@ -245,13 +271,24 @@ def _join(a: str | None, b: str | None) -> str | None:
 
 
 def block(reason: str | None = None) -> LifecycleAnswer:
-    """lifecycle (user_prompt_submit, subagent_start, pre_compact, before_compaction): stop the event."""
+    """lifecycle (user_prompt_submit, stop, subagent_start, subagent_stop, pre_compact, before_compaction): stop the event.
+
+    At stop and subagent_stop a block means "keep going": ``reason`` is the
+    agent's next instruction. Look at ``payload["stop_hook_active"]`` (the
+    previous stop was blocked) before blocking again; the host overrides a
+    block after ``stop_block_limit`` in a row.
+    """
     text = None if reason is None else _text(reason, "block()")
     return LifecycleAnswer(block=True, reason=text)
 
 
 def context(text: str) -> LifecycleAnswer:
-    """lifecycle (session_start, user_prompt_submit, turn_start): add context for the model."""
+    """Add context for the model.
+
+    lifecycle: session_start, user_prompt_submit, turn_start, pre_compact
+    (compaction instructions). Returned alone from before_tool or after_tool
+    it is ``continue_().with_context(text)``.
+    """
     return LifecycleAnswer(additional_context=_text(text, "context()", "text"))
 
 
@@ -297,9 +334,13 @@ def to_wire(stage: str, answer: Any, event: str | None = None) -> dict[str, Any]
     if stage == "lifecycle":
         return _lifecycle_to_wire(answer, event)
     if isinstance(answer, LifecycleAnswer):
+        if stage in CONTEXT_STAGES and answer == LifecycleAnswer(additional_context=answer.additional_context):
+            # context("x") alone at before_tool / after_tool: continue with context.
+            return to_wire(stage, continue_().with_context(answer.additional_context or ""))
         raise IllegalResult(f"{answer.helper} is not allowed at {stage}; it belongs to lifecycle")
     if isinstance(answer, Decision):
-        return _decision_to_wire(stage, answer)
+        wire = _decision_to_wire(stage, answer)
+        return _with_context(stage, answer, wire)
     if answer is None:
         if stage == "approve_tool":
             raise IllegalResult("an approve_tool handler must return approve() or refuse(reason), not None")
@@ -337,6 +378,17 @@ def _decision_to_wire(stage: str, d: Decision) -> dict[str, Any]:
     if d.reason is not None:
         out["reason"] = d.reason
     return out
+
+
+def _with_context(stage: str, d: Decision, wire: dict[str, Any]) -> dict[str, Any]:
+    """``wire`` with the answer's ``additional_context``, where the host keeps it."""
+    if d.additional_context is None:
+        return wire
+    if stage not in CONTEXT_STAGES:
+        raise IllegalResult(f"with_context() is not allowed at {stage}; only before_tool and after_tool take context")
+    if d.action not in ("continue", "modify", "ask"):
+        raise IllegalResult(f"with_context() is not allowed with {d.helper}: the chain stops, so the context is dropped")
+    return {**wire, "additional_context": d.additional_context}
 
 
 def _lifecycle_to_wire(answer: Any, event: str | None) -> dict[str, Any]:

@@ -63,14 +63,26 @@ REQUEST_EVENTS: tuple[str, ...] = (
     "session_start",
     "user_prompt_submit",
     "turn_start",
+    "stop",
     "subagent_start",
+    "subagent_stop",
     "pre_compact",
     "before_compaction",
 )
-#: Request events a hook may answer with ``block``.
-BLOCKING_EVENTS: tuple[str, ...] = ("user_prompt_submit", "subagent_start", "pre_compact", "before_compaction")
-#: Request events whose answer may carry ``additional_context``.
-CONTEXT_EVENTS: tuple[str, ...] = ("session_start", "user_prompt_submit", "turn_start")
+#: Request events a hook may answer with ``block``. At ``stop`` and
+#: ``subagent_stop`` a block means "keep going": its reason is the agent's
+#: next instruction.
+BLOCKING_EVENTS: tuple[str, ...] = (
+    "user_prompt_submit",
+    "stop",
+    "subagent_start",
+    "subagent_stop",
+    "pre_compact",
+    "before_compaction",
+)
+#: Request events whose answer may carry ``additional_context`` (at
+#: ``pre_compact``, instructions for the compaction).
+CONTEXT_EVENTS: tuple[str, ...] = ("session_start", "user_prompt_submit", "turn_start", "pre_compact")
 #: Request events whose answer may carry ``summary``.
 SUMMARY_EVENTS: tuple[str, ...] = ("before_compaction",)
 
@@ -86,7 +98,7 @@ PATCH_KEYS: dict[str, str] = {
 INTERCEPTOR_ACTIONS: dict[str, frozenset[str]] = {
     "before_llm": frozenset({"continue", "modify", "abort_turn", "hard_abort"}),
     "after_llm": frozenset({"continue", "modify", "abort_turn", "hard_abort"}),
-    "before_tool": frozenset({"continue", "modify", "respond", "deny_tool", "abort_turn", "hard_abort"}),
+    "before_tool": frozenset({"continue", "modify", "respond", "deny_tool", "ask", "abort_turn", "hard_abort"}),
     "after_tool": frozenset({"continue", "modify", "abort_turn", "hard_abort"}),
 }
 _ALL_ACTIONS = INTERCEPTOR_ACTIONS["before_tool"]
@@ -216,6 +228,10 @@ _META = _struct(
         "session_key": (_opt_str, False),
         "turn_id": (_opt_str, False),
         "parent_turn_id": (_opt_str, False),
+        "transcript_path": (_opt_str, False),
+        "cwd": (_opt_str, False),
+        "permission_mode": (_opt_str, False),
+        "model": (_opt_str, False),
         "iteration": (_nullable(_u64), False),
         "source": (_opt_str, False),
     },
@@ -366,6 +382,8 @@ def decode_result(stage: str, value: Any, event: str | None = None) -> dict[str,
     or, at approve_tool, ``{"approved": B, "reason": R}``, or at lifecycle
     ``{"action": "continue"|"block", "reason": .., "additional_context": ..,
     "system_message": .., "summary": ..}`` (``None`` for absent members).
+    At before_tool and after_tool a string ``additional_context`` sent with
+    continue, modify or ask is kept as the decision's ``additional_context``.
     Anything the host would reject raises :class:`ProtocolError` with the
     reason. At lifecycle, what an answer may say depends on the event: pass
     ``event`` (``params.event``) to check that too; without it only the
@@ -386,6 +404,8 @@ def decode_result(stage: str, value: Any, event: str | None = None) -> dict[str,
         raise ProtocolError(f"unknown stage {stage!r}")
     action = value.get("action")
     _opt_str(action)
+    context = value.get("additional_context") if stage in CONTEXT_STAGES else None
+    _opt_str(context)
     if not action:
         action = "continue"
     if action not in _ALL_ACTIONS:
@@ -402,6 +422,18 @@ def decode_result(stage: str, value: Any, event: str | None = None) -> dict[str,
             _TOOL_RESULT(tool_result)
     else:
         _nullable(_mapping)(patch)
+    decision = _interceptor_decision(action, value, patch, reason)
+    if context is not None and action in ("continue", "modify", "ask"):
+        decision["additional_context"] = context
+    return decision
+
+
+#: The interceptor stages whose results may carry ``additional_context``.
+CONTEXT_STAGES: tuple[str, ...] = ("before_tool", "after_tool")
+
+
+def _interceptor_decision(action: str, value: dict[str, Any], patch: Any, reason: Any) -> dict[str, Any]:
+    """The canonical decision of a checked interceptor result."""
     if action == "continue":
         return {"action": "continue"}
     if action == "modify":

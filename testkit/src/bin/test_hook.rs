@@ -22,6 +22,7 @@
 //! --banner            print a greeting line on stdout at start
 //! --fail-first N      answer the first N stage calls with a JSON-RPC error
 //! --fd-file F         write the numbers of its open file descriptors to F
+//! --calls-file F      append every stage call's params to F, one JSON line each
 
 #[path = "support/mod.rs"]
 mod support;
@@ -50,6 +51,7 @@ struct Opts {
     no_hello: bool,
     env_dump: bool,
     events_file: Option<String>,
+    calls_file: Option<String>,
     crash_on_call: bool,
     stall_stdin: bool,
     fail_first: u64,
@@ -91,6 +93,7 @@ fn set_option(o: &mut Opts, flag: &str, val: &mut Val) -> Result<bool, String> {
         "--no-hello" => o.no_hello = true,
         "--env-dump" => o.env_dump = true,
         "--events-file" => o.events_file = Some(val()?),
+        "--calls-file" => o.calls_file = Some(val()?),
         "--crash-on-call" => o.crash_on_call = true,
         "--stall-stdin" => o.stall_stdin = true,
         "--fail-first" => o.fail_first = val()?.parse().map_err(|_| "bad --fail-first")?,
@@ -236,6 +239,9 @@ fn handle(o: &Opts, out: &Out, stage_calls: &mut u64, msg: &Value) {
         }
         return;
     };
+    if let Some(f) = o.calls_file.as_deref().filter(|_| method != "hook.hello") {
+        support::append_line(f, &params.to_string());
+    }
     if method == "hook.hello" {
         on_hello(o, out, &id);
     } else {

@@ -1,0 +1,160 @@
+//! Blocked stops: at `stop` and `subagent_stop` a hook's block means "keep
+//! going", its reason the agent's next instruction. A hook that always
+//! blocks would keep the agent running forever, so the host counts the
+//! consecutive blocks per session, tells the hooks (`stop_hook_active`,
+//! `loop_count` in the payload), and overrides the block that would pass
+//! `stop_block_limit` (spec/protocol.md §5.9).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use hookhost_protocol::event::RuntimeEvent;
+use hookhost_protocol::lifecycle::{EVENT_KIND_PREFIX, LOOP_COUNT, STOP_HOOK_ACTIVE};
+use hookhost_protocol::meta::Meta;
+use hookhost_protocol::{LifecycleEvent, LifecycleParams, Outcome, Stage};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::*;
+
+/// Consecutive blocked stops, by session and event (a sub-agent's stops
+/// are counted apart from its parent's). Only sessions whose last stop was
+/// blocked have an entry.
+#[derive(Debug, Default)]
+pub(super) struct StopLoops {
+    blocked: Mutex<HashMap<(String, LifecycleEvent), u32>>,
+}
+
+impl StopLoops {
+    /// The blocks in a row so far for this session's `event`.
+    fn count(&self, key: &(String, LifecycleEvent)) -> u32 {
+        lock(&self.blocked).get(key).copied().unwrap_or(0)
+    }
+
+    /// Records one more block in a row.
+    fn blocked(&self, key: (String, LifecycleEvent)) {
+        *lock(&self.blocked).entry(key).or_insert(0) += 1;
+    }
+
+    /// Forgets the session's count for `event` (a stop that went through).
+    fn reset(&self, key: &(String, LifecycleEvent)) {
+        lock(&self.blocked).remove(key);
+    }
+
+    /// Forgets every count of the session: a new prompt starts afresh, and
+    /// an ended session has nothing left to count.
+    fn reset_session(&self, session: &str) {
+        lock(&self.blocked).retain(|(s, _), _| s != session);
+    }
+}
+
+/// A stop being run: whose it is, and how many blocks came before it.
+#[derive(Debug)]
+pub(super) struct StopRun {
+    key: (String, LifecycleEvent),
+    count: u32,
+}
+
+/// The event, session and meta of lifecycle params that decode as such
+/// (the chain itself rejects the others).
+fn event_and_session(stage: Stage, params: &Value) -> Option<(LifecycleEvent, String, Meta)> {
+    if stage != Stage::Lifecycle {
+        return None;
+    }
+    let p = LifecycleParams::deserialize(params).ok()?;
+    let session = p.meta.session_key.clone().unwrap_or_default();
+    Some((p.event, session, p.meta))
+}
+
+/// Sets the host's two stop members in `params.payload`.
+fn add_stop_members(params: &mut Value, count: u32) {
+    let Some(obj) = params.as_object_mut() else {
+        return;
+    };
+    let slot = obj
+        .entry("payload")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !slot.is_object() {
+        *slot = Value::Object(Map::new());
+    }
+    if let Some(payload) = slot.as_object_mut() {
+        payload.insert(STOP_HOOK_ACTIVE.into(), Value::Bool(count > 0));
+        payload.insert(LOOP_COUNT.into(), Value::from(count));
+    }
+}
+
+impl Host {
+    /// Before a lifecycle chain: a `user_prompt_submit` resets its
+    /// session's counts; a stop gets `stop_hook_active` and `loop_count`
+    /// in its payload and is emitted to observers as `lifecycle.<event>`,
+    /// as it was before it became a request. `None` unless it is a stop.
+    pub(super) fn before_stop(&self, stage: Stage, params: &mut Value) -> Option<StopRun> {
+        let (event, session, meta) = event_and_session(stage, params)?;
+        if event == LifecycleEvent::UserPromptSubmit {
+            self.inner.stops.reset_session(&session);
+        }
+        if !event.is_stop() {
+            return None;
+        }
+        let key = (session, event);
+        let count = self.inner.stops.count(&key);
+        add_stop_members(params, count);
+        let payload = params.get("payload").cloned().unwrap_or_default();
+        self.emit_lifecycle(event.as_str(), payload, meta);
+        Some(StopRun { key, count })
+    }
+
+    /// After a stop's chain: a block counts, unless the session already
+    /// had `stop_block_limit` in a row, when it is overridden (not
+    /// blocked, logged); anything else resets the count.
+    pub(super) fn after_stop(&self, run: StopRun, outcome: Outcome) -> Outcome {
+        let Outcome::Blocked { by, .. } = &outcome else {
+            self.inner.stops.reset(&run.key);
+            return outcome;
+        };
+        let limit = self
+            .inner
+            .defaults
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .stop_block_limit;
+        if run.count < limit {
+            self.inner.stops.blocked(run.key);
+            return outcome;
+        }
+        let (session, event) = &run.key;
+        tracing::warn!(
+            %event,
+            session = %session,
+            hook = %by,
+            "{limit} blocked {event}s in a row (stop_block_limit): this block is overridden and the agent stops"
+        );
+        self.inner.stops.reset(&run.key);
+        Outcome::Lifecycle {
+            contexts: Vec::new(),
+            system_messages: Vec::new(),
+            summary: None,
+        }
+    }
+
+    /// An ended session's counts are dropped.
+    pub(super) fn session_ended(&self, session: &str) {
+        self.inner.stops.reset_session(session);
+    }
+
+    /// Emits `lifecycle.<name>` with `payload` to the observers; `meta`,
+    /// when it says anything, is the event's scope.
+    pub(super) fn emit_lifecycle(&self, name: &str, payload: Value, meta: Meta) {
+        self.emit(RuntimeEvent {
+            id: self.next_event_id(),
+            kind: format!("{EVENT_KIND_PREFIX}{name}"),
+            time: hookhost_protocol::time::rfc3339(SystemTime::now()),
+            source: Some("hookhost".into()),
+            scope: (!meta.is_empty()).then_some(meta),
+            severity: None,
+            payload,
+            extra: Map::new(),
+        });
+    }
+}
