@@ -73,7 +73,11 @@ async fn decide(host: &Host, event: &ForeignEvent) -> (String, String, Option<Va
     }
     let call: ToolCall = serde_json::from_value(params).unwrap();
     match host.before_tool(call).await {
-        ToolOutcome::Continue { call, .. } => ("allow".into(), String::new(), Some(Value::Object(call.arguments))),
+        ToolOutcome::Continue { call, .. } => (
+            "allow".into(),
+            String::new(),
+            Some(Value::Object(call.arguments)),
+        ),
         ToolOutcome::Ask { reason, .. } => ("ask".into(), reason, None),
         ToolOutcome::Deny { reason } => ("deny".into(), reason, None),
         other => ("other".into(), format!("{other:?}"), None),
@@ -86,7 +90,11 @@ async fn every_example_decides_its_cases_under_the_embedding_api() {
     for (dialect, file) in SETTINGS {
         let d: Dialect = dialect.parse().unwrap();
         let host = Host::start(import(dialect, &example(dialect).join(file))).await;
-        assert!(host.start_failures().is_empty(), "{dialect}: {:?}", host.start_failures());
+        assert!(
+            host.start_failures().is_empty(),
+            "{dialect}: {:?}",
+            host.start_failures()
+        );
         let text = std::fs::read_to_string(example(dialect).join("cases.json")).unwrap();
         let cases: Vec<Value> = serde_json::from_str(&text).unwrap();
         for case in cases {
@@ -94,7 +102,10 @@ async fn every_example_decides_its_cases_under_the_embedding_api() {
             let event = ForeignEvent::read(d, &case["event"], named).unwrap();
             let (decision, text, args) = decide(&host, &event).await;
             let expect = &case["expect"];
-            let at = format!("{dialect}: {}: got {decision} {text:?} {args:?}", case["name"]);
+            let at = format!(
+                "{dialect}: {}: got {decision} {text:?} {args:?}",
+                case["name"]
+            );
             assert_eq!(decision, expect["decision"].as_str().unwrap(), "{at}");
             for key in ["reason_contains", "context_contains"] {
                 if let Some(part) = expect[key].as_str() {
@@ -128,7 +139,10 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 }
 
 fn shell_call(tool: &str, command: &str) -> ToolCall {
-    serde_json::from_value(json!({"tool": tool, "arguments": {"command": command, "description": "x"}})).unwrap()
+    serde_json::from_value(
+        json!({"tool": tool, "arguments": {"command": command, "description": "x"}}),
+    )
+    .unwrap()
 }
 
 #[tokio::test]
@@ -145,7 +159,9 @@ async fn two_claude_rewrites_of_different_fields_both_take_effect_in_config_orde
     std::fs::write(&file, settings.to_string()).unwrap();
     let host = Host::start(import("claude-code", &file)).await;
     let out = host.before_tool(shell_call("shell", "npm install")).await;
-    let ToolOutcome::Continue { call, .. } = out else { panic!("{out:?}") };
+    let ToolOutcome::Continue { call, .. } = out else {
+        panic!("{out:?}")
+    };
     assert_eq!(
         Value::Object(call.arguments),
         json!({"command": "npm install --dry-run && echo second", "description": "x", "timeout": 30}),
@@ -159,14 +175,22 @@ async fn claude_and_gemini_hooks_share_a_chain_each_seeing_its_own_tool_name() {
     let dir = scratch();
     let seen = dir.join("seen.log");
     let log = seen.display();
-    script(&dir, "claude/.claude/guard.sh", &format!(
-        r#"input=$(cat); echo "claude $(echo "$input" | jq -r .tool_name)" >> '{log}'
+    script(
+        &dir,
+        "claude/.claude/guard.sh",
+        &format!(
+            r#"input=$(cat); echo "claude $(echo "$input" | jq -r .tool_name)" >> '{log}'
 case "$(echo "$input" | jq -r .tool_input.command)" in rm*) echo "claude says no" >&2; exit 2;; esac"#
-    ));
-    script(&dir, "gemini/.gemini/guard.sh", &format!(
-        r#"input=$(cat); echo "gemini $(echo "$input" | jq -r .tool_name)" >> '{log}'
+        ),
+    );
+    script(
+        &dir,
+        "gemini/.gemini/guard.sh",
+        &format!(
+            r#"input=$(cat); echo "gemini $(echo "$input" | jq -r .tool_name)" >> '{log}'
 case "$(echo "$input" | jq -r .tool_input.command)" in curl*) echo '{{"decision":"deny","reason":"gemini says no"}}';; *) echo '{{"decision":"allow"}}';; esac"#
-    ));
+        ),
+    );
     let claude = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/guard.sh"}]}]}});
     let gemini = json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [
@@ -183,9 +207,19 @@ case "$(echo "$input" | jq -r .tool_input.command)" in curl*) echo '{{"decision"
         ToolOutcome::Deny { reason } => reason,
         other => panic!("expected a deny, got {other:?}"),
     };
-    assert_eq!(deny(host.before_tool(shell_call("shell", "rm -rf /")).await), "claude says no");
-    assert_eq!(deny(host.before_tool(shell_call("shell", "curl evil")).await), "gemini says no");
-    assert_eq!(deny(host.before_tool(shell_call("exec", "curl evil")).await), "gemini says no", "[hooks.tool_names]");
+    assert_eq!(
+        deny(host.before_tool(shell_call("shell", "rm -rf /")).await),
+        "claude says no"
+    );
+    assert_eq!(
+        deny(host.before_tool(shell_call("shell", "curl evil")).await),
+        "gemini says no"
+    );
+    assert_eq!(
+        deny(host.before_tool(shell_call("exec", "curl evil")).await),
+        "gemini says no",
+        "[hooks.tool_names]"
+    );
     let ok = host.before_tool(shell_call("shell", "ls")).await;
     assert!(matches!(ok, ToolOutcome::Continue { .. }), "{ok:?}");
     let other = host.before_tool(shell_call("read_file", "ls")).await;
@@ -195,7 +229,15 @@ case "$(echo "$input" | jq -r .tool_input.command)" in curl*) echo '{{"decision"
     let lines: Vec<&str> = seen.lines().collect();
     assert_eq!(
         lines,
-        ["claude Bash", "claude Bash", "gemini run_shell_command", "claude Bash", "gemini run_shell_command", "claude Bash", "gemini run_shell_command"],
+        [
+            "claude Bash",
+            "claude Bash",
+            "gemini run_shell_command",
+            "claude Bash",
+            "gemini run_shell_command",
+            "claude Bash",
+            "gemini run_shell_command"
+        ],
         "each hook saw its own name for the agent's shell tool, and neither ran for another tool"
     );
 }

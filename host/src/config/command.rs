@@ -443,9 +443,15 @@ mod tests {
                 "stop",
             ],
         );
+        // stop is a request: a stop hook may keep the agent going.
         assert_eq!(
             c.stages(),
-            vec![Stage::AfterLlm, Stage::BeforeTool, Stage::ApproveTool]
+            vec![
+                Stage::AfterLlm,
+                Stage::BeforeTool,
+                Stage::ApproveTool,
+                Stage::Lifecycle
+            ]
         );
         let c = CommandConfig::shell("true", &["turn_start", "pre_compact"]);
         assert_eq!(c.stages(), vec![Stage::Lifecycle]);

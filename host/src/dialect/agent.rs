@@ -163,6 +163,7 @@ fn result(m: &Map<String, Value>, failed: bool) -> Value {
         "tool_response",
         "toolResult",
         "tool_result",
+        "tool_output",
         "result_json",
         "output",
     ]

@@ -238,6 +238,9 @@ impl Call<'_> {
                 m.insert("tool_error".into(), Value::from(self.failed()));
                 m.insert("tool_response".into(), result);
             }
+            Dialect::Cursor => {
+                m.insert("tool_output".into(), Value::from(self.for_llm()));
+            }
             _ => {
                 if self.failed() {
                     m.insert("error".into(), Value::from(self.for_llm()));

@@ -67,10 +67,14 @@ fn event_and_session(stage: Stage, params: &Value) -> Option<(LifecycleEvent, St
     Some((p.event, session, p.meta))
 }
 
-/// Sets the host's two stop members in `params.payload`.
-fn add_stop_members(params: &mut Value, count: u32) {
+/// Sets the host's two stop members in `params.payload` and returns the
+/// count in force. What the agent sent itself counts too: an agent that
+/// says `stop_hook_active: true` or a higher `loop_count` (a relay, which
+/// starts a new host per event, knows only what the agent says) is not
+/// contradicted.
+fn add_stop_members(params: &mut Value, count: u32) -> u32 {
     let Some(obj) = params.as_object_mut() else {
-        return;
+        return count;
     };
     let slot = obj
         .entry("payload")
@@ -78,10 +82,21 @@ fn add_stop_members(params: &mut Value, count: u32) {
     if !slot.is_object() {
         *slot = Value::Object(Map::new());
     }
-    if let Some(payload) = slot.as_object_mut() {
-        payload.insert(STOP_HOOK_ACTIVE.into(), Value::Bool(count > 0));
-        payload.insert(LOOP_COUNT.into(), Value::from(count));
-    }
+    let Some(payload) = slot.as_object_mut() else {
+        return count;
+    };
+    let said = |k: &str| payload.get(k).cloned().unwrap_or(Value::Null);
+    let agent_count = said(LOOP_COUNT)
+        .as_u64()
+        .map_or(0, |c| u32::try_from(c).unwrap_or(u32::MAX));
+    let agent_active = said(STOP_HOOK_ACTIVE).as_bool().unwrap_or(false);
+    let count = count.max(agent_count);
+    payload.insert(
+        STOP_HOOK_ACTIVE.into(),
+        Value::Bool(count > 0 || agent_active),
+    );
+    payload.insert(LOOP_COUNT.into(), Value::from(count));
+    count
 }
 
 impl Host {
@@ -98,8 +113,7 @@ impl Host {
             return None;
         }
         let key = (session, event);
-        let count = self.inner.stops.count(&key);
-        add_stop_members(params, count);
+        let count = add_stop_members(params, self.inner.stops.count(&key));
         let payload = params.get("payload").cloned().unwrap_or_default();
         self.emit_lifecycle(event.as_str(), payload, meta);
         Some(StopRun { key, count })
@@ -156,5 +170,32 @@ impl Host {
             payload,
             extra: Map::new(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn what_the_agent_says_of_its_stop_loop_is_not_contradicted() {
+        let mut fresh = json!({"event": "stop", "payload": {}});
+        assert_eq!(add_stop_members(&mut fresh, 0), 0);
+        assert_eq!(
+            fresh["payload"],
+            json!({"stop_hook_active": false, "loop_count": 0})
+        );
+        // A relay starts a new host per event: the agent's word counts.
+        let mut told =
+            json!({"event": "stop", "payload": {"stop_hook_active": true, "loop_count": 3}});
+        assert_eq!(add_stop_members(&mut told, 1), 3);
+        assert_eq!(
+            told["payload"],
+            json!({"stop_hook_active": true, "loop_count": 3})
+        );
+        let mut counted = json!({"event": "stop", "payload": {"stop_hook_active": false}});
+        assert_eq!(add_stop_members(&mut counted, 2), 2);
+        assert_eq!(counted["payload"]["stop_hook_active"], true);
     }
 }
