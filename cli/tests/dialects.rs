@@ -335,3 +335,19 @@ fn a_failing_http_hook_is_open_unless_it_fails_closed() {
     assert_eq!(got.decision, "deny", "onFailure: block refuses: {stderr}");
     assert!(got.reason.contains("HTTP 500"), "{got:?}");
 }
+
+#[test]
+fn an_event_hookhost_does_not_name_still_runs_the_hooks_that_list_it() {
+    let dir = common::scratch();
+    let log = dir.join("cwd.log");
+    let settings = json!({"hooks": {"CwdChanged": [{"hooks": [{"type": "command",
+        "command": format!("jq -c '{{e: .hook_event_name, to: .new_cwd}}' >> '{}'", log.display())}]}]}});
+    let path = dir.join(".claude/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let event = json!({"session_id": "s", "hook_event_name": "CwdChanged", "old_cwd": "/a", "new_cwd": "/b"});
+    let (code, stdout, stderr) = relay("claude-code", &path, &json!({"event": event}));
+    assert_eq!((code, stdout.trim()), (0, ""), "{stderr}");
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(written.trim(), r#"{"e":"CwdChanged","to":"/b"}"#);
+}

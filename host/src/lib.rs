@@ -30,7 +30,7 @@
 //!
 //! - The host: [`Host`] (`start`, `start_with`, `reload`, `shutdown`, the
 //!   stage methods `before_tool` … `lifecycle`, `lifecycle_with`,
-//!   `lifecycle_named`, `run_stage`,
+//!   `lifecycle_named`, `answer_foreign`, `run_stage`,
 //!   `run_stage_traced`, `emit`, `next_event_id`, `stats`, `hooks`,
 //!   `start_failures`).
 //! - What the stages return: [`ToolOutcome`], [`StageOutcome`],
@@ -46,6 +46,12 @@
 //!   [`BuiltinConfig`], [`CommandConfig`], [`CommandOnError`],
 //!   [`RemoteConfig`], [`RemoteTransport`], [`AuditConfig`],
 //!   [`BreakerConfig`].
+//! - Other agents' hooks: [`Dialect`] (claude-code, codex, gemini-cli,
+//!   cursor, copilot, docker-agent; [`UnknownDialect`]), their settings
+//!   files read by `[hooks.import]` ([`HookSource`] says where a hook came
+//!   from, [`SkippedHook`] what was not run), and the other direction: an
+//!   agent's own event read as a [`ForeignEvent`] ([`EventError`]) and
+//!   answered by `Host::answer_foreign` as a [`NativeAnswer`].
 //! - In-process hooks: [`BuiltinHook`], [`BuiltinRegistry`],
 //!   [`BuiltinFactory`], [`HookFuture`].
 //! - For a process that hosts hooks: [`become_subreaper`],
@@ -62,7 +68,7 @@
 //! |---|---|---|---|
 //! | none | | processes, builtins, command hooks, matchers, audit, breaker | 76 |
 //! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | 95 |
-//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls) | 211 with `cel` |
+//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls); command hooks with a `url` (Claude Code's `http` handlers, on the same hyper and rustls) | 213 with `cel` (no new packages for `url` hooks: the same hyper and rustls) |
 //! | `conformance` | no | `conformance()`: check a hook program against the protocol | +0 |
 //!
 //! (Counted with `cargo tree -p hookhost -e normal --prefix none | sort -u
@@ -81,7 +87,8 @@
 //! | 1 | `policy/` | matcher and `if` filters, circuit breaker, chain budget |
 //! | 1 | `observe/` | stats, audit log, spans and step names, redaction, rate-limited warnings |
 //! | 1 | `reaper.rs` | the child subreaper (opt in) |
-//! | 2 | `config/` | the TOML (or PicoClaw JSON) config and its checks |
+//! | 1 | `dialect/` | each agent's command-hook dialect as data, and the translations both ways |
+//! | 2 | `config/` | the TOML (or PicoClaw JSON) config and its checks; other agents' settings files (`import/`) |
 //! | 3 | `supervise/` | keeping persistent hooks (processes, remotes) alive: one peer lifecycle |
 //! | 4 | `members/` | one configured hook of any kind: peer, builtin, command |
 //! | 5 | `chain/` | the chain driver: admission in policy order, the call, the record |

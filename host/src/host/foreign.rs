@@ -94,18 +94,21 @@ impl Host {
         }
     }
 
-    /// A lifecycle event nobody waits on, by name.
+    /// A lifecycle event nobody waits on, by name (hookhost's own or an
+    /// open one such as `cwd_changed`): observers get it, and the command
+    /// hooks that list it run.
     async fn announce_foreign(&self, name: &str, params: &Value) {
         let payload = params
             .get("payload")
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        match name.parse::<LifecycleEvent>() {
-            Ok(ev) => {
-                self.lifecycle(ev, payload).await;
-            }
-            Err(_) => tracing::debug!(event = name, "no hook runs for this event yet"),
+        let meta = params
+            .get("meta")
+            .and_then(|m| serde_json::from_value(m.clone()).ok())
+            .unwrap_or_default();
+        if let Err(e) = self.lifecycle_named(name, meta, payload).await {
+            tracing::warn!(event = name, "cannot announce the event: {e}");
         }
     }
 }
