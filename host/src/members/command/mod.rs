@@ -87,34 +87,10 @@ impl CommandHook {
         let tool_event = events.iter().any(|e| matches!(e.target, Target::Stage(_)));
         let matcher = Matcher::new(config.matcher.as_deref(), spec.matching, tool_event)?;
         let rule = config.rule.as_deref().map(Rule::new).transpose()?;
-        let (program, args) = match (&config.command, &config.args, &config.url) {
-            (Some(command), _, _) => (
-                PathBuf::from("/bin/sh"),
-                vec!["-c".to_string(), command.clone()],
-            ),
-            (None, Some(_), _) => argv_program(&config.expanded_args(dir).unwrap_or_default(), dir),
-            (None, None, Some(_)) => (PathBuf::new(), Vec::new()),
-            (None, None, None) => return Err(CommandConfigError::NoCommand),
-        };
-        #[cfg(feature = "remote")]
-        let http = match &config.url {
-            Some(url) => Some(
-                http::Target::new(url, &config.headers, &config.allowed_env_vars)
-                    .map_err(|e| CommandConfigError::Http(e.to_string()))?,
-            ),
-            None => None,
-        };
         Ok(CommandHook {
             name: name.into(),
             spec,
-            program: Program {
-                program,
-                args,
-                dir: dir.to_path_buf(),
-                env: config.env.clone(),
-                inherit_env: config.inherit_env.clone(),
-                timeout: config.timeout(),
-            },
+            program: program(config, dir)?,
             events,
             matcher,
             rule,
@@ -122,7 +98,7 @@ impl CommandHook {
             loop_limit: config.loop_limit,
             tool_names,
             #[cfg(feature = "remote")]
-            http,
+            http: http_target(config)?,
         })
     }
 
@@ -376,6 +352,39 @@ fn target_name(target: Target) -> &'static str {
         Target::Stage(s) => s.as_str(),
         Target::Lifecycle(n) => n,
     }
+}
+
+/// What to spawn: `sh -c` for a shell string, the argv (its project-folder
+/// variables expanded) for `args`; nothing for an HTTP hook.
+fn program(config: &CommandConfig, dir: &Path) -> Result<Program, CommandConfigError> {
+    let (program, args) = match (&config.command, &config.args, &config.url) {
+        (Some(command), _, _) => (
+            PathBuf::from("/bin/sh"),
+            vec!["-c".to_string(), command.clone()],
+        ),
+        (None, Some(_), _) => argv_program(&config.expanded_args(dir).unwrap_or_default(), dir),
+        (None, None, Some(_)) => (PathBuf::new(), Vec::new()),
+        (None, None, None) => return Err(CommandConfigError::NoCommand),
+    };
+    Ok(Program {
+        program,
+        args,
+        dir: dir.to_path_buf(),
+        env: config.env.clone(),
+        inherit_env: config.inherit_env.clone(),
+        timeout: config.timeout(),
+    })
+}
+
+/// The POST target of an HTTP hook, checked once.
+#[cfg(feature = "remote")]
+fn http_target(config: &CommandConfig) -> Result<Option<http::Target>, CommandConfigError> {
+    let Some(url) = &config.url else {
+        return Ok(None);
+    };
+    http::Target::new(url, &config.headers, &config.allowed_env_vars)
+        .map(Some)
+        .map_err(|e| CommandConfigError::Http(e.to_string()))
 }
 
 /// The program and arguments of an argv: a relative path with a slash is
