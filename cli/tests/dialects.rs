@@ -351,3 +351,59 @@ fn an_event_hookhost_does_not_name_still_runs_the_hooks_that_list_it() {
     let written = std::fs::read_to_string(&log).unwrap();
     assert_eq!(written.trim(), r#"{"e":"CwdChanged","to":"/b"}"#);
 }
+
+#[test]
+fn check_lists_every_imported_hook_with_its_source_and_what_is_skipped() {
+    let dir = common::scratch();
+    let mut body = String::from("[hooks.import]\n");
+    for (dialect, file) in SETTINGS.iter().filter(|(d, _)| *d != "docker-agent") {
+        let path = example(dialect).join(file);
+        body.push_str(&format!("{dialect} = {:?}\n", path.display().to_string()));
+    }
+    // A Claude file with a prompt hook, which hookhost does not run.
+    let extra = dir.join(".claude/settings.local.json");
+    std::fs::create_dir_all(extra.parent().unwrap()).unwrap();
+    let prompt =
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "Done? $ARGUMENTS"}]}]}});
+    std::fs::write(&extra, prompt.to_string()).unwrap();
+    body = body.replacen(
+        "claude-code = ",
+        &format!("claude-code = [{:?}, ", extra.display().to_string()),
+        1,
+    );
+    body = body.replacen(".claude/settings.json\"\n", ".claude/settings.json\"]\n", 1);
+    let config = dir.join("hooks.toml");
+    std::fs::write(&config, &body).unwrap();
+    let out = Command::new(common::HOOKHOST)
+        .args(["check", "-c"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (dialect, file) in SETTINGS.iter().filter(|(d, _)| *d != "docker-agent") {
+        let settings = std::fs::read_to_string(example(dialect).join(file)).unwrap();
+        let v: Value = serde_json::from_str(&settings).unwrap();
+        for (event, entries) in v["hooks"].as_object().unwrap() {
+            let listed = stdout
+                .lines()
+                .filter(|l| l.contains(dialect) && l.contains(file) && l.contains(event.as_str()))
+                .count();
+            let configured = entries
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e.get("hooks").and_then(Value::as_array).map_or(1, Vec::len));
+            assert_eq!(
+                listed,
+                configured.sum::<usize>(),
+                "{dialect} {event}:\n{stdout}"
+            );
+        }
+    }
+    assert!(stdout.contains("SKIPPED prompt hook"), "{stdout}");
+}

@@ -12,8 +12,10 @@ use super::Dialect;
 
 /// One canonical tool: its native names and argument keys, one column per
 /// dialect in [`Dialect::ALL`] order (claude-code, codex, gemini-cli,
-/// cursor, copilot, docker-agent). `""`: the dialect has no such tool (the
-/// name passes unchanged).
+/// cursor, copilot, docker-agent). `""`: no translation (the name or key
+/// passes unchanged). docker-agent's column is all `""`: its hooks have
+/// always seen the agent's own names and keys, and a guard written against
+/// them must not be handed other keys and silently allow.
 struct Tool {
     canonical: &'static str,
     names: [&'static str; 6],
@@ -28,89 +30,47 @@ const FILE: (&str, [&str; 6]) = (
         "file_path",
         "file_path",
         "path",
-        "path",
+        "",
     ],
 );
 
 const TOOLS: &[Tool] = &[
     Tool {
         canonical: "shell",
-        names: [
-            "Bash",
-            "Bash",
-            "run_shell_command",
-            "Shell",
-            "bash",
-            "shell",
-        ],
+        names: ["Bash", "Bash", "run_shell_command", "Shell", "bash", ""],
         keys: &[(
             "command",
-            ["command", "command", "command", "command", "command", "cmd"],
+            ["command", "command", "command", "command", "command", ""],
         )],
     },
     Tool {
         canonical: "read",
-        names: ["Read", "Read", "read_file", "Read", "view", "read_file"],
+        names: ["Read", "Read", "read_file", "Read", "view", ""],
         keys: &[FILE],
     },
     Tool {
         canonical: "write",
-        names: [
-            "Write",
-            "Write",
-            "write_file",
-            "Write",
-            "create",
-            "write_file",
-        ],
+        names: ["Write", "Write", "write_file", "Write", "create", ""],
         keys: &[
             FILE,
             (
                 "content",
-                [
-                    "content",
-                    "content",
-                    "content",
-                    "content",
-                    "file_text",
-                    "content",
-                ],
+                ["content", "content", "content", "content", "file_text", ""],
             ),
         ],
     },
     Tool {
         canonical: "edit",
-        names: [
-            "Edit",
-            "apply_patch",
-            "replace",
-            "Edit",
-            "edit",
-            "edit_file",
-        ],
+        names: ["Edit", "apply_patch", "replace", "Edit", "edit", ""],
         keys: &[
             FILE,
             (
                 "old",
-                [
-                    "old_string",
-                    "",
-                    "old_string",
-                    "old_string",
-                    "old_str",
-                    "old_text",
-                ],
+                ["old_string", "", "old_string", "old_string", "old_str", ""],
             ),
             (
                 "new",
-                [
-                    "new_string",
-                    "",
-                    "new_string",
-                    "new_string",
-                    "new_str",
-                    "new_text",
-                ],
+                ["new_string", "", "new_string", "new_string", "new_str", ""],
             ),
         ],
     },
@@ -122,18 +82,18 @@ const TOOLS: &[Tool] = &[
             "web_fetch",
             "WebFetch",
             "web_fetch",
-            "fetch",
+            "",
         ],
         keys: &[],
     },
     Tool {
         canonical: "grep",
-        names: ["Grep", "Grep", "grep_search", "Grep", "grep", "grep"],
+        names: ["Grep", "Grep", "grep_search", "Grep", "grep", ""],
         keys: &[],
     },
     Tool {
         canonical: "glob",
-        names: ["Glob", "Glob", "glob", "Glob", "glob", "glob"],
+        names: ["Glob", "Glob", "glob", "Glob", "glob", ""],
         keys: &[],
     },
 ];
@@ -207,7 +167,7 @@ pub(crate) fn from_native(d: Dialect, tool: &str) -> String {
 /// Renames argument keys of canonical tool `tool` from canonical to the
 /// dialect's (`to_native`) or back. Back, a native key the agent itself
 /// used (`kept` has it) stays as it is: an agent whose shell tool already
-/// takes `cmd` gets `cmd` back from a docker-agent hook.
+/// takes `file_path` gets `file_path` back from a Claude hook.
 fn rename(
     d: Dialect,
     tool: &str,
@@ -284,19 +244,19 @@ mod tests {
         );
         let args = json!({"command": "ls", "timeout": 5});
         let args = args.as_object().expect("object");
-        let native = args_to_native(Dialect::DockerAgent, "shell", args);
+        let native = args_to_native(Dialect::GeminiCli, "shell", args);
         assert_eq!(
-            Value::Object(native.clone()),
-            json!({"cmd": "ls", "timeout": 5})
-        );
-        assert_eq!(
-            &args_from_native(Dialect::DockerAgent, "shell", &native, None),
+            &args_from_native(Dialect::GeminiCli, "shell", &native, None),
             args
         );
-        let own = json!({"cmd": "ls"});
+        // docker-agent hooks see the agent's own names and keys, as always.
+        assert_eq!(&args_to_native(Dialect::DockerAgent, "shell", args), args);
+        assert_eq!(to_native(Dialect::DockerAgent, "read"), "read");
+        // Back from a hook, a key the agent itself spells natively stays.
+        let own = json!({"file_path": "/b"});
         let own = own.as_object().expect("object");
-        let back = args_from_native(Dialect::DockerAgent, "shell", own, Some(own));
-        assert_eq!(&back, own, "the agent's own `cmd` stays `cmd`");
+        let back = args_from_native(Dialect::ClaudeCode, "read", own, Some(own));
+        assert_eq!(&back, own);
         let w = json!({"path": "/a", "content": "x"});
         let w = args_to_native(Dialect::Copilot, "write", w.as_object().expect("object"));
         assert_eq!(Value::Object(w), json!({"path": "/a", "file_text": "x"}));

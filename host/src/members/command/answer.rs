@@ -337,7 +337,7 @@ mod tests {
                 json!({"action": "modify", "call": {"arguments": {"command": "npm ci", "description": null}}})
             )
         );
-        // docker-agent merges, and speaks `cmd` for the canonical `command`.
+        // docker-agent merges, in the agent's own keys.
         let a = answering(
             Dialect::DockerAgent,
             "pre_tool_use",
@@ -348,7 +348,7 @@ mod tests {
         ));
         assert_eq!(
             r,
-            Ok(json!({"action": "modify", "call": {"arguments": {"command": "npm ci"}}}))
+            Ok(json!({"action": "modify", "call": {"arguments": {"cmd": "npm ci"}}}))
         );
         // A rewrite that changes nothing is no rewrite.
         let a = answering(Dialect::GeminiCli, "BeforeTool", json!({"command": "ls"}));
