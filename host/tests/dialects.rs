@@ -11,23 +11,8 @@ use std::path::{Path, PathBuf};
 use hookhost::protocol::lifecycle::LifecycleParams;
 use hookhost::protocol::params::{AfterToolParams, ToolCall};
 use hookhost::{Config, Dialect, ForeignEvent, Host, StageOutcome, ToolOutcome};
-use hookhost_testkit::scratch;
+use hookhost_testkit::{DIALECT_SETTINGS, dialect_example, scratch};
 use serde_json::{Value, json};
-
-const SETTINGS: [(&str, &str); 6] = [
-    ("claude-code", ".claude/settings.json"),
-    ("codex", ".codex/hooks.json"),
-    ("gemini-cli", ".gemini/settings.json"),
-    ("cursor", ".cursor/hooks.json"),
-    ("copilot", ".github/hooks/hooks.json"),
-    ("docker-agent", "hooks.toml"),
-];
-
-fn example(dialect: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/dialects")
-        .join(dialect)
-}
 
 /// A hooks.toml in a scratch folder with `body`, loaded.
 fn config(body: &str) -> Config {
@@ -87,15 +72,15 @@ async fn decide(host: &Host, event: &ForeignEvent) -> (String, String, Option<Va
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_example_decides_its_cases_under_the_embedding_api() {
     let mut ran = 0;
-    for (dialect, file) in SETTINGS {
+    for (dialect, file) in DIALECT_SETTINGS {
         let d: Dialect = dialect.parse().unwrap();
-        let host = Host::start(import(dialect, &example(dialect).join(file))).await;
+        let host = Host::start(import(dialect, &dialect_example(dialect).join(file))).await;
         assert!(
             host.start_failures().is_empty(),
             "{dialect}: {:?}",
             host.start_failures()
         );
-        let text = std::fs::read_to_string(example(dialect).join("cases.json")).unwrap();
+        let text = std::fs::read_to_string(dialect_example(dialect).join("cases.json")).unwrap();
         let cases: Vec<Value> = serde_json::from_str(&text).unwrap();
         for case in cases {
             let named = case["native_event"].as_str();
@@ -235,4 +220,33 @@ case "$(echo "$input" | jq -r .tool_input.command)" in curl*) echo '{{"decision"
         ],
         "each hook saw its own name for the agent's shell tool, and neither ran for another tool"
     );
+}
+
+#[tokio::test]
+async fn a_reload_that_changes_tool_names_reaches_the_command_hooks() {
+    let dir = scratch();
+    script(&dir, ".claude/guard.sh", r#"echo "no" >&2; exit 2"#);
+    let claude = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/guard.sh"}]}]}});
+    std::fs::write(dir.join(".claude/settings.json"), claude.to_string()).unwrap();
+    let import = format!(
+        "[hooks.import]\nclaude-code = {}\n",
+        toml_string(&dir.join(".claude/settings.json"))
+    );
+    let host = Host::start(config(&format!(
+        "{import}[hooks.tool_names]\nexec = \"shell\"\n"
+    )))
+    .await;
+    let out = host.before_tool(shell_call("exec", "ls")).await;
+    assert!(
+        matches!(out, ToolOutcome::Deny { .. }),
+        "`exec` is the shell, Claude's Bash: {out:?}"
+    );
+    host.reload(config(&import)).await;
+    let out = host.before_tool(shell_call("exec", "ls")).await;
+    assert!(
+        matches!(out, ToolOutcome::Continue { .. }),
+        "no longer mapped, so not Bash: {out:?}"
+    );
+    host.shutdown().await;
 }

@@ -188,3 +188,21 @@ pub fn write_reliability(name: &str, body: &str) -> bool {
     std::fs::write(path, text).unwrap();
     true
 }
+
+/// Each project of `examples/dialects/` and its agent's settings file,
+/// relative to the project folder.
+pub const DIALECT_SETTINGS: [(&str, &str); 6] = [
+    ("claude-code", ".claude/settings.json"),
+    ("codex", ".codex/hooks.json"),
+    ("gemini-cli", ".gemini/settings.json"),
+    ("cursor", ".cursor/hooks.json"),
+    ("copilot", ".github/hooks/hooks.json"),
+    ("docker-agent", "hooks.toml"),
+];
+
+/// The example project of `dialect` in `examples/dialects/`.
+pub fn dialect_example(dialect: &str) -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/dialects")
+        .join(dialect)
+}

@@ -214,10 +214,12 @@ impl Host {
             Build::Builtin(b) => kept
                 .cloned()
                 .unwrap_or_else(|| self.builtin(name, b, defaults)),
-            Build::Command(c) => {
+            Build::Command {
+                config: c,
+                tool_names,
+            } => {
                 let dir = config.command_dir(c);
-                let names = Arc::new(config.tool_names.clone());
-                let hook = CommandHook::new(name, c, &dir, names).map_err(|e| {
+                let hook = CommandHook::new(name, c, &dir, tool_names.clone()).map_err(|e| {
                     tracing::error!(hook = %name, "command hook `{name}` cannot be set up: {e}");
                     self.failed(name, e);
                 });

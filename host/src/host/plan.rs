@@ -5,6 +5,7 @@
 //! environment share one peer. [`super::apply`] carries the plan out.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use hookhost_protocol::event::EventPattern;
 
@@ -56,8 +57,13 @@ pub(super) enum Build {
     Remote { config: RemoteConfig, peer: PeerKey },
     /// A builtin.
     Builtin(BuiltinConfig),
-    /// A one-shot command hook.
-    Command(CommandConfig),
+    /// A one-shot command hook, with the config's `[hooks.tool_names]`
+    /// (one map shared by every command hook of the plan), part of what
+    /// makes it unchanged on reload.
+    Command {
+        config: CommandConfig,
+        tool_names: Arc<BTreeMap<String, String>>,
+    },
 }
 
 /// One member of the new chain.
@@ -185,7 +191,9 @@ fn reusable(
         #[cfg(feature = "remote")]
         Build::Remote { config, peer } => (Configured::remote(config, defaults), Some(peer)),
         Build::Builtin(b) => (Configured::builtin(b, defaults), None),
-        Build::Command(c) => (Configured::command(c, defaults), None),
+        Build::Command { config, tool_names } => {
+            (Configured::command(config, tool_names, defaults), None)
+        }
     };
     let same_peer = match peer {
         Some(key) => old.peer.as_ref() == Some(key) && kept.contains(key),
@@ -296,8 +304,13 @@ fn members(config: &Config) -> Vec<(String, Build)> {
         ));
     }
     if config.enabled {
+        let tool_names = Arc::new(config.tool_names.clone());
         for (name, c) in config.commands.iter().filter(|(_, c)| c.enabled) {
-            out.push((name.clone(), Build::Command(c.clone())));
+            let build = Build::Command {
+                config: c.clone(),
+                tool_names: tool_names.clone(),
+            };
+            out.push((name.clone(), build));
         }
     }
     out
@@ -353,7 +366,10 @@ mod tests {
                         (Configured::remote(c, &config.defaults), Some(peer.clone()))
                     }
                     Build::Builtin(b) => (Configured::builtin(b, &config.defaults), None),
-                    Build::Command(c) => (Configured::command(c, &config.defaults), None),
+                    Build::Command {
+                        config: c,
+                        tool_names,
+                    } => (Configured::command(c, tool_names, &config.defaults), None),
                 };
                 let running = RunningMember {
                     configured,

@@ -5,6 +5,7 @@
 pub(crate) mod builtin;
 pub(crate) mod command;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,7 +83,7 @@ enum Section {
     #[cfg(feature = "remote")]
     Remote(RemoteConfig),
     Builtin(BuiltinConfig),
-    Command(CommandConfig),
+    Command(CommandConfig, Arc<BTreeMap<String, String>>),
 }
 
 impl Configured {
@@ -102,9 +103,17 @@ impl Configured {
         Configured::of(Section::Builtin(config.clone()), defaults)
     }
 
-    /// A command hook's settings.
-    pub(crate) fn command(config: &CommandConfig, defaults: &Defaults) -> Configured {
-        Configured::of(Section::Command(config.clone()), defaults)
+    /// A command hook's settings, with the `[hooks.tool_names]` it
+    /// translates by.
+    pub(crate) fn command(
+        config: &CommandConfig,
+        tool_names: &Arc<BTreeMap<String, String>>,
+        defaults: &Defaults,
+    ) -> Configured {
+        Configured::of(
+            Section::Command(config.clone(), tool_names.clone()),
+            defaults,
+        )
     }
 
     fn of(section: Section, defaults: &Defaults) -> Configured {
@@ -223,6 +232,7 @@ impl Member {
         hook: Arc<CommandHook>,
         defaults: &Defaults,
     ) -> Member {
+        let configured = Configured::command(config, hook.tool_names(), defaults);
         Member::assemble(
             name,
             MemberKind::Command(hook),
@@ -235,7 +245,7 @@ impl Member {
                 matcher: None,
                 condition: config.r#if.as_deref(),
                 breaker: BreakerConfig::default(),
-                configured: Configured::command(config, defaults),
+                configured,
             },
             defaults,
         )

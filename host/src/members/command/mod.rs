@@ -102,6 +102,11 @@ impl CommandHook {
         })
     }
 
+    /// The `[hooks.tool_names]` it translates by.
+    pub(crate) fn tool_names(&self) -> &Arc<BTreeMap<String, String>> {
+        &self.tool_names
+    }
+
     /// Whether this hook runs for lifecycle event `event` (by hookhost's
     /// snake_case name, request or not), so the host can skip building an
     /// input nobody reads.
