@@ -14,24 +14,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Map, Value, json};
 
-/// Each dialect's settings file, relative to its example folder.
-const SETTINGS: [(&str, &str); 6] = [
-    ("claude-code", ".claude/settings.json"),
-    ("codex", ".codex/hooks.json"),
-    ("gemini-cli", ".gemini/settings.json"),
-    ("cursor", ".cursor/hooks.json"),
-    ("copilot", ".github/hooks/hooks.json"),
-    ("docker-agent", "hooks.toml"),
-];
-
-fn example(dialect: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/dialects")
-        .join(dialect)
-}
-
 fn cases(dialect: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(example(dialect).join("cases.json")).unwrap();
+    let text =
+        std::fs::read_to_string(common::dialect_example(dialect).join("cases.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -125,15 +110,18 @@ fn read(dialect: &str, code: i32, stdout: &str, stderr: &str) -> Read {
     r
 }
 
+/// Runs `hookhost relay` on a case's event. `HOOK_TOKEN` is in the relay's
+/// environment for the HTTP hooks' `allowedEnvVars`.
 fn relay(dialect: &str, settings: &Path, case: &Value) -> (i32, String, String) {
     let mut cmd = Command::new(common::HOOKHOST);
     cmd.args(["relay", "--dialect", dialect, "-c"])
-        .arg(settings);
+        .arg(settings)
+        .env("HOOK_TOKEN", "s3cret");
     if dialect == "copilot" {
         cmd.args(["--event", case["native_event"].as_str().unwrap()]);
     }
     let mut child = cmd
-        .current_dir(example(dialect))
+        .current_dir(common::dialect_example(dialect))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -181,8 +169,8 @@ fn check(dialect: &str, case: &Value, got: &Read, stderr: &str) {
 #[test]
 fn every_example_answers_its_cases_through_the_relay() {
     let mut ran = 0;
-    for (dialect, file) in SETTINGS {
-        let settings = example(dialect).join(file);
+    for (dialect, file) in common::DIALECT_SETTINGS {
+        let settings = common::dialect_example(dialect).join(file);
         for case in cases(dialect) {
             let (code, stdout, stderr) = relay(dialect, &settings, &case);
             let got = read(dialect, code, &stdout, &stderr);
@@ -195,7 +183,7 @@ fn every_example_answers_its_cases_through_the_relay() {
 
 #[test]
 fn a_relay_that_cannot_read_its_event_refuses() {
-    let settings = example("claude-code").join(".claude/settings.json");
+    let settings = common::dialect_example("claude-code").join(".claude/settings.json");
     for input in [
         json!("not an object"),
         json!({"hook_event_name": "PreTool"}),
@@ -263,31 +251,6 @@ fn http_settings(dir: &Path, url: &str, fail_closed: bool) -> PathBuf {
     path
 }
 
-fn relay_with_env(settings: &Path, event: &Value) -> (i32, String, String) {
-    let mut child = Command::new(common::HOOKHOST)
-        .args(["relay", "--dialect", "claude-code", "-c"])
-        .arg(settings)
-        .env("HOOK_TOKEN", "s3cret")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
-    (
-        out.status.code().unwrap_or(-1),
-        text(out.stdout),
-        text(out.stderr),
-    )
-}
-
 #[test]
 fn claude_http_hooks_are_posted_the_event_and_answer_in_the_body() {
     let dir = common::scratch();
@@ -295,7 +258,7 @@ fn claude_http_hooks_are_posted_the_event_and_answer_in_the_body() {
     let (url, seen) = http_server(200, deny);
     let settings = http_settings(&dir, &url, false);
     let event = json!({"session_id": "s-http", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}});
-    let (code, stdout, stderr) = relay_with_env(&settings, &event);
+    let (code, stdout, stderr) = relay("claude-code", &settings, &json!({"event": event}));
     let got = read("claude-code", code, &stdout, &stderr);
     assert_eq!(
         (got.decision, got.reason.as_str()),
@@ -323,14 +286,14 @@ fn a_failing_http_hook_is_open_unless_it_fails_closed() {
     let (url, _seen) = http_server(500, "boom");
     let event = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}});
     let open = http_settings(&dir, &url, false);
-    let (code, stdout, stderr) = relay_with_env(&open, &event);
+    let (code, stdout, stderr) = relay("claude-code", &open, &json!({"event": event}));
     assert_eq!(
         read("claude-code", code, &stdout, &stderr).decision,
         "allow",
         "{stderr}"
     );
     let closed = http_settings(&dir, &url, true);
-    let (code, stdout, stderr) = relay_with_env(&closed, &event);
+    let (code, stdout, stderr) = relay("claude-code", &closed, &json!({"event": event}));
     let got = read("claude-code", code, &stdout, &stderr);
     assert_eq!(got.decision, "deny", "onFailure: block refuses: {stderr}");
     assert!(got.reason.contains("HTTP 500"), "{got:?}");
@@ -356,8 +319,11 @@ fn an_event_hookhost_does_not_name_still_runs_the_hooks_that_list_it() {
 fn check_lists_every_imported_hook_with_its_source_and_what_is_skipped() {
     let dir = common::scratch();
     let mut body = String::from("[hooks.import]\n");
-    for (dialect, file) in SETTINGS.iter().filter(|(d, _)| *d != "docker-agent") {
-        let path = example(dialect).join(file);
+    for (dialect, file) in common::DIALECT_SETTINGS
+        .iter()
+        .filter(|(d, _)| *d != "docker-agent")
+    {
+        let path = common::dialect_example(dialect).join(file);
         body.push_str(&format!("{dialect} = {:?}\n", path.display().to_string()));
     }
     // A Claude file with a prompt hook, which hookhost does not run.
@@ -385,8 +351,12 @@ fn check_lists_every_imported_hook_with_its_source_and_what_is_skipped() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for (dialect, file) in SETTINGS.iter().filter(|(d, _)| *d != "docker-agent") {
-        let settings = std::fs::read_to_string(example(dialect).join(file)).unwrap();
+    for (dialect, file) in common::DIALECT_SETTINGS
+        .iter()
+        .filter(|(d, _)| *d != "docker-agent")
+    {
+        let settings =
+            std::fs::read_to_string(common::dialect_example(dialect).join(file)).unwrap();
         let v: Value = serde_json::from_str(&settings).unwrap();
         for (event, entries) in v["hooks"].as_object().unwrap() {
             let listed = stdout

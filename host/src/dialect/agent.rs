@@ -252,14 +252,18 @@ pub(crate) fn write_answer(
         event: ev,
         casing: spec.casing_of(ev.native),
     };
-    match ev.target {
+    let json = match ev.target {
         Target::Stage(Stage::BeforeTool) => w.before_tool(incoming, verdict),
         Target::Stage(Stage::AfterTool) => w.after_tool(verdict),
         Target::Stage(Stage::ApproveTool) => w.approve(verdict),
-        Target::Stage(_) => w.model_stage(verdict),
-        Target::Lifecycle(name) => w.lifecycle(name, verdict),
-    }
+        Target::Stage(_) => return w.model_stage(verdict),
+        Target::Lifecycle(name) => return w.lifecycle(name, verdict),
+    };
+    NativeAnswer::json(strip_nulls(Value::Object(json)))
 }
+
+/// A JSON answer being built.
+type Object = Map<String, Value>;
 
 struct Writer {
     spec: &'static Spec,
@@ -278,24 +282,22 @@ impl Writer {
             || (self.d() == Dialect::Copilot && self.casing == Casing::Snake)
     }
 
-    fn specific(&self, fields: Value) -> Value {
+    /// `hookSpecificOutput` with `hookEventName` first, then `fields`.
+    fn specific(&self, fields: Value) -> Object {
         let mut m = Map::new();
         m.insert("hookEventName".into(), Value::from(self.event.native));
         m.extend(fields.as_object().cloned().unwrap_or_default());
-        json!({"hookSpecificOutput": m})
+        object(json!({"hookSpecificOutput": m}))
     }
 
     /// A permission decision with its reason (and rewritten arguments).
-    fn permission(
-        &self,
-        decision: &str,
-        reason: Option<&str>,
-        args: Option<Value>,
-    ) -> NativeAnswer {
+    fn permission(&self, decision: &str, reason: Option<&str>, args: Option<Value>) -> Object {
         let reason = reason.map(Value::from);
-        let v = match self.d() {
-            _ if self.claude_shaped() => self.specific(json!({
-                "permissionDecision": decision, "permissionDecisionReason": reason, "updatedInput": args})),
+        object(match self.d() {
+            _ if self.claude_shaped() => {
+                return self.specific(json!({"permissionDecision": decision,
+                    "permissionDecisionReason": reason, "updatedInput": args}));
+            }
             Dialect::GeminiCli => json!({"decision": decision, "reason": reason,
                 "hookSpecificOutput": {"tool_input": args}}),
             Dialect::Cursor => json!({"permission": decision, "agent_message": reason,
@@ -304,25 +306,23 @@ impl Writer {
                 "permissionDecisionReason": reason, "modifiedArgs": args}),
             _ => json!({"hook_specific_output": {"permission_decision": decision,
                 "permission_decision_reason": reason, "updated_input": args}}),
-        };
-        NativeAnswer::json(strip_nulls(v))
+        })
     }
 
-    fn before_tool(&self, incoming: &Incoming, verdict: &Value) -> NativeAnswer {
+    fn before_tool(&self, incoming: &Incoming, verdict: &Value) -> Object {
         let reason = field(verdict, "reason");
         let answer = match field(verdict, "action").unwrap_or("continue") {
-            "continue" => return self.context(verdict, NativeAnswer::json(json!({}))),
-            "modify" => return self.rewrite(incoming, verdict),
+            "continue" => Map::new(),
+            "modify" => self.rewrite(incoming, verdict),
             "ask" if self.spec.ask => self.permission("ask", reason, None),
-            "ask" => self.permission(
-                "deny",
-                Some(&format!(
+            "ask" => {
+                let why = format!(
                     "needs the user's approval, which {} cannot ask for here: {}",
                     self.d(),
                     reason.unwrap_or_default()
-                )),
-                None,
-            ),
+                );
+                self.permission("deny", Some(&why), None)
+            }
             "respond" => {
                 let text = verdict
                     .get("result")
@@ -338,14 +338,10 @@ impl Writer {
 
     /// A rewrite: the whole new input in the agent's keys, where the event
     /// takes one; a refusal where it does not (Cursor's shell events).
-    fn rewrite(&self, incoming: &Incoming, verdict: &Value) -> NativeAnswer {
+    fn rewrite(&self, incoming: &Incoming, verdict: &Value) -> Object {
         let call = verdict.get("call").cloned().unwrap_or(Value::Null);
         let tool = field(&call, "tool").unwrap_or_default();
-        let before = incoming
-            .params
-            .get("tool")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let before = field(&incoming.params, "tool").unwrap_or_default();
         if tool != before || (self.d() == Dialect::Cursor && !self.event.tools.is_empty()) {
             let why = format!(
                 "a hook rewrote the call in a way {} cannot take at {}",
@@ -360,7 +356,15 @@ impl Writer {
             .and_then(Value::as_object)
             .unwrap_or(&empty);
         let args = Value::Object(tools::args_to_native(self.d(), tool, args));
-        self.context(verdict, self.permission("allow", None, Some(args)))
+        self.permission("allow", None, Some(args))
+    }
+}
+
+/// The object inside a `json!` that is one.
+fn object(v: Value) -> Object {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
     }
 }
 
@@ -382,105 +386,82 @@ fn strip_nulls(v: Value) -> Value {
 impl Writer {
     /// Adds the chain's `additional_context` to an answer, in the
     /// dialect's spelling, where it has one.
-    fn context(&self, verdict: &Value, answer: NativeAnswer) -> NativeAnswer {
+    fn context(&self, verdict: &Value, mut m: Object) -> Object {
         let Some(ctx) = field(verdict, "additional_context") else {
-            return answer;
+            return m;
         };
-        let mut v: Value = match answer.stdout.is_empty() {
-            true => json!({}),
-            false => serde_json::from_str(&answer.stdout).unwrap_or(json!({})),
+        let (outer, key) = match self.d() {
+            Dialect::Cursor => (None, "additional_context"),
+            Dialect::Copilot if !self.claude_shaped() => (None, "additionalContext"),
+            Dialect::DockerAgent => (Some("hook_specific_output"), "additional_context"),
+            _ => (Some("hookSpecificOutput"), "additionalContext"),
         };
-        let add = |m: &mut Map<String, Value>, key: &str| {
-            m.insert(key.to_string(), Value::from(ctx));
+        let Some(outer) = outer else {
+            m.insert(key.into(), Value::from(ctx));
+            return m;
         };
-        if let Some(m) = v.as_object_mut() {
-            match self.d() {
-                _ if self.claude_shaped() || self.d() == Dialect::GeminiCli => {
-                    let spec = m.entry("hookSpecificOutput").or_insert_with(|| json!({}));
-                    if let Some(s) = spec.as_object_mut() {
-                        if self.d() != Dialect::GeminiCli {
-                            s.insert("hookEventName".into(), Value::from(self.event.native));
-                        }
-                        add(s, "additionalContext");
-                    }
-                }
-                Dialect::Cursor => add(m, "additional_context"),
-                Dialect::Copilot => add(m, "additionalContext"),
-                _ => {
-                    let spec = m.entry("hook_specific_output").or_insert_with(|| json!({}));
-                    if let Some(s) = spec.as_object_mut() {
-                        add(s, "additional_context");
-                    }
-                }
+        let slot = m.entry(outer).or_insert_with(|| json!({}));
+        if let Some(s) = slot.as_object_mut() {
+            if self.claude_shaped() {
+                s.entry("hookEventName")
+                    .or_insert_with(|| Value::from(self.event.native));
             }
+            s.insert(key.into(), Value::from(ctx));
         }
-        NativeAnswer {
-            stdout: v.to_string(),
-            ..answer
-        }
+        m
     }
 
     /// Stop the agent: `continue: false`; at a tool event also a refusal,
     /// so an agent that ignores `continue` still does not run the tool.
-    fn halt(&self, reason: &str, tool: bool) -> NativeAnswer {
-        let mut v = match (tool, self.d()) {
-            (true, _) => serde_json::from_str(&self.permission("deny", Some(reason), None).stdout)
-                .unwrap_or(json!({})),
-            _ => json!({}),
+    fn halt(&self, reason: &str, tool: bool) -> Object {
+        let mut m = match tool {
+            true => self.permission("deny", Some(reason), None),
+            false => Map::new(),
         };
-        if let Some(m) = v.as_object_mut() {
-            m.insert("continue".into(), Value::Bool(false));
-            let key = if self.d() == Dialect::DockerAgent {
-                "stop_reason"
-            } else {
-                "stopReason"
-            };
-            m.insert(key.into(), Value::from(reason));
-        }
-        NativeAnswer::json(v)
+        m.insert("continue".into(), Value::Bool(false));
+        let key = match self.d() {
+            Dialect::DockerAgent => "stop_reason",
+            _ => "stopReason",
+        };
+        m.insert(key.into(), Value::from(reason));
+        m
     }
 
-    fn after_tool(&self, verdict: &Value) -> NativeAnswer {
+    fn after_tool(&self, verdict: &Value) -> Object {
         let answer = match field(verdict, "action").unwrap_or("continue") {
             "abort_turn" | "hard_abort" => {
                 return self.halt(field(verdict, "reason").unwrap_or_default(), false);
             }
             "modify" => {
                 let r = verdict.get("result").cloned().unwrap_or(Value::Null);
-                let feedback = field(&r, "for_llm").unwrap_or_default();
-                self.feedback(feedback)
+                self.feedback(field(&r, "for_llm").unwrap_or_default())
             }
-            _ => NativeAnswer::json(json!({})),
+            _ => Map::new(),
         };
         self.context(verdict, answer)
     }
 
     /// A rewritten tool result: the feedback the model sees instead
     /// (PostToolUse `decision: "block"`); context where no block exists.
-    fn feedback(&self, text: &str) -> NativeAnswer {
+    fn feedback(&self, text: &str) -> Object {
         match self.d() {
             Dialect::ClaudeCode | Dialect::Codex | Dialect::DockerAgent => {
-                NativeAnswer::json(json!({"decision": "block", "reason": text}))
+                object(json!({"decision": "block", "reason": text}))
             }
-            Dialect::GeminiCli => NativeAnswer::json(json!({"decision": "deny", "reason": text})),
-            _ => self.context(
-                &json!({"additional_context": text}),
-                NativeAnswer::json(json!({})),
-            ),
+            Dialect::GeminiCli => object(json!({"decision": "deny", "reason": text})),
+            _ => self.context(&json!({"additional_context": text}), Map::new()),
         }
     }
 
-    fn approve(&self, verdict: &Value) -> NativeAnswer {
+    fn approve(&self, verdict: &Value) -> Object {
         let approved = verdict.get("approved").and_then(Value::as_bool) == Some(true);
         let behavior = if approved { "allow" } else { "deny" };
         let message = field(verdict, "reason");
         match self.d() {
-            _ if self.claude_shaped() => NativeAnswer::json(strip_nulls(
-                self.specific(json!({"decision": {"behavior": behavior, "message": message}})),
-            )),
-            Dialect::Copilot => NativeAnswer::json(strip_nulls(
-                json!({"behavior": behavior, "message": message}),
-            )),
+            _ if self.claude_shaped() => {
+                self.specific(json!({"decision": {"behavior": behavior, "message": message}}))
+            }
+            Dialect::Copilot => object(json!({"behavior": behavior, "message": message})),
             _ => self.permission(behavior, message, None),
         }
     }
@@ -504,6 +485,19 @@ impl Writer {
 
 impl Writer {
     fn lifecycle(&self, name: &str, verdict: &Value) -> NativeAnswer {
+        // Compaction instructions are plain text to Claude Code and Codex.
+        if name == "pre_compact" && matches!(self.d(), Dialect::ClaudeCode | Dialect::Codex) {
+            if let (Some(ctx), false) = (
+                field(verdict, "additional_context"),
+                field(verdict, "action") == Some("block"),
+            ) {
+                return NativeAnswer {
+                    stdout: ctx.to_string(),
+                    stderr: String::new(),
+                    code: 0,
+                };
+            }
+        }
         let mut v = Map::new();
         if let Some(msg) = field(verdict, "system_message") {
             let key = match self.d() {
@@ -513,47 +507,35 @@ impl Writer {
             };
             v.insert(key.into(), Value::from(msg));
         }
-        if field(verdict, "action") == Some("block") {
-            let reason = field(verdict, "reason").unwrap_or_default();
-            self.block_event(name, reason, &mut v);
-            return NativeAnswer::json(Value::Object(v));
-        }
-        // Compaction instructions are plain text to Claude Code and Codex.
-        if name == "pre_compact" && matches!(self.d(), Dialect::ClaudeCode | Dialect::Codex) {
-            if let Some(ctx) = field(verdict, "additional_context") {
-                return NativeAnswer {
-                    stdout: ctx.to_string(),
-                    stderr: String::new(),
-                    code: 0,
-                };
+        let v = match field(verdict, "action") {
+            Some("block") => {
+                let reason = field(verdict, "reason").unwrap_or_default();
+                self.block_event(name, reason, v)
             }
-        }
-        self.context(verdict, NativeAnswer::json(Value::Object(v)))
+            _ => self.context(verdict, v),
+        };
+        NativeAnswer::json(Value::Object(v))
     }
 
     /// A blocked lifecycle event. At stop the reason is the next
     /// instruction: Claude's `decision: "block"`, Gemini's `deny`, Cursor's
     /// `followup_message`.
-    fn block_event(&self, name: &str, reason: &str, v: &mut Map<String, Value>) {
+    fn block_event(&self, name: &str, reason: &str, mut v: Object) -> Object {
         let stop = name == "stop" || name == "subagent_stop";
-        let pairs: &[(&str, Value)] = match self.d() {
-            Dialect::Cursor if stop => &[("followup_message", Value::from(reason))],
-            Dialect::Cursor => &[
-                ("continue", Value::Bool(false)),
-                ("user_message", Value::from(reason)),
-            ],
-            Dialect::GeminiCli if stop => &[
-                ("decision", Value::from("deny")),
-                ("reason", Value::from(reason)),
-            ],
-            _ => &[
-                ("decision", Value::from("block")),
-                ("reason", Value::from(reason)),
-            ],
+        let (key, value) = match self.d() {
+            Dialect::Cursor if stop => ("followup_message", reason),
+            Dialect::Cursor => {
+                v.insert("continue".into(), Value::Bool(false));
+                ("user_message", reason)
+            }
+            Dialect::GeminiCli if stop => ("decision", "deny"),
+            _ => ("decision", "block"),
         };
-        for (k, val) in pairs {
-            v.insert(k.to_string(), val.clone());
+        v.insert(key.into(), Value::from(value));
+        if key == "decision" {
+            v.insert("reason".into(), Value::from(reason));
         }
+        v
     }
 }
 

@@ -307,16 +307,9 @@ impl Call<'_> {
     /// The payload's fields (never overriding the common ones), then each
     /// dialect's own names for them.
     fn lifecycle_keys(&self, m: &mut Map<String, Value>, name: &str) {
-        let payload = self.params.get("payload").and_then(Value::as_object);
-        let lifecycle = self.params.get("event").is_some();
-        let fields = if lifecycle {
-            payload
-        } else {
-            self.params.as_object()
-        };
         let camel = self.casing() == Casing::Camel;
-        if let Some(fields) = fields {
-            for (k, v) in fields.iter().filter(|(k, _)| *k != "meta") {
+        if let Some(payload) = self.params.get("payload").and_then(Value::as_object) {
+            for (k, v) in payload {
                 let k = if camel { camel_case(k) } else { k.clone() };
                 m.entry(k).or_insert_with(|| v.clone());
             }
