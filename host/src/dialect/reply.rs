@@ -307,7 +307,10 @@ impl Reply {
         if let Some(p) =
             either_string(specific, top, "permission_decision", "permissionDecision")?.or(cursor)
         {
-            if let Some(p) = parse_permission(&p, "permissionDecision` / `permission_decision` / `permission")? {
+            if let Some(p) = parse_permission(
+                &p,
+                "permissionDecision` / `permission_decision` / `permission",
+            )? {
                 self.permission = Some(p);
             }
         }
