@@ -138,6 +138,7 @@ mod tests {
             budget: ChainBudget::start(budget_ms),
             sinks: Sinks {
                 request_id: "r1".into(),
+                session: None,
                 audit: None,
                 trace: Some(&mut trace),
             },

@@ -71,6 +71,8 @@ pub struct HookTrace {
 pub(crate) struct Sinks<'a> {
     /// One id per stage run, shared by its spans and audit records.
     pub(crate) request_id: String,
+    /// The agent's session the run is for, for the audit log.
+    pub(crate) session: Option<String>,
     pub(crate) audit: Option<&'a AuditLog>,
     /// Each hook's part, kept only when the caller asked for a trace, so
     /// the plain path (every agent call) builds none.
@@ -171,6 +173,7 @@ impl<'m> CallRecord<'m> {
                 hook: m.name.to_string(),
                 stage: self.stage,
                 request_id: sinks.request_id.clone(),
+                session: sinks.session.clone(),
                 duration: self.elapsed,
                 outcome: outcome.to_string(),
                 reason: trace::decision_reason(step),

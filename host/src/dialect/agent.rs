@@ -262,6 +262,27 @@ pub(crate) fn write_answer(
     NativeAnswer::json(strip_nulls(Value::Object(json)))
 }
 
+/// The refusal of `incoming`'s event in the dialect's JSON, for an agent
+/// that has no exit code to read (an HTTP hook's response body): a denied
+/// tool, feedback in place of a result, a refused approval, a blocked
+/// model call or lifecycle event.
+pub(crate) fn write_refusal(
+    spec: &'static Spec,
+    incoming: &Incoming,
+    reason: &str,
+) -> NativeAnswer {
+    let verdict = match incoming.event.target {
+        Target::Stage(Stage::BeforeTool) => json!({"action": "deny_tool", "reason": reason}),
+        Target::Stage(Stage::AfterTool) => {
+            json!({"action": "modify", "result": {"for_llm": reason}})
+        }
+        Target::Stage(Stage::ApproveTool) => json!({"approved": false, "reason": reason}),
+        Target::Stage(_) => json!({"action": "abort_turn", "reason": reason}),
+        Target::Lifecycle(_) => json!({"action": "block", "reason": reason}),
+    };
+    write_answer(spec, incoming, &verdict)
+}
+
 /// A JSON answer being built.
 type Object = Map<String, Value>;
 
@@ -545,6 +566,39 @@ mod tests {
 
     fn incoming(d: Dialect, input: Value, named: Option<&str>) -> Incoming {
         read_event(d.spec(), &input, named).expect("readable event")
+    }
+
+    #[test]
+    fn refusals_without_an_exit_code_are_json_in_each_event_s_shape() {
+        let claude = |event: &str, extra: Value| {
+            let mut input = json!({"session_id": "s", "hook_event_name": event});
+            input
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().cloned().unwrap());
+            let i = incoming(Dialect::ClaudeCode, input, None);
+            let a = write_refusal(Dialect::ClaudeCode.spec(), &i, "no");
+            assert_eq!(a.code, 0, "{event}: an HTTP body has no exit code");
+            serde_json::from_str::<Value>(&a.stdout).unwrap()
+        };
+        let tool = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
+        let v = claude("PreToolUse", tool.clone());
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert_eq!(v["hookSpecificOutput"]["permissionDecisionReason"], "no");
+        let mut done = tool.clone();
+        done["tool_response"] = json!("out");
+        assert_eq!(
+            claude("PostToolUse", done),
+            json!({"decision": "block", "reason": "no"})
+        );
+        assert_eq!(
+            claude("Stop", json!({"stop_hook_active": false}))["decision"],
+            "block"
+        );
+        let v = claude("PermissionRequest", tool);
+        assert_eq!(v["hookSpecificOutput"]["decision"]["behavior"], "deny");
+        let v = claude("UserPromptSubmit", json!({"prompt": "hi"}));
+        assert_eq!(v["decision"], "block");
     }
 
     #[test]

@@ -44,6 +44,7 @@ impl Host {
         trace: Option<&mut Vec<HookTrace>>,
     ) -> Result<Outcome, ParamsError> {
         let stop = self.before_stop(stage, &mut params);
+        let session = self.inner.audit.as_ref().and_then(|_| session_of(&params));
         let chain = Chain::new(stage, params)?;
         let members = self.chain();
         let budget_ms = self
@@ -61,6 +62,7 @@ impl Host {
             budget: ChainBudget::start(budget_ms),
             sinks: Sinks {
                 request_id,
+                session,
                 audit: self.inner.audit.as_ref(),
                 trace,
             },
@@ -71,4 +73,11 @@ impl Host {
             None => outcome,
         })
     }
+}
+
+/// The session a stage run is for (`meta.session_key`), read only when an
+/// audit log will record it.
+fn session_of(params: &Value) -> Option<String> {
+    let key = params.get("meta")?.get("session_key")?.as_str()?;
+    Some(key.to_string())
 }

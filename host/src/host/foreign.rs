@@ -58,6 +58,22 @@ impl ForeignEvent {
     pub fn refusal(&self, reason: &str) -> NativeAnswer {
         NativeAnswer::block(reason)
     }
+
+    /// `answer` as the body of an HTTP hook's response. An agent reads
+    /// that body as it reads a command hook's stdout, but there is no exit
+    /// code to carry a refusal, so an exit-2 answer becomes the event's
+    /// refusal in JSON, with the same reason. Never an empty body where a
+    /// refusal was meant.
+    pub fn http_body(&self, answer: NativeAnswer) -> String {
+        let answer = match answer.code {
+            0 => answer,
+            _ => agent::write_refusal(self.dialect.spec(), &self.incoming, &answer.stderr),
+        };
+        match answer.stdout.is_empty() {
+            true => "{}".to_string(),
+            false => answer.stdout,
+        }
+    }
 }
 
 impl Host {

@@ -62,6 +62,11 @@ pub struct AuditRecord {
     /// One id per stage run, shared by every hook of that run, so the
     /// records of one chain can be grouped.
     pub request_id: String,
+    /// The agent's session (`meta.session_key`, which every dialect's
+    /// session id becomes), when the call carried one: one hookhost serves
+    /// every session of every agent, and a log that cannot tell them apart
+    /// cannot answer "who allowed this".
+    pub session: Option<String>,
     /// How long the call took, from sending the request to having the
     /// answer (or giving up).
     pub duration: Duration,
@@ -429,6 +434,8 @@ struct Line<'a> {
     hook: &'a str,
     stage: &'static str,
     request_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<Cow<'a, str>>,
     duration_us: u64,
     outcome: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -444,6 +451,7 @@ fn encode_line(buf: &mut Vec<u8>, record: &AuditRecord) -> serde_json::Result<()
         hook: &record.hook,
         stage: record.stage.as_str(),
         request_id: &record.request_id,
+        session: record.session.as_deref().map(clean_text),
         duration_us: u64::try_from(record.duration.as_micros()).unwrap_or(u64::MAX),
         outcome: &record.outcome,
         reason: record.reason.as_deref().map(clean_text),
@@ -500,6 +508,7 @@ mod tests {
             hook: hook.into(),
             stage: Stage::BeforeTool,
             request_id: request_id.into(),
+            session: None,
             duration: Duration::from_micros(412),
             outcome: outcome.into(),
             reason: None,
@@ -548,6 +557,7 @@ mod tests {
         let log = AuditLog::open(&path).expect("open");
         log.record(AuditRecord {
             reason: Some("rule `sudo` denies this command".into()),
+            session: Some("claude-7f3a".into()),
             ..rec("guard", "r-1", "deny_tool")
         });
         log.record(AuditRecord {
@@ -566,7 +576,7 @@ mod tests {
         assert_eq!(
             lines(&path),
             [
-                r#"{"ts":"2026-11-22T03:25:09.123456Z","hook":"guard","stage":"before_tool","request_id":"r-1","duration_us":412,"outcome":"deny_tool","reason":"rule `sudo` denies this command"}"#,
+                r#"{"ts":"2026-11-22T03:25:09.123456Z","hook":"guard","stage":"before_tool","request_id":"r-1","session":"claude-7f3a","duration_us":412,"outcome":"deny_tool","reason":"rule `sudo` denies this command"}"#,
                 r#"{"ts":"2026-11-22T03:25:09.123456Z","hook":"approval","stage":"approve_tool","request_id":"r-2","duration_us":3000,"outcome":"approved"}"#,
                 r#"{"ts":"2000-02-29T00:00:00.000007Z","hook":"slow","stage":"after_llm","request_id":"r-3","duration_us":412,"outcome":"timeout","reason":"a \"quoted\"\nreason","error":"timed out after 5000 ms"}"#,
             ]
