@@ -3,12 +3,17 @@
 
 mod call;
 mod check;
+mod client;
 mod conformance;
+mod daemon;
 mod demo;
 mod limits;
+mod paths;
 mod relay;
 mod replay;
 mod serve;
+mod status;
+mod unit;
 
 use std::process::ExitCode;
 
@@ -41,12 +46,24 @@ enum Command {
     Conformance(conformance::ConformanceArgs),
     Serve(serve::ServeArgs),
     Relay(relay::RelayArgs),
+    Status(status::StatusArgs),
+    Unit(unit::UnitArgs),
 }
 
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    // A relay to the daemon is done before any runtime or hook exists.
+    let command = match cli.command {
+        Command::Relay(args) => match relay::prepare(args) {
+            Ok(code) => return code,
+            Err(local) => Work::Relay(local),
+        },
+        Command::Status(args) => return status::run(args),
+        Command::Unit(args) => return unit::run(args),
+        other => Work::Command(other),
+    };
     limits::raise_nofile();
     // hookhost spawns nothing but hooks: it adopts what escapes their
     // groups (setsid daemons), and kills it at exit.
@@ -66,17 +83,7 @@ pub fn main() -> ExitCode {
         }
     };
     runtime.spawn(reap_adopted());
-    let code = runtime.block_on(async {
-        match cli.command {
-            Command::Demo(args) => demo::run(args).await,
-            Command::Call(args) => call::run(args).await,
-            Command::Check(args) => check::run(args).await,
-            Command::Replay(args) => replay::run(args).await,
-            Command::Conformance(args) => conformance::run(args).await,
-            Command::Serve(args) => serve::run(args).await,
-            Command::Relay(args) => relay::run(args).await,
-        }
-    });
+    let code = runtime.block_on(dispatch(command));
     // Hooks are stopped by then; do not wait on stray blocking tasks.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     let escaped = hookhost::kill_all_children();
@@ -84,6 +91,30 @@ pub fn main() -> ExitCode {
         tracing::info!("killed {escaped} processes that escaped their hook's process group");
     }
     code
+}
+
+/// What runs on the runtime: a subcommand, or a relay's in-process chain.
+enum Work {
+    Command(Command),
+    Relay(relay::Local),
+}
+
+async fn dispatch(work: Work) -> ExitCode {
+    let command = match work {
+        Work::Relay(local) => return relay::run_local(local).await,
+        Work::Command(command) => command,
+    };
+    match command {
+        Command::Demo(args) => demo::run(args).await,
+        Command::Call(args) => call::run(args).await,
+        Command::Check(args) => check::run(args).await,
+        Command::Replay(args) => replay::run(args).await,
+        Command::Conformance(args) => conformance::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
+        Command::Relay(_) | Command::Status(_) | Command::Unit(_) => {
+            unreachable!("relay, status and unit are done before the runtime starts")
+        }
+    }
 }
 
 /// Reaps the orphans hookhost adopted (as subreaper) that exit while it

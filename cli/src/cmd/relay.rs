@@ -1,21 +1,32 @@
 //! `hookhost relay`: stand in for a command hook of agent D. Reads one
-//! event on stdin exactly as D sends it, runs it through the whole chain,
+//! event on stdin exactly as D sends it, has the whole chain answer it,
 //! and answers exactly as D expects (stdout JSON, exit code, stderr).
 //!
-//! Anything that goes wrong (an unreadable event, a config that does not
-//! load, a signal) answers exit 2 with the reason on stderr: the one
-//! refusal every dialect reads the same. A relay in front of a guard must
-//! never let a call through because the relay itself broke.
+//! Two ways to reach the chain:
+//! - without `-c`, the running daemon (`hookhost serve --socket`) answers
+//!   over its Unix socket: the relay is a small native process that starts
+//!   no runtime and no hook, so each call costs a process start and one
+//!   round trip, while the hooks stay warm in the daemon;
+//! - with `-c CONFIG`, the chain runs in this process for this one event.
+//!
+//! When no daemon answers, `--unreachable` decides: `deny` (the default)
+//! refuses, `allow` lets the event through, `run` runs the chain of the
+//! default config in-process; each says so on stderr. Anything else that
+//! goes wrong (an unreadable event, a config that does not load, a
+//! signal) answers exit 2 with the reason on stderr: the one refusal every
+//! dialect reads the same. A relay in front of a guard must never let a
+//! call through because the relay itself broke.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use hookhost::{Config, Dialect, ForeignEvent, Host, NativeAnswer};
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::terminated;
+use super::{client, paths, terminated};
 
 /// The largest event read from stdin.
 const MAX_EVENT_BYTES: u64 = 16 * 1024 * 1024;
@@ -23,30 +34,141 @@ const MAX_EVENT_BYTES: u64 = 16 * 1024 * 1024;
 /// Answer one hook event of another agent, in that agent's own format.
 #[derive(Args)]
 #[command(after_help = "Examples:\n  \
+echo \"$EVENT\" | hookhost relay --dialect claude-code\n  \
 echo \"$EVENT\" | hookhost relay --dialect claude-code -c .claude/settings.json\n  \
-hookhost relay --dialect copilot --event preToolUse -c hooks.toml < event.json\n\n\
+hookhost relay --dialect copilot --event preToolUse --unreachable allow < event.json\n\n\
+Without -c the event goes to the running daemon (hookhost serve --socket) on its Unix socket \
+(--connect to choose one); when none answers, --unreachable decides: deny (default) refuses, \
+allow lets the event through, run runs the chain of ~/.config/hookhost/hooks.toml here. \
 -c names a hookhost config (hooks.toml, which may import settings files of any dialect) \
-or directly one settings file of dialect D. Exit 0 with the answer on stdout, or exit 2 \
-with a reason on stderr: a refusal in every dialect.")]
+or directly one settings file of dialect D, run in this process. Exit 0 with the answer on \
+stdout, or exit 2 with a reason on stderr: a refusal in every dialect.")]
 pub struct RelayArgs {
     /// The agent's dialect: claude-code, codex, gemini-cli, cursor, copilot
     /// or docker-agent.
     #[arg(long)]
     dialect: Dialect,
-    /// A hookhost config, or one settings file of the dialect.
-    #[arg(short = 'c', long = "config")]
-    config: PathBuf,
+    /// Run the chain in this process: a hookhost config, or one settings
+    /// file of the dialect.
+    #[arg(short = 'c', long = "config", conflicts_with = "connect")]
+    config: Option<PathBuf>,
+    /// The daemon's socket (default `$XDG_RUNTIME_DIR/hookhost/hookhost.sock`).
+    #[arg(long, value_name = "SOCKET")]
+    connect: Option<PathBuf>,
+    /// What to do when no daemon answers.
+    #[arg(long, value_enum, default_value_t = Unreachable::Deny)]
+    unreachable: Unreachable,
     /// The native event name, for payloads that do not carry one (Copilot
     /// CLI's camelCase events).
     #[arg(long)]
     event: Option<String>,
 }
 
-pub async fn run(args: RelayArgs) -> ExitCode {
+/// What a relay does when the daemon cannot be reached.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Unreachable {
+    /// Let the event through, as if no hook were configured.
+    Allow,
+    /// Refuse it (exit 2): a stopped hookhost never means open gates.
+    Deny,
+    /// Run the chain of the default config in this process.
+    Run,
+}
+
+/// An event the chain answers in this process.
+pub struct Local {
+    dialect: Dialect,
+    event: Option<String>,
+    config: PathBuf,
+    text: String,
+}
+
+/// A relay's first steps, before any runtime exists: read the event and,
+/// without `-c`, forward it. `Err` carries what must run in-process.
+pub fn prepare(args: RelayArgs) -> Result<ExitCode, Local> {
+    let text = match read_event() {
+        Ok(text) => text,
+        Err(why) => {
+            return Ok(print(&NativeAnswer::block(&format!(
+                "hookhost relay: {why}"
+            ))));
+        }
+    };
+    let config = match args.config {
+        Some(config) => config,
+        None => {
+            let socket = args.connect.unwrap_or_else(paths::default_socket);
+            let name = args.event.as_deref();
+            match forward(&socket, args.dialect, name, &text) {
+                Ok(answer) => return Ok(print(&answer)),
+                Err(why) => match unreachable(args.unreachable, &why) {
+                    Ok(config) => config,
+                    Err(code) => return Ok(code),
+                },
+            }
+        }
+    };
+    Err(Local {
+        dialect: args.dialect,
+        event: args.event,
+        config,
+        text,
+    })
+}
+
+/// `--unreachable`: the exit code, or the config to run in-process.
+fn unreachable(policy: Unreachable, why: &str) -> Result<PathBuf, ExitCode> {
+    match policy {
+        Unreachable::Allow => {
+            eprintln!("hookhost relay: {why}; letting the event through (--unreachable allow)");
+            Err(ExitCode::SUCCESS)
+        }
+        Unreachable::Deny => Err(print(&NativeAnswer::block(&format!(
+            "hookhost relay: {why}; refusing (--unreachable deny)"
+        )))),
+        Unreachable::Run => {
+            let config = paths::default_config();
+            eprintln!(
+                "hookhost relay: {why}; running {} here for this event (--unreachable run)",
+                config.display()
+            );
+            Ok(config)
+        }
+    }
+}
+
+/// Runs the chain in this process for one event.
+pub async fn run_local(local: Local) -> ExitCode {
     let answer = tokio::select! {
-        a = relay(&args) => a.unwrap_or_else(|why| NativeAnswer::block(&format!("hookhost relay: {why}"))),
+        a = answer_here(&local) => a.unwrap_or_else(|why| NativeAnswer::block(&format!("hookhost relay: {why}"))),
         _ = terminated() => NativeAnswer::block("hookhost relay: interrupted"),
     };
+    print(&answer)
+}
+
+async fn answer_here(local: &Local) -> Result<NativeAnswer, String> {
+    let input: Value = serde_json::from_str(&local.text)
+        .map_err(|e| format!("the event on stdin is not JSON: {e}"))?;
+    let event = ForeignEvent::read(local.dialect, &input, local.event.as_deref())
+        .map_err(|e| e.to_string())?;
+    let config = load(local.dialect, &local.config)?;
+    let host = Host::start(config).await;
+    let answer = host.answer_foreign(&event).await;
+    host.shutdown().await;
+    Ok(answer)
+}
+
+fn read_event() -> Result<String, String> {
+    let mut text = String::new();
+    std::io::stdin()
+        .take(MAX_EVENT_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the event on stdin: {e}"))?;
+    Ok(text)
+}
+
+/// Writes the answer as the agent reads a command hook's, and its code.
+fn print(answer: &NativeAnswer) -> ExitCode {
     if !answer.stdout.is_empty() {
         println!("{}", answer.stdout);
     }
@@ -56,27 +178,40 @@ pub async fn run(args: RelayArgs) -> ExitCode {
     ExitCode::from(u8::try_from(answer.code).unwrap_or(2))
 }
 
-async fn relay(args: &RelayArgs) -> Result<NativeAnswer, String> {
-    let mut text = String::new();
-    std::io::stdin()
-        .take(MAX_EVENT_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the event on stdin: {e}"))?;
-    let input: Value =
-        serde_json::from_str(&text).map_err(|e| format!("the event on stdin is not JSON: {e}"))?;
-    let event = ForeignEvent::read(args.dialect, &input, args.event.as_deref())
-        .map_err(|e| e.to_string())?;
-    let config = load(args.dialect, &args.config)?;
-    let host = Host::start(config).await;
-    let answer = host.answer_foreign(&event).await;
-    host.shutdown().await;
-    Ok(answer)
-}
-
 /// A settings file of the dialect, or a hookhost config.
 fn load(dialect: Dialect, path: &Path) -> Result<Config, String> {
     if Config::is_settings_file(dialect, path) {
         return Config::import(dialect, path).map_err(|e| e.to_string());
     }
     super::load_config(path)
+}
+
+/// The daemon's answer on `POST /relay/<dialect>`.
+#[derive(Deserialize)]
+struct Outcome {
+    code: i32,
+    #[serde(default)]
+    stdout: String,
+    #[serde(default)]
+    stderr: String,
+}
+
+/// Sends the event to the daemon on `socket` and reads its answer; `Err`
+/// says why there is none.
+fn forward(
+    socket: &Path,
+    dialect: Dialect,
+    event: Option<&str>,
+    text: &str,
+) -> Result<NativeAnswer, String> {
+    let named = event.map_or(String::new(), |e| format!("X-Hookhost-Event: {e}\r\n"));
+    let path = format!("/relay/{dialect}");
+    let body = client::request(socket, "POST", &path, &named, text.as_bytes())?;
+    let outcome: Outcome = serde_json::from_slice(&body)
+        .map_err(|e| format!("the hookhost's answer is not readable: {e}"))?;
+    Ok(NativeAnswer {
+        stdout: outcome.stdout,
+        stderr: outcome.stderr,
+        code: outcome.code,
+    })
 }

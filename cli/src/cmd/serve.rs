@@ -20,7 +20,7 @@ use hookhost::Host;
 use hookhost::LogBudget;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::usage_error;
+use super::{daemon, usage_error};
 
 /// Serve the merged chain to an agent over JSON-RPC (spec/sidecar.md).
 #[derive(Args)]
@@ -45,22 +45,33 @@ hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070\n  \
 hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070 --token-file ~/.config/hookhost/token"
 )]
 pub struct ServeArgs {
-    /// The config file (TOML, or JSON in PicoClaw's shape).
+    /// The config file (TOML, or JSON in PicoClaw's shape); default
+    /// `~/.config/hookhost/hooks.toml`.
     #[arg(short = 'c', long = "config")]
-    config: PathBuf,
+    config: Option<PathBuf>,
     /// Speak JSON-RPC over stdin and stdout.
-    #[arg(long, conflicts_with = "listen")]
+    #[arg(long, conflicts_with_all = ["listen", "socket"])]
     stdio: bool,
-    /// Serve JSON-RPC over WebSocket on this address (port 0: any free port).
+    /// Serve WebSocket JSON-RPC and the agents' HTTP hooks
+    /// (`POST /hooks/<dialect>`) on this address (port 0: any free port).
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
-    /// Admit WebSocket upgrades from a browser page of this exact origin
-    /// (for example https://app.example); repeatable. Without it every
-    /// request that carries an Origin header is refused.
+    /// Serve `hookhost relay` and `hookhost status` on this Unix socket,
+    /// as the user's daemon (default `$XDG_RUNTIME_DIR/hookhost/hookhost.sock`).
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    socket: Option<Option<PathBuf>>,
+    /// Do not reload when the config or a settings file it imports changes
+    /// (SIGHUP still reloads).
+    #[arg(long = "no-watch")]
+    no_watch: bool,
+    /// Admit WebSocket upgrades and HTTP requests from a browser page of
+    /// this exact origin (for example https://app.example); repeatable.
+    /// Without it every request that carries an Origin header is refused.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
     allow_origin: Vec<String>,
-    /// Require `Authorization: Bearer TOKEN` on every WebSocket upgrade;
-    /// TOKEN is this file's content without surrounding whitespace.
+    /// Require `Authorization: Bearer TOKEN` on every WebSocket upgrade and
+    /// HTTP request; TOKEN is this file's content without surrounding
+    /// whitespace.
     #[arg(long = "token-file", value_name = "PATH", requires = "listen")]
     token_file: Option<PathBuf>,
     /// Close a WebSocket connection that has sent nothing and has nothing
@@ -74,38 +85,58 @@ pub struct ServeArgs {
     idle_timeout: u64,
 }
 
+impl ServeArgs {
+    /// The socket to serve, when asked for.
+    fn socket(&self) -> Option<PathBuf> {
+        let chosen = self.socket.as_ref()?;
+        Some(chosen.clone().unwrap_or_else(super::paths::default_socket))
+    }
+}
+
 pub async fn run(args: ServeArgs) -> ExitCode {
-    if !args.stdio && args.listen.is_none() {
-        return usage_error("serve: choose a transport: --stdio or --listen ADDR");
+    if !args.stdio && args.listen.is_none() && args.socket.is_none() {
+        return usage_error("serve: choose a transport: --stdio, --listen ADDR or --socket");
     }
     let options = match args.listen.map(|addr| ws_options(&args, addr)).transpose() {
         Ok(o) => o,
         Err(e) => return usage_error(format!("serve: {e}")),
     };
-    let config = match super::load_config(&args.config) {
+    let path = args
+        .config
+        .clone()
+        .unwrap_or_else(super::paths::default_config);
+    let config = match super::load_config(&path) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
-    let host = Host::start(config).await;
-    let sidecar = Sidecar::new(
-        host.clone(),
-        ReloadFrom::File(args.config.clone()),
-        super::load_config,
-    );
-    let reloads = {
-        let sidecar = sidecar.clone();
-        tokio::spawn(async move { reload_on_sighup(&sidecar).await })
+    // Claimed before any hook starts: a second daemon starts nothing.
+    let claim = match args.socket().map(|s| daemon::claim(&s)).transpose() {
+        Ok(c) => c,
+        Err(e) => return usage_error(format!("serve: {e}")),
     };
-    if let (Some(addr), Some(options)) = (args.listen, options) {
-        let code = listen(sidecar, addr, options, host.stats().len()).await;
-        reloads.abort();
-        host.shutdown().await;
-        return code;
+    let sources = config.sources.clone();
+    let host = Host::start(config).await;
+    let sidecar = Sidecar::new(host.clone(), ReloadFrom::File(path), super::load_config);
+    let mut background = tokio::task::JoinSet::new();
+    background.spawn(reload_on_sighup(sidecar.clone()));
+    if !args.no_watch && !args.stdio {
+        background.spawn(daemon::watch(sidecar.clone(), sources));
     }
+    let code = match args.stdio {
+        true => serve_stdio(sidecar).await,
+        false => serve_network(sidecar, &args, options, claim.as_ref()).await,
+    };
+    background.abort_all();
+    host.shutdown().await;
+    drop(claim);
+    code
+}
+
+/// JSON-RPC on stdin and stdout, until end of input or a signal.
+async fn serve_stdio(sidecar: Arc<Sidecar>) -> ExitCode {
     let (input, output) = match take_stdio() {
         Ok(io) => io,
         Err(e) => {
-            host.shutdown().await;
             eprintln!("hookhost: serve: cannot take stdin and stdout: {e}");
             return ExitCode::from(1);
         }
@@ -114,8 +145,6 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         r = crate::sidecar::serve(sidecar, input, output) => r,
         _ = super::terminated() => Ok(()),
     };
-    reloads.abort();
-    host.shutdown().await;
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -123,6 +152,56 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The TCP port and the Unix socket, whichever were asked for, until
+/// SIGTERM or SIGINT. Each prints `listening on ...` once bound.
+async fn serve_network(
+    sidecar: Arc<Sidecar>,
+    args: &ServeArgs,
+    options: Option<WsOptions>,
+    claim: Option<&daemon::Claim>,
+) -> ExitCode {
+    // Watched before an address is printed: whoever reads it may signal.
+    let terminated = super::terminated();
+    let mut servers = tokio::task::JoinSet::new();
+    if let (Some(addr), Some(options)) = (args.listen, options) {
+        let listener = match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("hookhost: serve: cannot listen on {addr}: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        announce(format_args!(
+            "ws://{}",
+            listener.local_addr().unwrap_or(addr)
+        ));
+        let hooks = sidecar.host().stats().len();
+        servers.spawn(accept_tcp(sidecar.clone(), listener, options, hooks));
+    }
+    if let Some(claim) = claim {
+        let listener = match daemon::bind(claim) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("hookhost: serve: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        announce(format_args!("unix:{}", claim.path().display()));
+        servers.spawn(daemon::accept_unix(sidecar, listener));
+    }
+    terminated.await;
+    servers.abort_all();
+    ExitCode::SUCCESS
+}
+
+/// Prints `listening on WHERE` on stdout, at once.
+fn announce(at: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "listening on {at}");
+    let _ = out.flush();
 }
 
 /// The admission and timeouts for `--listen`, from the flags: the token
@@ -161,34 +240,17 @@ fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
     Ok(token.to_vec())
 }
 
-/// Accepts WebSocket agents until SIGTERM or SIGINT, each connection its
-/// own session over the one host.
-async fn listen(
+/// Accepts agents on the TCP port (WebSocket sessions and HTTP hooks),
+/// each connection its own session over the one host.
+async fn accept_tcp(
     sidecar: Arc<Sidecar>,
-    addr: SocketAddr,
+    listener: tokio::net::TcpListener,
     options: WsOptions,
     hooks: usize,
-) -> ExitCode {
-    // Watched before the address is printed: whoever reads it may signal.
-    let terminated = super::terminated();
-    let listener = match tokio::net::TcpListener::bind(addr).await {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("hookhost: serve: cannot listen on {addr}: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let bound = listener.local_addr().unwrap_or(addr);
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "listening on ws://{bound}");
-        let _ = out.flush();
-    }
+) {
     let mut gate = Gate::new(connection_cap(hooks));
     let options = Arc::new(options);
     let mut sessions = tokio::task::JoinSet::new();
-    tokio::pin!(terminated);
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -210,11 +272,8 @@ async fn listen(
                     gate.release(ip);
                 }
             }
-            _ = &mut terminated => break,
         }
     }
-    sessions.abort_all();
-    ExitCode::SUCCESS
 }
 
 /// One WebSocket connection; returns its peer's address for the gate.
@@ -306,7 +365,7 @@ impl Gate {
 }
 
 /// Reloads the config file at every SIGHUP; the outcome goes to the log.
-async fn reload_on_sighup(sidecar: &Sidecar) {
+async fn reload_on_sighup(sidecar: Arc<Sidecar>) {
     let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
         tracing::warn!("cannot watch SIGHUP; reload with host.reload instead");
         return;

@@ -13,8 +13,10 @@
 
 mod admission;
 mod budget;
+mod http;
 mod lines;
 mod rfc6455;
+mod routes;
 mod session;
 mod websocket;
 
@@ -35,6 +37,16 @@ pub use lines::serve;
 pub use websocket::{WsError, WsOptions, serve_websocket};
 
 use hookhost::Host;
+
+/// Serves plain HTTP on one Unix-socket connection (the daemon's socket:
+/// `hookhost relay` and `hookhost status`), until the peer closes it.
+/// Whoever reaches the socket is admitted: its folder's mode and the
+/// caller's peer check are the admission.
+pub async fn serve_plain(sidecar: &Sidecar, stream: tokio::net::UnixStream) -> std::io::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut read = tokio::io::BufReader::with_capacity(16 * 1024, read);
+    http::serve(sidecar, &mut read, &mut write, None, None).await
+}
 
 /// The longest request (line or WebSocket message) accepted; a longer one
 /// is answered -32600 and skipped.
@@ -84,6 +96,9 @@ pub struct Sidecar {
     loader: fn(&std::path::Path) -> Result<hookhost::Config, String>,
     /// Bytes in flight across every session ([`GLOBAL_BYTES`]).
     bytes: Pool,
+    /// Agents' events answered over HTTP and the socket, for `status`.
+    agents: routes::AgentCounts,
+    started: std::time::SystemTime,
 }
 
 impl Sidecar {
@@ -99,7 +114,20 @@ impl Sidecar {
             reload_from,
             loader,
             bytes: Pool::new(GLOBAL_BYTES),
+            agents: routes::AgentCounts::default(),
+            started: std::time::SystemTime::now(),
         })
+    }
+
+    /// The host it serves.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// The config file the sidecar serves.
+    pub fn config_path(&self) -> &std::path::Path {
+        let ReloadFrom::File(path) = &self.reload_from;
+        path
     }
 
     /// Re-reads the config and applies it; the report or why not.

@@ -21,8 +21,6 @@ use super::MAX_REQUEST_BYTES;
 use super::admission::{Admission, Refusal};
 use super::budget::{Charge, Pool};
 
-/// The longest upgrade request head read.
-const MAX_HEAD_BYTES: usize = 8 * 1024;
 /// How long a frame already begun may stall between reads.
 const STALL: Duration = Duration::from_secs(30);
 /// Bytes read from the socket at a time.
@@ -59,16 +57,14 @@ impl From<io::Error> for Fail {
     }
 }
 
-/// Reads the upgrade request, checks it, and answers 101 or the refusal.
+/// Checks the upgrade request's head (read by the connection, which
+/// routes plain requests elsewhere) and answers 101 or the refusal.
 pub(super) async fn upgrade(
-    reader: &mut BufReader<OwnedReadHalf>,
+    head: &[u8],
     writer: &mut OwnedWriteHalf,
     admission: &Admission,
 ) -> Result<(), Fail> {
-    let checked = match read_head(reader).await {
-        Ok(head) => check_upgrade(&head, admission),
-        Err(e) => Err(e),
-    };
+    let checked = check_upgrade(head, admission);
     let response = match &checked {
         Ok(accept) => format!(
             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
@@ -81,26 +77,6 @@ pub(super) async fn upgrade(
     writer.write_all(response.as_bytes()).await?;
     writer.flush().await?;
     checked.map(|_| ())
-}
-
-async fn read_head(reader: &mut BufReader<OwnedReadHalf>) -> Result<Vec<u8>, Fail> {
-    let mut head = Vec::with_capacity(1024);
-    loop {
-        let limit = (MAX_HEAD_BYTES + 1 - head.len()) as u64;
-        let n = (&mut *reader)
-            .take(limit)
-            .read_until(b'\n', &mut head)
-            .await?;
-        if n == 0 {
-            return Err(Fail::Io(io::ErrorKind::UnexpectedEof.into()));
-        }
-        if head.len() > MAX_HEAD_BYTES {
-            return Err(Fail::BadUpgrade(431, "the upgrade request is too long"));
-        }
-        if head.ends_with(b"\r\n\r\n") || head.ends_with(b"\n\n") {
-            return Ok(head);
-        }
-    }
 }
 
 /// The `Sec-WebSocket-Accept` value when `head` is an upgrade we admit.

@@ -1,6 +1,8 @@
-//! The sidecar over WebSocket (`hookhost serve --listen`): the upgrade,
-//! then one JSON message per text message, a reader feeding the session
-//! and one writer for answers, pongs and the close.
+//! The sidecar's TCP port (`hookhost serve --listen`): a request without
+//! `Upgrade` is plain HTTP (`http.rs`: an agent's HTTP hook); otherwise
+//! the WebSocket upgrade, then one JSON message per text message, a
+//! reader feeding the session and one writer for answers, pongs and the
+//! close.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +14,7 @@ use tokio::sync::mpsc;
 
 use super::admission::Admission;
 use super::budget::{Charge, Pool};
+use super::http;
 use super::rfc6455 as ws;
 use super::session::{Answer, Inbound, Session};
 use super::{HANDSHAKE_TIMEOUT, IDLE_TIMEOUT, Sidecar};
@@ -56,21 +59,31 @@ pub async fn serve_websocket(
     let _ = stream.set_nodelay(true);
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::with_capacity(16 * 1024, read);
-    match tokio::time::timeout(
-        HANDSHAKE_TIMEOUT,
-        ws::upgrade(&mut read, &mut write, &options.admission),
-    )
-    .await
-    {
-        Ok(Ok(())) => {}
-        Ok(Err(ws::Fail::Refused(r))) => return Err(WsError::Refused(r.status, r.why)),
-        Ok(Err(e)) => return Err(WsError::Handshake(format!("{e:?}"))),
+    let head = match tokio::time::timeout(HANDSHAKE_TIMEOUT, http::read_head(&mut read)).await {
+        Ok(Ok(Some(head))) => head,
+        Ok(Ok(None)) => return Err(WsError::Handshake("closed before a request".into())),
+        Ok(Err(reply)) => {
+            let why = String::from_utf8_lossy(&reply.body).trim().to_string();
+            let _ = http::refuse(&mut write, reply).await;
+            return Err(WsError::Handshake(why));
+        }
         Err(_) => {
             return Err(WsError::Handshake(format!(
-                "no upgrade request within {} s",
+                "no request within {} s",
                 HANDSHAKE_TIMEOUT.as_secs()
             )));
         }
+    };
+    if !head.is_upgrade() {
+        let admission = Some(&options.admission);
+        return http::serve(&sidecar, &mut read, &mut write, Some(head), admission)
+            .await
+            .map_err(|e| WsError::Connection(e.to_string()));
+    }
+    match ws::upgrade(&head.raw, &mut write, &options.admission).await {
+        Ok(()) => {}
+        Err(ws::Fail::Refused(r)) => return Err(WsError::Refused(r.status, r.why)),
+        Err(e) => return Err(WsError::Handshake(format!("{e:?}"))),
     }
     tracing::debug!(?peer, "sidecar: WebSocket session opened");
     let pool = sidecar.bytes.clone();

@@ -63,6 +63,11 @@ pub struct Config {
     /// The folder relative paths are resolved against (the config file's
     /// folder, or the working directory for a config built in code).
     pub base_dir: PathBuf,
+    /// Every file and folder the config was read from: the config file and
+    /// each `[hooks.import]` path, whether or not it exists yet, so that a
+    /// daemon can reload when any of them changes (a settings file the
+    /// user edits, a folder that gains a file).
+    pub sources: Vec<PathBuf>,
 }
 
 /// `[hooks.defaults]`.
@@ -301,6 +306,7 @@ impl Config {
             skipped: Vec::new(),
             tool_names: BTreeMap::new(),
             base_dir: base_dir.into(),
+            sources: Vec::new(),
         }
     }
 
@@ -336,7 +342,9 @@ impl Config {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
         let base = std::fs::canonicalize(&base).unwrap_or(base);
-        Config::parse(&text, is_json, path, base)
+        let mut config = Config::parse(&text, is_json, path, base)?;
+        config.sources.insert(0, path.to_path_buf());
+        Ok(config)
     }
 
     /// A config whose only hooks are those of one agent's settings file

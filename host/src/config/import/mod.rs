@@ -153,7 +153,10 @@ pub(super) fn read(config: &mut Config, src: &Source<'_>, raw: Value) -> Result<
     let entries = entries(raw).map_err(|m| src.invalid("[hooks.import]", m))?;
     let mut importer = Importer::default();
     for entry in entries {
+        let named = entry.paths.iter().map(|p| resolve(&config.base_dir, p));
+        config.sources.extend(named);
         for path in files(&config.base_dir, &entry.paths)? {
+            config.sources.push(path.clone());
             importer.file(&entry, path)?;
         }
     }

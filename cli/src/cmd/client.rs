@@ -1,0 +1,61 @@
+//! The daemon's side door: one HTTP/1.1 request over its Unix socket,
+//! blocking and without a runtime, for `hookhost relay` (which must start
+//! fast) and `hookhost status`.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+/// The largest answer read from the daemon.
+const MAX_ANSWER_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Sends `method path` with `headers` (whole lines, each ending `\r\n`)
+/// and `body`, and returns the body of a 200 answer. `Err` says why there
+/// is none: nobody listening, a broken connection, another status.
+pub fn request(
+    socket: &Path,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &[u8],
+) -> Result<Vec<u8>, String> {
+    let mut stream = UnixStream::connect(socket)
+        .map_err(|e| format!("no hookhost answers at {}: {e}", socket.display()))?;
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n{headers}\r\n",
+        body.len()
+    );
+    let lost = |e: std::io::Error| format!("the hookhost at {} failed: {e}", socket.display());
+    stream.write_all(head.as_bytes()).map_err(lost)?;
+    stream.write_all(body).map_err(lost)?;
+    let mut response = Vec::new();
+    stream
+        .take(MAX_ANSWER_BYTES)
+        .read_to_end(&mut response)
+        .map_err(lost)?;
+    match split_response(&response) {
+        Some((200, body)) => Ok(body.to_vec()),
+        Some((status, body)) => {
+            let body = String::from_utf8_lossy(body);
+            Err(format!("hookhost answered {status}: {}", body.trim()))
+        }
+        None => Err(format!(
+            "the hookhost at {} gave no answer",
+            socket.display()
+        )),
+    }
+}
+
+/// An HTTP response's status and body (the daemon closes after one).
+fn split_response(response: &[u8]) -> Option<(u16, &[u8])> {
+    let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let status_line = response.split(|b| *b == b'\n').next()?;
+    let status = std::str::from_utf8(status_line)
+        .ok()?
+        .split(' ')
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((status, &response[end + 4..]))
+}

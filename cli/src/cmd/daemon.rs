@@ -1,0 +1,171 @@
+//! What makes `hookhost serve --socket` a per-user daemon: one owner of
+//! the socket at a time (a lock file holding its pid), a Unix socket only
+//! its user can reach, and a reload whenever a file the config was read
+//! from changes.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tokio::net::UnixListener;
+
+use crate::sidecar::Sidecar;
+
+/// How often the watched files are looked at.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
+
+/// The socket, held: its lock stays taken (and the socket file is removed)
+/// until this is dropped.
+pub struct Claim {
+    socket: PathBuf,
+    _lock: File,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+impl Claim {
+    /// The socket's path.
+    pub fn path(&self) -> &Path {
+        &self.socket
+    }
+}
+
+/// Takes `socket` for this process: creates its folder (0700) when
+/// missing, locks `SOCKET.lock` and writes the pid in it, and removes a
+/// socket file left by a daemon that died. Another live daemon holding
+/// the lock is an error naming its pid.
+pub fn claim(socket: &Path) -> Result<Claim, String> {
+    if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let lock_path = lock_path(socket);
+    let mut lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let mut pid = String::new();
+        let _ = lock.read_to_string(&mut pid);
+        return Err(format!(
+            "another hookhost (pid {}) serves {} already; stop it first, or give --socket another path",
+            pid.trim(),
+            socket.display()
+        ));
+    }
+    let written = lock
+        .set_len(0)
+        .and_then(|()| lock.rewind())
+        .and_then(|()| writeln!(lock, "{}", std::process::id()));
+    written.map_err(|e| format!("cannot write {}: {e}", lock_path.display()))?;
+    match std::fs::remove_file(socket) {
+        Ok(()) => tracing::info!("removed a stale socket at {}", socket.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot remove {}: {e}", socket.display())),
+    }
+    Ok(Claim {
+        socket: socket.to_path_buf(),
+        _lock: lock,
+    })
+}
+
+/// The lock beside a socket.
+fn lock_path(socket: &Path) -> PathBuf {
+    let mut name = socket.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Binds the claimed socket, readable and writable by its user only.
+pub fn bind(claim: &Claim) -> Result<UnixListener, String> {
+    let listener = UnixListener::bind(&claim.socket)
+        .map_err(|e| format!("cannot listen on {}: {e}", claim.socket.display()))?;
+    std::fs::set_permissions(&claim.socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot chmod {}: {e}", claim.socket.display()))?;
+    Ok(listener)
+}
+
+/// Serves relays and HTTP requests on the socket until the task is
+/// dropped. A peer of another user is refused (the folder's mode already
+/// keeps them out; this holds even under a folder someone loosened).
+pub async fn accept_unix(sidecar: Arc<Sidecar>, listener: UnixListener) {
+    // SAFETY: getuid cannot fail.
+    let me = unsafe { libc::getuid() };
+    let log = hookhost::LogBudget::new(1, Duration::from_secs(10));
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                log.warn_line(format_args!("serve: accept on the socket failed: {e}"));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        match stream.peer_cred() {
+            Ok(cred) if cred.uid() == me => {}
+            other => {
+                let who = other.map(|c| c.uid().to_string()).unwrap_or_default();
+                log.warn_line(format_args!("serve: refused a socket peer of uid {who:?}"));
+                continue;
+            }
+        }
+        let sidecar = sidecar.clone();
+        tokio::spawn(async move {
+            if let Err(e) = crate::sidecar::serve_plain(&sidecar, stream).await {
+                tracing::debug!("socket connection: {e}");
+            }
+        });
+    }
+}
+
+/// Reloads the config whenever one of the files (or folders) it was read
+/// from changes: modified, created, removed or replaced. A reload that
+/// fails keeps the hooks as they were, and says why in the log.
+pub async fn watch(sidecar: Arc<Sidecar>, mut sources: Vec<PathBuf>) {
+    let mut seen = stamps(&sources);
+    loop {
+        tokio::time::sleep(WATCH_EVERY).await;
+        let now = stamps(&sources);
+        if now == seen {
+            continue;
+        }
+        match sidecar.reload().await {
+            Ok(report) => tracing::warn!("a watched file changed: config reloaded: {report}"),
+            Err(e) => tracing::error!(
+                "a watched file changed; reload failed, hooks unchanged: {}",
+                e.message
+            ),
+        }
+        if let Ok(config) = crate::cmd::load_config(sidecar.config_path()) {
+            sources = config.sources;
+        }
+        seen = stamps(&sources);
+    }
+}
+
+/// Each source's modification time and size (`None`: absent).
+fn stamps(paths: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
+    paths
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).ok()?;
+            Some((m.modified().ok()?, m.len()))
+        })
+        .collect()
+}
