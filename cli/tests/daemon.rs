@@ -1,0 +1,387 @@
+//! hookhost as the user's daemon: one `hookhost serve --socket --listen`
+//! answering agents' HTTP hooks and relays from many sessions, refusing a
+//! second daemon, reloading when a settings file changes, and relays that
+//! do what `--unreachable` says when no daemon runs.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// A Claude Code settings file whose one PreToolUse hook denies any
+/// command containing `word`, in plain sh.
+fn guard_settings(dir: &Path, word: &str, on_failure: Option<&str>) -> PathBuf {
+    let deny = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no WORD here"}}"#
+        .replace("WORD", word);
+    let script = format!("if grep -q '{word}'; then printf '%s' '{deny}'; fi");
+    let mut group = json!({"matcher": "Bash", "hooks": [{"type": "command", "command": script}]});
+    if let Some(f) = on_failure {
+        group["onFailure"] = json!(f);
+    }
+    let path = dir.join("settings.json");
+    let text = json!({"hooks": {"PreToolUse": [group]}}).to_string();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A hooks.toml importing `settings`, with an audit log beside it.
+fn hooks_toml(dir: &Path, settings: &Path) -> PathBuf {
+    let path = dir.join("hooks.toml");
+    let text = format!(
+        "[hooks.import]\nclaude-code = {:?}\n\n[hooks.audit]\npath = \"audit.jsonl\"\n",
+        settings.display().to_string()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `hookhost serve -c CONFIG --socket SOCKET --listen 127.0.0.1:0 EXTRA`:
+/// the child and the TCP address, once both are announced.
+fn daemon(config: &Path, socket: &Path, extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(common::HOOKHOST)
+        .args(["serve", "--listen", "127.0.0.1:0", "-c"])
+        .arg(config)
+        .arg("--socket")
+        .arg(socket)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let (mut tcp, mut unix) = (String::new(), String::new());
+    out.read_line(&mut tcp).unwrap();
+    out.read_line(&mut unix).unwrap();
+    assert_eq!(
+        unix.trim(),
+        format!("listening on unix:{}", socket.display())
+    );
+    let addr = tcp.trim().strip_prefix("listening on ws://").unwrap();
+    (child, addr.to_string())
+}
+
+fn stop(mut child: Child) -> Output {
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let _ = child.stdin.take();
+    child.wait_with_output().unwrap()
+}
+
+/// One POST on an open connection; the status and the body.
+fn post(
+    stream: &mut TcpStream,
+    addr: &str,
+    path: &str,
+    headers: &str,
+    body: &str,
+) -> (u16, String) {
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n{headers}\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    read_response(stream)
+}
+
+fn read_response(stream: &mut TcpStream) -> (u16, String) {
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).unwrap();
+    let code = status.split(' ').nth(1).unwrap().parse().unwrap();
+    (code, String::from_utf8(body).unwrap())
+}
+
+fn connect(addr: &str) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s
+}
+
+fn pre_tool_use(session: &str, command: &str) -> String {
+    json!({"session_id": session, "cwd": "/tmp", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": command}})
+    .to_string()
+}
+
+/// `hookhost relay --dialect claude-code ARGS` with `event` on stdin.
+fn relay(args: &[&str], event: &str, env: &[(&str, &Path)]) -> (i32, String, String) {
+    let mut cmd = Command::new(common::HOOKHOST);
+    cmd.args(["relay", "--dialect", "claude-code"]).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+fn decision(body: &str) -> Value {
+    let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"));
+    v["hookSpecificOutput"]["permissionDecision"].clone()
+}
+
+#[test]
+fn one_daemon_answers_http_hooks_relays_and_status_for_two_sessions() {
+    let dir = common::scratch();
+    let settings = guard_settings(&dir, "rm -rf", None);
+    let config = hooks_toml(&dir, &settings);
+    let socket = dir.join("run/hookhost.sock");
+    let (child, addr) = daemon(&config, &socket, &[]);
+
+    // Two requests on one kept-alive connection, as an HTTP client pools.
+    let mut s = connect(&addr);
+    let (code, body) = post(
+        &mut s,
+        &addr,
+        "/hooks/claude-code",
+        "",
+        &pre_tool_use("s1", "rm -rf build"),
+    );
+    assert_eq!((code, decision(&body)), (200, json!("deny")), "{body}");
+    let (code, body) = post(
+        &mut s,
+        &addr,
+        "/hooks/claude-code",
+        "",
+        &pre_tool_use("s1", "ls"),
+    );
+    assert_eq!((code, body.as_str()), (200, "{}"));
+
+    let sock = socket.to_str().unwrap();
+    let (code, stdout, _) = relay(&["--connect", sock], &pre_tool_use("s2", "rm -rf /"), &[]);
+    assert_eq!((code, decision(&stdout)), (0, json!("deny")), "{stdout}");
+    let (code, stdout, stderr) = relay(&["--connect", sock], &pre_tool_use("s2", "ls"), &[]);
+    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
+
+    let status = Command::new(common::HOOKHOST)
+        .args(["status", "--json", "--connect", sock])
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(
+        status["agents"]["claude-code"],
+        json!({"calls": 4, "sessions": 2})
+    );
+    assert_eq!(status["hooks"][0]["calls"], 4);
+    let text = Command::new(common::HOOKHOST)
+        .args(["status", "--connect", sock])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("claude-code") && text.contains("import-001-claude-code-PreToolUse"),
+        "{text}"
+    );
+
+    let out = stop(child);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!socket.exists(), "the socket is removed at exit");
+    let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap();
+    let lines: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["session"].as_str().unwrap(),
+                l["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("s1", "deny_tool"),
+            ("s1", "continue"),
+            ("s2", "deny_tool"),
+            ("s2", "continue")
+        ]
+    );
+}
+
+#[test]
+fn a_second_daemon_is_refused_and_a_dead_one_s_socket_is_replaced() {
+    let dir = common::scratch();
+    let settings = guard_settings(&dir, "rm -rf", None);
+    let config = hooks_toml(&dir, &settings);
+    let socket = dir.join("hookhost.sock");
+    std::fs::write(&socket, "left by a daemon that was killed").unwrap();
+    let (child, _) = daemon(&config, &socket, &[]);
+    let second = Command::new(common::HOOKHOST)
+        .args(["serve", "-c"])
+        .arg(&config)
+        .arg("--socket")
+        .arg(&socket)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{stderr}");
+    let pid = format!("another hookhost (pid {})", child.id());
+    assert!(stderr.contains(&pid), "{stderr}");
+    let sock = socket.to_str().unwrap();
+    let (code, stdout, _) = relay(&["--connect", sock], &pre_tool_use("s", "rm -rf x"), &[]);
+    assert_eq!((code, decision(&stdout)), (0, json!("deny")));
+    assert!(stop(child).status.success());
+}
+
+#[test]
+fn a_relay_with_no_daemon_does_what_unreachable_says() {
+    let dir = common::scratch();
+    let missing = dir.join("nobody.sock");
+    let sock = missing.to_str().unwrap();
+    let event = pre_tool_use("s", "rm -rf x");
+    let (code, stdout, stderr) = relay(&["--connect", sock], &event, &[]);
+    assert_eq!((code, stdout.as_str()), (2, ""), "deny is the default");
+    assert!(
+        stderr.contains("no hookhost answers") && stderr.contains("--unreachable deny"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = relay(&["--connect", sock, "--unreachable", "allow"], &event, &[]);
+    assert_eq!((code, stdout.as_str()), (0, ""));
+    assert!(stderr.contains("letting the event through"), "{stderr}");
+
+    // `run`: the chain of the user's default config, in the relay itself.
+    let home = dir.join("config");
+    std::fs::create_dir_all(home.join("hookhost")).unwrap();
+    let settings = guard_settings(&home.join("hookhost"), "rm -rf", None);
+    hooks_toml(&home.join("hookhost"), &settings);
+    let args = ["--connect", sock, "--unreachable", "run"];
+    let (code, stdout, stderr) = relay(&args, &event, &[("XDG_CONFIG_HOME", &home)]);
+    assert_eq!((code, decision(&stdout)), (0, json!("deny")), "{stderr}");
+    assert!(stderr.contains("--unreachable run"), "{stderr}");
+    // With no config to run, `run` refuses too.
+    let empty = dir.join("empty");
+    let (code, _, _) = relay(&args, &event, &[("XDG_CONFIG_HOME", &empty)]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn the_daemon_reloads_when_an_imported_settings_file_changes() {
+    let dir = common::scratch();
+    let settings = guard_settings(&dir, "curl", None);
+    let config = hooks_toml(&dir, &settings);
+    let socket = dir.join("hookhost.sock");
+    let (child, _) = daemon(&config, &socket, &[]);
+    let sock = socket.to_str().unwrap();
+    let event = pre_tool_use("s", "rm -rf x");
+    let (code, stdout, _) = relay(&["--connect", sock], &event, &[]);
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, ""),
+        "the first guard lets rm through"
+    );
+    guard_settings(&dir, "rm -rf", None);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (_, stdout, _) = relay(&["--connect", sock], &event, &[]);
+        if !stdout.is_empty() {
+            assert_eq!(decision(&stdout), json!("deny"));
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no reload after the settings file changed"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = stop(child);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("a watched file changed: config reloaded"),
+        "{log}"
+    );
+}
+
+#[test]
+fn http_hooks_are_admitted_as_the_sidecar_admits_and_fail_closed() {
+    let dir = common::scratch();
+    // A guard that breaks (exit 1) under onFailure: block must refuse.
+    let settings = dir.join("settings.json");
+    let broken = json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": "exit 1", "onFailure": "block"}]}]}});
+    std::fs::write(&settings, broken.to_string()).unwrap();
+    let config = hooks_toml(&dir, &settings);
+    let token = dir.join("token");
+    std::fs::write(&token, "s3cret\n").unwrap();
+    let socket = dir.join("hookhost.sock");
+    let (child, addr) = daemon(&config, &socket, &["--token-file", token.to_str().unwrap()]);
+    let event = pre_tool_use("s", "ls");
+    let auth = "Authorization: Bearer s3cret\r\n";
+    let cases: [(&str, &str, u16); 5] = [
+        ("/hooks/claude-code", "", 401),
+        ("/hooks/claude-code", "Authorization: Bearer nope\r\n", 401),
+        (
+            "/hooks/claude-code",
+            "Origin: https://evil.example\r\nAuthorization: Bearer s3cret\r\n",
+            403,
+        ),
+        ("/hooks/no-such-agent", auth, 404),
+        ("/elsewhere", auth, 404),
+    ];
+    for (path, headers, want) in cases {
+        let (code, body) = post(&mut connect(&addr), &addr, path, headers, &event);
+        assert_eq!(code, want, "{path} {headers:?}: {body}");
+    }
+    let (code, body) = post(
+        &mut connect(&addr),
+        &addr,
+        "/hooks/claude-code",
+        auth,
+        "{not json",
+    );
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = post(
+        &mut connect(&addr),
+        &addr,
+        "/hooks/claude-code",
+        auth,
+        &event,
+    );
+    assert_eq!((code, decision(&body)), (200, json!("deny")), "{body}");
+    assert!(stop(child).status.success());
+}
