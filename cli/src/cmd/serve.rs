@@ -35,14 +35,22 @@ SIGHUP reloads the config. At end of input every request read is answered, the h
 stopped, and hookhost exits 0.\n\n\
 With --listen ADDR it serves WebSocket instead (one message per text message; any number of \
 agents, each connection its own session) and prints `listening on ws://ADDR` on stdout once \
-bound; SIGTERM or SIGINT stops it. An upgrade that carries an Origin header (a browser) is \
-refused with 403 unless --allow-origin lists it; bound to loopback, the Host header must name \
-a loopback address. With --token-file every upgrade must carry `Authorization: Bearer TOKEN`, \
-else 401; on an address that is not loopback the token is required.\n\n\
+bound; SIGTERM or SIGINT stops it. The same port answers agents' HTTP hooks: POST \
+/hooks/<dialect> (claude-code, codex, gemini-cli, cursor, copilot, docker-agent) takes the event \
+as that agent sends it and answers in its format. An upgrade or request that carries an Origin \
+header (a browser) is refused with 403 unless --allow-origin lists it; bound to loopback, the \
+Host header must name a loopback address. With --token-file every upgrade and request must \
+carry `Authorization: Bearer TOKEN`, else 401; on an address that is not loopback the token is \
+required.\n\n\
+With --socket it is the user's daemon: it serves `hookhost relay` and `hookhost status` on a \
+Unix socket (default $XDG_RUNTIME_DIR/hookhost/hookhost.sock), refuses to start while another \
+daemon holds it, and reloads when the config or a settings file it imports changes. Without \
+-c it serves ~/.config/hookhost/hooks.toml.\n\n\
 Examples:\n  \
 hookhost serve -c examples/hooks.toml --stdio\n  \
 hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070\n  \
-hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070 --token-file ~/.config/hookhost/token"
+hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070 --token-file ~/.config/hookhost/token\n  \
+hookhost serve --socket --listen 127.0.0.1:7070"
 )]
 pub struct ServeArgs {
     /// The config file (TOML, or JSON in PicoClaw's shape); default

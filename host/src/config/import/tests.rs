@@ -416,6 +416,16 @@ fn copilot_folder_imports_every_json_sorted() {
     assert_eq!(skipped.len(), 2);
     assert!(skipped[0].1.contains("PowerShell"), "{skipped:?}");
     assert_eq!(skipped[1].0, "prompt");
+    // What a daemon watches: the folder (a new file) and each file in it.
+    let hooks = dir.join(".github/hooks");
+    assert_eq!(
+        c.sources,
+        [
+            hooks.clone(),
+            hooks.join("a-cli.json"),
+            hooks.join("b-vscode.json")
+        ]
+    );
 }
 
 #[test]
