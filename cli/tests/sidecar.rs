@@ -432,7 +432,7 @@ fn usage_and_config_errors_exit_2() {
     let cases = [
         (
             vec!["serve", "-c", good.to_str().unwrap()],
-            "choose a transport: --stdio or --listen ADDR",
+            "choose a transport: --stdio, --listen ADDR or --socket",
         ),
         (
             vec!["serve", "--stdio", "-c", bad.to_str().unwrap()],

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 
 use super::admission::Admission;
@@ -59,21 +59,7 @@ pub async fn serve_websocket(
     let _ = stream.set_nodelay(true);
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::with_capacity(16 * 1024, read);
-    let head = match tokio::time::timeout(HANDSHAKE_TIMEOUT, http::read_head(&mut read)).await {
-        Ok(Ok(Some(head))) => head,
-        Ok(Ok(None)) => return Err(WsError::Handshake("closed before a request".into())),
-        Ok(Err(reply)) => {
-            let why = String::from_utf8_lossy(&reply.body).trim().to_string();
-            let _ = http::refuse(&mut write, reply).await;
-            return Err(WsError::Handshake(why));
-        }
-        Err(_) => {
-            return Err(WsError::Handshake(format!(
-                "no request within {} s",
-                HANDSHAKE_TIMEOUT.as_secs()
-            )));
-        }
-    };
+    let head = first_head(&mut read, &mut write).await?;
     if !head.is_upgrade() {
         let admission = Some(&options.admission);
         return http::serve(&sidecar, &mut read, &mut write, Some(head), admission)
@@ -105,6 +91,27 @@ pub async fn serve_websocket(
     let _ = writer.await;
     tracing::debug!(?peer, "sidecar: WebSocket session closed");
     ended
+}
+
+/// The connection's first request head, within [`HANDSHAKE_TIMEOUT`]; a
+/// head that cannot be read is answered with why, and ends the connection.
+async fn first_head(
+    read: &mut BufReader<OwnedReadHalf>,
+    write: &mut OwnedWriteHalf,
+) -> Result<http::Head, WsError> {
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, http::read_head(read)).await {
+        Ok(Ok(Some(head))) => Ok(head),
+        Ok(Ok(None)) => Err(WsError::Handshake("closed before a request".into())),
+        Ok(Err(reply)) => {
+            let why = String::from_utf8_lossy(&reply.body).trim().to_string();
+            let _ = http::refuse(write, reply).await;
+            Err(WsError::Handshake(why))
+        }
+        Err(_) => Err(WsError::Handshake(format!(
+            "no request within {} s",
+            HANDSHAKE_TIMEOUT.as_secs()
+        ))),
+    }
 }
 
 /// Reads messages into the session until the agent closes, idles out, or
