@@ -1,5 +1,5 @@
-//! Gemini CLI: its own event names, a top-level `decision`, rewrites
-//! merged over the input, timeouts in milliseconds, and JSON read from
+//! Gemini CLI: its own event names, a top-level `decision`, a rewrite that
+//! is the whole new input, timeouts in milliseconds, and JSON read from
 //! stderr when stdout is empty.
 
 use hookhost_protocol::Stage;
@@ -36,7 +36,11 @@ pub(crate) const SPEC: Spec = Spec {
     ],
     default_timeout_ms: 60_000,
     matching: Matching::RegexTools,
-    rewrite: Rewrite::Merge,
+    // Gemini's docs say `hookSpecificOutput.tool_input` merges over the
+    // arguments, but its scheduler (0.61.0, and upstream's own test of it)
+    // builds the call from `tool_input` alone: a key the hook leaves out is
+    // gone. A hook must reach here the call it reaches in Gemini.
+    rewrite: Rewrite::Replace,
     ask: true,
     plain_context: &[],
     json_from_stderr: true,

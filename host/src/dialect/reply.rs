@@ -334,7 +334,7 @@ impl Reply {
         if let Some(s) = specific {
             updated = object_field(s, "updated_input", "updatedInput")?;
             if updated.is_none() {
-                // Gemini CLI's rewrite, merged over the input.
+                // Gemini CLI's rewrite: the whole new input.
                 updated = object_field(s, "tool_input", "tool_input")?;
             }
         }

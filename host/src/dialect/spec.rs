@@ -98,11 +98,10 @@ pub(crate) enum Stamp {
 /// What a rewrite of the tool input means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rewrite {
-    /// The whole new input (Claude's `updatedInput`): keys it leaves out
-    /// are removed.
+    /// The whole new input (Claude's `updatedInput`, Gemini's
+    /// `tool_input`): keys it leaves out are removed.
     Replace,
-    /// A shallow merge over the input (Gemini's `tool_input`,
-    /// docker-agent's `updated_input`).
+    /// A shallow merge over the input (docker-agent's `updated_input`).
     Merge,
 }
 

@@ -350,6 +350,23 @@ mod tests {
             r,
             Ok(json!({"action": "modify", "call": {"arguments": {"cmd": "npm ci"}}}))
         );
+        // Gemini CLI runs a hook's `tool_input` as the whole new arguments
+        // (0.61.0's scheduler builds the call from it alone, whatever its
+        // docs say about a merge): the keys it leaves out are gone.
+        let a = answering(
+            Dialect::GeminiCli,
+            "BeforeTool",
+            json!({"command": "npm install", "description": "deps"}),
+        );
+        let r = a.answer(reply(
+            json!({"decision": "allow", "hookSpecificOutput": {"tool_input": {"command": "npm ci"}}}),
+        ));
+        assert_eq!(
+            r,
+            Ok(
+                json!({"action": "modify", "call": {"arguments": {"command": "npm ci", "description": null}}})
+            )
+        );
         // A rewrite that changes nothing is no rewrite.
         let a = answering(Dialect::GeminiCli, "BeforeTool", json!({"command": "ls"}));
         let r = a.answer(reply(

@@ -1,0 +1,324 @@
+//! The real Gemini CLI (`@google/gemini-cli`, pinned in
+//! `tests/agents/package.json`, installed by scripts/test with `npm ci`)
+//! runs a whole non-interactive session offline against a fake Gemini API
+//! on loopback, with `hookhost relay --dialect gemini-cli` as its
+//! BeforeTool command hook. The relay runs the Gemini-format hooks of
+//! `examples/dialects/gemini-cli/` through hookhost's chain, and Gemini
+//! must act on the answer: the shell call is refused with the hook's
+//! reason, or runs rewritten, exactly as Gemini runs it with those hooks
+//! configured directly.
+//!
+//! What it takes to drive Gemini CLI 0.61.0 offline, found in its bundle:
+//! `GOOGLE_GEMINI_BASE_URL` sends the API calls to the fake, but alone it
+//! selects the "gateway" auth that headless mode refuses, so the user
+//! settings pin `security.auth.selectedType: "gemini-api-key"`;
+//! `privacy.usageStatisticsEnabled: false` stops the usage logging (its
+//! DNS lookup is the one outside connection a session makes); project
+//! hooks run only in a trusted folder, and `--skip-trust` comes too late
+//! for them, so `GEMINI_CLI_TRUST_WORKSPACE=true`.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+mod fake_gemini;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_gemini::{FakeGemini, Request};
+use serde_json::{Value, json};
+
+/// How long one Gemini session may take before it is killed.
+const SESSION_LIMIT: Duration = Duration::from_secs(90);
+
+/// The pinned Gemini CLI, or `None` (said loudly) when it is not
+/// installed: CI installs it, a bare checkout may not have it.
+fn gemini() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin/gemini");
+    if bin.exists() {
+        return Some(bin);
+    }
+    eprintln!(
+        "\n*** SKIPPED: {} is missing; run `npm ci --prefix cli/tests/agents` \
+         (scripts/test does) to test hookhost under the real Gemini CLI ***\n",
+        bin.display()
+    );
+    None
+}
+
+/// What one session left behind.
+struct Session {
+    /// Gemini's `--output-format json` result.
+    result: Value,
+    /// Every request the fake API got.
+    requests: Vec<Request>,
+    /// The project folder the session ran in.
+    project: PathBuf,
+    /// The session's HOME (Gemini keeps its transcripts there).
+    home: PathBuf,
+}
+
+impl Session {
+    /// What the tools answered the model, in order.
+    fn tool_results(&self) -> Vec<Value> {
+        self.requests
+            .iter()
+            .flat_map(Request::function_responses)
+            .collect()
+    }
+
+    /// The first tool result sent to the model (later requests repeat it).
+    fn first_tool_result(&self) -> Value {
+        self.tool_results()
+            .first()
+            .cloned()
+            .unwrap_or_else(|| panic!("no tool result reached the model: {}", self.result))
+    }
+
+    /// The arguments Gemini ran `run_shell_command` with, from the
+    /// session transcript it records under HOME.
+    fn shell_args(&self) -> Value {
+        let mut args = None;
+        for line in transcript_lines(&self.home) {
+            for call in line["toolCalls"].as_array().into_iter().flatten() {
+                if call["name"] == "run_shell_command" {
+                    args = Some(call["args"].clone());
+                }
+            }
+        }
+        args.unwrap_or_else(|| panic!("no shell call in the transcript: {}", self.result))
+    }
+}
+
+/// Every JSON line of every transcript under `home/.gemini/tmp/*/chats`.
+fn transcript_lines(home: &Path) -> Vec<Value> {
+    let mut lines = Vec::new();
+    for project in std::fs::read_dir(home.join(".gemini/tmp"))
+        .unwrap()
+        .flatten()
+    {
+        let Ok(chats) = std::fs::read_dir(project.path().join("chats")) else {
+            continue;
+        };
+        for chat in chats.flatten() {
+            let text = std::fs::read_to_string(chat.path()).unwrap();
+            lines.extend(text.lines().filter_map(|l| serde_json::from_str(l).ok()));
+        }
+    }
+    lines
+}
+
+/// Gemini's user settings for an offline run (see the module doc).
+fn write_home(home: &Path) {
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "ide": {"enabled": false},
+    });
+    std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
+}
+
+/// A stand-in `npm` first on PATH: it records its arguments in
+/// `npm-ran.txt` in the folder it ran in and says what it ran.
+fn write_npm(bin: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(bin).unwrap();
+    let npm = bin.join("npm");
+    std::fs::write(
+        &npm,
+        "#!/bin/sh\nprintf '%s\\n' \"$*\" >> npm-ran.txt\necho \"fake npm ran: npm $*\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&npm, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A project whose only Gemini hook is `hookhost relay`, on BeforeTool,
+/// with a hooks.toml that imports the example's `.gemini/settings.json`.
+fn relay_project(dir: &Path) -> PathBuf {
+    let import = common::dialect_example("gemini-cli")
+        .join(".gemini/settings.json")
+        .canonicalize()
+        .unwrap();
+    let hooks = dir.join("hooks.toml");
+    let toml = format!(
+        "[hooks.import]\ngemini-cli = {:?}\n",
+        import.display().to_string()
+    );
+    std::fs::write(&hooks, toml).unwrap();
+    let relay = format!(
+        "'{}' relay --dialect gemini-cli -c '{}'",
+        common::HOOKHOST,
+        hooks.display()
+    );
+    let settings = json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
+        "hooks": [{"name": "hookhost", "type": "command", "command": relay, "timeout": 30000}]}]}});
+    let project = dir.join("project");
+    std::fs::create_dir_all(project.join(".gemini")).unwrap();
+    std::fs::write(project.join(".gemini/settings.json"), settings.to_string()).unwrap();
+    project
+}
+
+/// A copy of the example project, whose hooks Gemini runs itself.
+fn example_project(dir: &Path) -> PathBuf {
+    let project = dir.join("project");
+    copy_tree(&common::dialect_example("gemini-cli"), &project);
+    project
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Runs `gemini -p PROMPT` in the project `make_project` builds, against a
+/// fake model that asks to run `command`.
+fn session(make_project: fn(&Path) -> PathBuf, command: &str) -> Option<Session> {
+    let bin = gemini()?;
+    let dir = common::scratch();
+    let project = make_project(&dir);
+    std::fs::create_dir_all(project.join("build")).unwrap();
+    let home = dir.join("home");
+    write_home(&home);
+    write_npm(&dir.join("bin"));
+    let fake = FakeGemini::start(command);
+    let stdout = run_bounded(gemini_command(&bin, &dir, &project, &fake.url), &dir);
+    let result = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("gemini's output is not JSON ({e}): {stdout}"));
+    let requests = fake.requests();
+    Some(Session {
+        result,
+        requests,
+        project,
+        home,
+    })
+}
+
+/// Headless Gemini in `project`, offline: nothing from the test's own
+/// environment but PATH (behind the stand-in npm), HOME in `dir`, the
+/// API at `url`, and a trusted folder so the project's hooks run.
+fn gemini_command(bin: &Path, dir: &Path, project: &Path, url: &str) -> Command {
+    let path = format!(
+        "{}:{}",
+        dir.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new(bin);
+    cmd.args([
+        "-p",
+        "Do what the task needs.",
+        "--output-format",
+        "json",
+        "--yolo",
+    ])
+    .current_dir(project)
+    .env_clear()
+    .env("PATH", path)
+    .env("HOME", dir.join("home"))
+    .env("GEMINI_API_KEY", "dummy")
+    .env("GOOGLE_GEMINI_BASE_URL", url)
+    .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    cmd
+}
+
+/// Runs `cmd` in its own process group, killed (the whole group) after
+/// [`SESSION_LIMIT`]; its stdout. Output goes through files so a chatty
+/// run never blocks on a full pipe.
+fn run_bounded(mut cmd: Command, dir: &Path) -> String {
+    use std::os::unix::process::CommandExt;
+    let (out, err) = (dir.join("gemini.out"), dir.join("gemini.err"));
+    cmd.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .process_group(0);
+    let started = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > SESSION_LIMIT {
+            let pgid = i32::try_from(child.id()).unwrap();
+            // SAFETY: signals the process group this test started.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            let _ = child.wait();
+            panic!(
+                "gemini ran over {SESSION_LIMIT:?}: {}",
+                std::fs::read_to_string(&err).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    eprintln!("gemini session: {:?} wall, {status}", started.elapsed());
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(status.success(), "gemini failed ({status}): {stderr}");
+    std::fs::read_to_string(&out).unwrap()
+}
+
+#[test]
+fn gemini_cli_refuses_the_call_a_relayed_hook_denies() {
+    let Some(s) = session(relay_project, "rm -rf build") else {
+        return;
+    };
+    assert!(s.result["error"].is_null(), "{}", s.result);
+    assert!(s.project.join("build").is_dir(), "rm -rf build ran");
+    // The example's shell-guard.js refused it through hookhost, and Gemini
+    // sent the reason back to the model as the tool's error.
+    let sent = s.first_tool_result();
+    assert_eq!(sent["name"], "run_shell_command", "{sent}");
+    let error = sent["response"]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("Tool execution blocked: rm -rf is blocked by the project policy"),
+        "{sent}"
+    );
+    assert!(
+        s.requests
+            .iter()
+            .all(|r| r.path.starts_with("/v1beta/models/")),
+        "Gemini asked the fake API for something else: {:?}",
+        s.requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn gemini_cli_runs_the_call_a_relayed_hook_rewrote() {
+    let Some(s) = session(relay_project, "npm install") else {
+        return;
+    };
+    assert!(s.result["error"].is_null(), "{}", s.result);
+    // The example's npm-ci.sh turned `npm install` into `npm ci` through
+    // hookhost, and that is what ran.
+    let ran = std::fs::read_to_string(s.project.join("npm-ran.txt")).unwrap();
+    assert_eq!(ran, "ci\n");
+    let sent = s.first_tool_result();
+    let output = sent["response"]["output"].as_str().unwrap_or_default();
+    assert!(output.contains("fake npm ran: npm ci"), "{sent}");
+    assert!(
+        output.contains("Tool input parameters were modified by a hook"),
+        "{sent}"
+    );
+    assert_eq!(s.shell_args()["command"], "npm ci", "{}", s.result);
+}
+
+#[test]
+fn through_the_relay_gemini_cli_runs_what_its_own_hooks_would_run() {
+    let Some(direct) = session(example_project, "npm install") else {
+        return;
+    };
+    let relayed = session(relay_project, "npm install").unwrap();
+    // Gemini takes a hook's tool_input as the whole new arguments (the
+    // example leaves `description` out, so it is gone); hookhost must
+    // hand Gemini the same call.
+    assert_eq!(direct.shell_args(), json!({"command": "npm ci"}));
+    assert_eq!(relayed.shell_args(), direct.shell_args());
+}
