@@ -1,5 +1,7 @@
-//! OpenAI Codex CLI: Claude Code's format with fewer events, `ask`
-//! refused at PreToolUse, and `apply_patch` as its edit tool.
+//! OpenAI Codex CLI: Claude Code's format with fewer events, `ask` and
+//! `continue: false` refused at PreToolUse (Codex 0.169.0, driven by
+//! cli/tests/codex.rs, runs the tool when either is in the answer), and
+//! `apply_patch` as its edit tool.
 
 use hookhost_protocol::Stage;
 
@@ -34,6 +36,7 @@ pub(crate) const SPEC: Spec = Spec {
     matching: Matching::ClaudeList,
     rewrite: Rewrite::Replace,
     ask: false,
+    tool_halt: false,
     plain_context: &["session_start", "user_prompt_submit", "subagent_start"],
     json_from_stderr: false,
 };

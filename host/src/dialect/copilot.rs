@@ -45,6 +45,7 @@ pub(crate) const SPEC: Spec = Spec {
     matching: Matching::Anchored,
     rewrite: Rewrite::Replace,
     ask: true,
+    tool_halt: true,
     plain_context: &[],
     json_from_stderr: false,
 };

@@ -38,6 +38,7 @@ pub(crate) const SPEC: Spec = Spec {
     matching: Matching::RegexTools,
     rewrite: Rewrite::Merge,
     ask: true,
+    tool_halt: true,
     plain_context: &[],
     json_from_stderr: true,
 };

@@ -151,6 +151,10 @@ pub(crate) struct Spec {
     pub(crate) rewrite: Rewrite,
     /// Whether `ask` is an answer it takes (Codex refuses it).
     pub(crate) ask: bool,
+    /// Whether it takes `continue: false` at its before-tool event. Codex
+    /// does not: it counts the whole answer as a failed hook and runs the
+    /// tool, so a halt there is written as the refusal alone.
+    pub(crate) tool_halt: bool,
     /// The canonical events at which plain (non-JSON) stdout is context.
     pub(crate) plain_context: &'static [&'static str],
     /// JSON is read from stderr when stdout is empty (Gemini CLI).
