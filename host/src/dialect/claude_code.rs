@@ -55,6 +55,7 @@ pub(crate) const SPEC: Spec = Spec {
     rewrite: Rewrite::Replace,
     ask: true,
     tool_halt: true,
+    matcher_aliases: &[],
     plain_context: &["session_start", "user_prompt_submit", "pre_compact"],
     json_from_stderr: false,
 };

@@ -46,6 +46,7 @@ pub(crate) const SPEC: Spec = Spec {
     rewrite: Rewrite::Replace,
     ask: true,
     tool_halt: true,
+    matcher_aliases: &[],
     plain_context: &[],
     json_from_stderr: false,
 };

@@ -39,6 +39,7 @@ pub(crate) const SPEC: Spec = Spec {
     rewrite: Rewrite::Merge,
     ask: true,
     tool_halt: true,
+    matcher_aliases: &[],
     plain_context: &[],
     json_from_stderr: true,
 };
