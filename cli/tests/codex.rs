@@ -329,9 +329,26 @@ fn codex_edit_and_write_hooks_guard_apply_patch() {
 
 #[test]
 fn codex_gets_a_relayed_context_and_a_stop_hook_keeps_it_going_once() {
-    let Some(run) = session(exec_command("npm test"), |_| Extra::default()) else {
+    // Besides the examples, a hook that keeps what it was sent after the
+    // tool: Codex hooks read `tool_response` as the output text.
+    let mut dump = PathBuf::new();
+    let Some(run) = session(exec_command("npm test"), |dir| {
+        dump = dir.join("post-tool-use.json");
+        let hook = json!({"type": "command", "command": format!("cat > '{}'", dump.display())});
+        let settings = json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [hook]}]}});
+        std::fs::write(dir.join("dump.json"), settings.to_string()).unwrap();
+        Extra {
+            imports: vec![dir.join("dump.json")],
+            ..Extra::default()
+        }
+    }) else {
         return;
     };
+    let sent: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(
+        sent["tool_response"], "  41 passing (2s)\n  3 failing\n",
+        "{sent}"
+    );
     let developer = run.messages("developer");
     assert!(
         developer
