@@ -7,10 +7,18 @@
 //! chain, and Codex must act on the answer: the command is refused with the
 //! hook's reason and does not run, or runs rewritten.
 //!
-//! Two tests pin what hookhost's codex dialect got wrong before Codex itself
-//! was driven: a halt written as `continue: false` at PreToolUse, which
-//! Codex rejects (and runs the tool), and an `Edit|Write` hook skipped for
-//! `apply_patch`, which Codex runs it for.
+//! Three of them pin what hookhost's codex dialect got wrong before Codex
+//! itself was driven: a halt written as `continue: false` at PreToolUse,
+//! which Codex rejects (and runs the tool); an `Edit|Write` hook skipped
+//! for `apply_patch`, which Codex runs it for; and PostToolUse's
+//! `tool_response` handed to Codex hooks as an object, where Codex sends
+//! the output text.
+//!
+//! Offline: the model provider is the fake server, and plugins (which
+//! resolve github.com and chatgpt.com at start), analytics and update
+//! checks are off; under strace the sessions connect to 127.0.0.1 only.
+//! `--dangerously-bypass-hook-trust` runs the hook without the review a
+//! user gives it once in `/hooks`.
 
 #![allow(clippy::unwrap_used)]
 
