@@ -433,12 +433,16 @@ impl Writer {
     }
 
     /// Stop the agent: `continue: false`; at a tool event also a refusal,
-    /// so an agent that ignores `continue` still does not run the tool.
+    /// so an agent that ignores `continue` still does not run the tool. An
+    /// agent that rejects `continue` there (Codex) gets the refusal alone.
     fn halt(&self, reason: &str, tool: bool) -> Object {
         let mut m = match tool {
             true => self.permission("deny", Some(reason), None),
             false => Map::new(),
         };
+        if tool && !self.spec.tool_halt {
+            return m;
+        }
         m.insert("continue".into(), Value::Bool(false));
         let key = match self.d() {
             Dialect::DockerAgent => "stop_reason",
@@ -675,9 +679,19 @@ mod tests {
         );
         let ask = json!({"action": "ask", "reason": "pushes", "call": {}});
         assert_eq!(
-            answer(Dialect::Codex, pre, None, ask)["hookSpecificOutput"]["permissionDecision"],
+            answer(Dialect::Codex, pre.clone(), None, ask)["hookSpecificOutput"]["permissionDecision"],
             "deny",
             "Codex refuses ask, so the relay refuses the call"
+        );
+        let halt = json!({"action": "abort_turn", "reason": "frozen"});
+        assert_eq!(
+            answer(Dialect::Codex, pre.clone(), None, halt.clone()),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "frozen"}}),
+            "Codex 0.169.0 runs the tool when a PreToolUse answer has `continue`"
+        );
+        assert_eq!(
+            answer(Dialect::ClaudeCode, pre, None, halt)["continue"],
+            false
         );
         let cursor = json!({"hook_event_name": "beforeShellExecution", "command": "rm -rf /"});
         assert_eq!(

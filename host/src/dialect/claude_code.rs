@@ -54,6 +54,8 @@ pub(crate) const SPEC: Spec = Spec {
     matching: Matching::ClaudeList,
     rewrite: Rewrite::Replace,
     ask: true,
+    tool_halt: true,
+    matcher_aliases: &[],
     plain_context: &["session_start", "user_prompt_submit", "pre_compact"],
     json_from_stderr: false,
 };

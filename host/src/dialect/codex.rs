@@ -1,5 +1,8 @@
-//! OpenAI Codex CLI: Claude Code's format with fewer events, `ask`
-//! refused at PreToolUse, and `apply_patch` as its edit tool.
+//! OpenAI Codex CLI: Claude Code's format with fewer events, `ask` and
+//! `continue: false` refused at PreToolUse (Codex 0.169.0, driven by
+//! cli/tests/codex.rs, runs the tool when either is in the answer), its
+//! own reading of a matcher, and `apply_patch` as its edit tool, which
+//! `Edit` and `Write` matchers select too.
 
 use hookhost_protocol::Stage;
 
@@ -31,9 +34,11 @@ pub(crate) const SPEC: Spec = Spec {
     stamp: Stamp::None,
     env: &[],
     default_timeout_ms: 600_000,
-    matching: Matching::ClaudeList,
+    matching: Matching::CodexList,
     rewrite: Rewrite::Replace,
     ask: false,
+    tool_halt: false,
+    matcher_aliases: &[("apply_patch", &["Edit", "Write"])],
     plain_context: &["session_start", "user_prompt_submit", "subagent_start"],
     json_from_stderr: false,
 };

@@ -45,6 +45,8 @@ pub(crate) const SPEC: Spec = Spec {
     matching: Matching::Anchored,
     rewrite: Rewrite::Replace,
     ask: true,
+    tool_halt: true,
+    matcher_aliases: &[],
     plain_context: &[],
     json_from_stderr: false,
 };

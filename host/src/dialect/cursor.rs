@@ -43,6 +43,8 @@ pub(crate) const SPEC: Spec = Spec {
     matching: Matching::ClaudeList,
     rewrite: Rewrite::Replace,
     ask: true,
+    tool_halt: true,
+    matcher_aliases: &[],
     plain_context: &[],
     json_from_stderr: false,
 };

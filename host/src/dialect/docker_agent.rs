@@ -41,6 +41,8 @@ pub(crate) const SPEC: Spec = Spec {
     matching: Matching::Anchored,
     rewrite: Rewrite::Merge,
     ask: true,
+    tool_halt: true,
+    matcher_aliases: &[],
     plain_context: &["session_start", "after_tool"],
     json_from_stderr: false,
 };

@@ -42,6 +42,8 @@ pub(crate) const SPEC: Spec = Spec {
     // gone. A hook must reach here the call it reaches in Gemini.
     rewrite: Rewrite::Replace,
     ask: true,
+    tool_halt: true,
+    matcher_aliases: &[],
     plain_context: &[],
     json_from_stderr: true,
 };

@@ -24,10 +24,15 @@ pub struct MatcherError {
     message: String,
 }
 
-/// Whether Claude Code reads `m` as a plain list of names.
-fn is_plain_list(m: &str) -> bool {
-    m.chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '|' | ',' | ' ' | '-'))
+/// Whether Claude Code reads `m` as a plain list of names; Codex
+/// (`codex`) takes fewer characters in one.
+fn is_plain_list(m: &str, codex: bool) -> bool {
+    m.chars().all(|c| {
+        c.is_ascii_alphanumeric()
+            || c == '_'
+            || c == '|'
+            || (!codex && matches!(c, ',' | ' ' | '-'))
+    })
 }
 
 fn names(m: &str) -> Matcher {
@@ -73,8 +78,9 @@ impl Matcher {
             return Ok(Matcher::All);
         }
         match rule {
-            Matching::ClaudeList if is_plain_list(m) => Ok(names(m)),
-            Matching::ClaudeList => pattern(m, false),
+            Matching::ClaudeList if is_plain_list(m, false) => Ok(names(m)),
+            Matching::CodexList if is_plain_list(m, true) => Ok(names(m)),
+            Matching::ClaudeList | Matching::CodexList => pattern(m, false),
             Matching::Anchored => pattern(m, true),
             Matching::RegexTools if tool_event => pattern(m, false),
             Matching::RegexTools => Ok(Matcher::Names(vec![m.to_string()])),
@@ -182,6 +188,45 @@ mod tests {
         let m = Matcher::new(Some("mcp__.*"), Matching::ClaudeList, true).expect("compiles");
         assert!(m.matches(Some("mcp__gh__list")));
         assert!(Matcher::new(Some("a)|(b"), Matching::ClaudeList, true).is_err());
+    }
+
+    /// What Codex 0.169.0 ran for each matcher, driven offline with a
+    /// hook that denies: the tool is `Bash` (exec_command) or
+    /// `apply_patch`.
+    #[test]
+    fn codex_reads_matchers_as_codex_does_and_edit_selects_apply_patch() {
+        let codex = crate::dialect::Dialect::Codex.spec();
+        let selects = |m: &str, tool: &str| {
+            let m = Matcher::new(Some(m), codex.matching, true).expect("compiles");
+            codex.matcher_names(tool).any(|n| m.matches(Some(n)))
+        };
+        for (m, tool) in [
+            ("Edit|Write", "apply_patch"),
+            ("Write", "apply_patch"),
+            ("^Edit$", "apply_patch"),
+            ("Ed.*", "apply_patch"),
+            ("apply_patch", "apply_patch"),
+            ("B.s", "Bash"),
+            ("ash$", "Bash"),
+            ("as|Nope-", "Bash"),
+            ("as|No pe", "Bash"),
+            ("Bash|Nope", "Bash"),
+        ] {
+            assert!(selects(m, tool), "{m:?} selects {tool}");
+        }
+        for (m, tool) in [
+            ("Edi", "apply_patch"),
+            ("apply", "apply_patch"),
+            ("NotebookEdit", "apply_patch"),
+            ("Bas", "Bash"),
+            ("as|Nope", "Bash"),
+            ("^as", "Bash"),
+            ("Bash,Edit", "Bash"),
+            ("Bash, Edit", "Bash"),
+            ("Edit", "Bash"),
+        ] {
+            assert!(!selects(m, tool), "{m:?} does not select {tool}");
+        }
     }
 
     #[test]

@@ -111,6 +111,11 @@ pub(crate) enum Matching {
     /// Claude Code: a string of `[A-Za-z0-9_|, -]` is an exact list split
     /// on `|` and `,`; anything else an unanchored regex.
     ClaudeList,
+    /// Codex: a string of `[A-Za-z0-9_|]` is an exact list split on `|`;
+    /// anything else (a comma, a space or a hyphen too) an unanchored
+    /// regex, so `Bash,Edit` selects nothing and `mcp__git-hub` selects
+    /// `mcp__git-hub__push`.
+    CodexList,
     /// A regex that must match the whole name (Copilot, docker-agent).
     Anchored,
     /// An unanchored regex at tool events, an exact string at lifecycle
@@ -150,6 +155,14 @@ pub(crate) struct Spec {
     pub(crate) rewrite: Rewrite,
     /// Whether `ask` is an answer it takes (Codex refuses it).
     pub(crate) ask: bool,
+    /// Whether it takes `continue: false` at its before-tool event. Codex
+    /// does not: it counts the whole answer as a failed hook and runs the
+    /// tool, so a halt there is written as the refusal alone.
+    pub(crate) tool_halt: bool,
+    /// Other names a `matcher` selects a native tool by, per tool: Codex
+    /// runs an `Edit` or `Write` hook for `apply_patch`, so a guard written
+    /// for those names must not be skipped for a patch.
+    pub(crate) matcher_aliases: &'static [(&'static str, &'static [&'static str])],
     /// The canonical events at which plain (non-JSON) stdout is context.
     pub(crate) plain_context: &'static [&'static str],
     /// JSON is read from stderr when stdout is empty (Gemini CLI).
@@ -169,6 +182,17 @@ impl Spec {
             return Casing::Snake;
         }
         self.casing
+    }
+
+    /// The names a matcher may select native tool `tool` by: its own,
+    /// then its aliases.
+    pub(crate) fn matcher_names<'a>(&self, tool: &'a str) -> impl Iterator<Item = &'a str> {
+        let aliases = self
+            .matcher_aliases
+            .iter()
+            .find(|(t, _)| *t == tool)
+            .map_or(&[][..], |(_, a)| *a);
+        std::iter::once(tool).chain(aliases.iter().copied())
     }
 
     /// Every native name, for error messages.

@@ -241,11 +241,17 @@ impl Call<'_> {
             Dialect::Cursor => {
                 m.insert("tool_output".into(), Value::from(self.for_llm()));
             }
-            _ => {
+            d => {
                 if self.failed() {
                     m.insert("error".into(), Value::from(self.for_llm()));
                 }
-                m.insert("tool_response".into(), result);
+                // Codex sends the tool's output as text (Bash, apply_patch);
+                // a hook that reads it as a string must not get an object.
+                let response = match d {
+                    Dialect::Codex => Value::from(self.for_llm()),
+                    _ => result,
+                };
+                m.insert("tool_response".into(), response);
             }
         }
         if let Some(d) = get(self.params, "duration_ms") {
@@ -338,5 +344,35 @@ impl Call<'_> {
                 m.entry("turn_id").or_insert_with(|| Value::from(turn));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a hook reads after the tool. Codex 0.169.0 sends
+    /// `tool_response` as the output text (cli/tests/codex.rs drives it).
+    #[test]
+    fn codex_hooks_read_the_tool_output_as_text() {
+        let params = json!({"tool": "shell", "arguments": {"command": "npm test"},
+            "result": {"for_llm": "  3 failing\n", "is_error": false, "raw": "  3 failing\n"}});
+        let names = BTreeMap::new();
+        let input = |d: Dialect| {
+            let spec = d.spec();
+            Call {
+                spec,
+                event: spec.event("PostToolUse").expect("an event of both"),
+                params: &params,
+                dir: Path::new("/p"),
+                names: &names,
+            }
+            .input()
+        };
+        assert_eq!(input(Dialect::Codex)["tool_response"], "  3 failing\n");
+        assert_eq!(
+            input(Dialect::ClaudeCode)["tool_response"]["for_llm"],
+            "  3 failing\n"
+        );
     }
 }

@@ -149,7 +149,9 @@ impl CommandHook {
             Target::Stage(Stage::BeforeLlm | Stage::AfterLlm) => true,
             Target::Stage(_) => {
                 let tool = call.native_tool();
-                self.matcher.matches(Some(&tool))
+                self.spec
+                    .matcher_names(&tool)
+                    .any(|name| self.matcher.matches(Some(name)))
                     && self
                         .rule
                         .as_ref()
