@@ -5,7 +5,9 @@ mod call;
 mod check;
 mod conformance;
 mod demo;
+mod install;
 mod limits;
+mod paths;
 mod relay;
 mod replay;
 mod serve;
@@ -41,6 +43,8 @@ enum Command {
     Conformance(conformance::ConformanceArgs),
     Serve(serve::ServeArgs),
     Relay(relay::RelayArgs),
+    Install(install::InstallArgs),
+    Uninstall(install::UninstallArgs),
 }
 
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
@@ -75,6 +79,8 @@ pub fn main() -> ExitCode {
             Command::Conformance(args) => conformance::run(args).await,
             Command::Serve(args) => serve::run(args).await,
             Command::Relay(args) => relay::run(args).await,
+            Command::Install(args) => install::install(args).await,
+            Command::Uninstall(args) => install::uninstall(args).await,
         }
     });
     // Hooks are stopped by then; do not wait on stray blocking tasks.
