@@ -182,7 +182,7 @@ fn hooks_mut(
     root: &mut Map<String, Value>,
     create: bool,
 ) -> Result<Option<&mut Map<String, Value>>, String> {
-    if create && !root.contains_key("hooks") {
+    if create && root.get("hooks").is_none_or(Value::is_null) {
         root.insert("hooks".into(), Value::Object(Map::new()));
     }
     match root.get_mut("hooks") {
