@@ -109,10 +109,12 @@ enum ViaArg {
     Relay,
 }
 
+/// Runs `hookhost install`: 0 done, 2 with the reason on stderr.
 pub async fn install(args: InstallArgs) -> ExitCode {
     outcome(run_install(&args))
 }
 
+/// Runs `hookhost uninstall`: 0 done, 2 with the reason on stderr.
 pub async fn uninstall(args: UninstallArgs) -> ExitCode {
     outcome(run_uninstall(&args))
 }
