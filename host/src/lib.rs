@@ -47,7 +47,8 @@
 //!   [`RemoteConfig`], [`RemoteTransport`], [`AuditConfig`],
 //!   [`BreakerConfig`].
 //! - Other agents' hooks: [`Dialect`] (claude-code, codex, gemini-cli,
-//!   cursor, copilot, docker-agent; [`UnknownDialect`]), their settings
+//!   cursor, copilot, docker-agent; [`UnknownDialect`]), each one's events
+//!   as an installer routes them (`Dialect::events`, [`NativeEvent`]), their settings
 //!   files read by `[hooks.import]` ([`HookSource`] says where a hook came
 //!   from, [`SkippedHook`] what was not run), and the other direction: an
 //!   agent's own event read as a [`ForeignEvent`] ([`EventError`]) and
@@ -125,7 +126,7 @@ pub use conformance::{
     run as conformance,
 };
 pub use dialect::agent::{EventError, NativeAnswer};
-pub use dialect::{Dialect, UnknownDialect};
+pub use dialect::{Dialect, NativeEvent, UnknownDialect};
 pub use error::{CallError, StartError};
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;

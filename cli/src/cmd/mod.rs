@@ -7,6 +7,7 @@ mod client;
 mod conformance;
 mod daemon;
 mod demo;
+mod install;
 mod limits;
 mod paths;
 mod relay;
@@ -48,6 +49,8 @@ enum Command {
     Relay(relay::RelayArgs),
     Status(status::StatusArgs),
     Unit(unit::UnitArgs),
+    Install(install::InstallArgs),
+    Uninstall(install::UninstallArgs),
 }
 
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
@@ -111,6 +114,8 @@ async fn dispatch(work: Work) -> ExitCode {
         Command::Replay(args) => replay::run(args).await,
         Command::Conformance(args) => conformance::run(args).await,
         Command::Serve(args) => serve::run(args).await,
+        Command::Install(args) => install::install(args).await,
+        Command::Uninstall(args) => install::uninstall(args).await,
         Command::Relay(_) | Command::Status(_) | Command::Unit(_) => {
             unreachable!("relay, status and unit are done before the runtime starts")
         }

@@ -1,0 +1,375 @@
+//! `--adopt`: the user's own hooks in the agent's file move into
+//! hookhost's chain. They are written unchanged, in the agent's format, to
+//! a file hookhost's config imports (`[hooks.import]`), and taken out of
+//! the agent's file, so each runs once: in hookhost, warm and composed.
+//!
+//! A hook moves only if hookhost would run it as the agent did, as far as
+//! its entry shows. hookhost runs an imported hook in the folder that
+//! holds the file's agent folder, with `PATH` and the dialect's variables
+//! only. So a project's hooks are adopted into a file in the same project
+//! (`<project>/.claude/hookhost-adopted.json`), where relative paths and
+//! `$CLAUDE_PROJECT_DIR` keep their meaning; the user's into
+//! `<config dir>/adopted/<agent>-user.json`, where they would not, so
+//! there a hook that names a relative path or the project folder stays
+//! with the agent. Hooks hookhost does not run (prompt, agent, MCP-tool,
+//! PowerShell-only, background `async` ones, Gemini's disabled ones) and
+//! ones that read variables the agent sets but hookhost does not (`~`,
+//! `$HOME`) stay with the agent too, each named with the reason.
+
+use std::path::{Path, PathBuf};
+
+use hookhost::Dialect;
+use serde_json::{Map, Value};
+
+use super::super::paths;
+use super::route::{is_ours, words};
+use super::shape::{self, Taken};
+use super::target::{Scope, Shape};
+
+/// A handler left in the agent's file, and why.
+pub(super) struct Left {
+    pub(super) file: PathBuf,
+    pub(super) event: String,
+    pub(super) what: String,
+    pub(super) why: String,
+}
+
+/// Where the hooks adopted from `agent`'s files at `scope` are kept.
+pub(super) fn adopted_file(agent: Dialect, scope: Scope, project: &Path) -> PathBuf {
+    match scope {
+        Scope::User => paths::config_dir()
+            .join("adopted")
+            .join(format!("{agent}-user.json")),
+        Scope::Project => project.join(agent_dir(agent)).join("hookhost-adopted.json"),
+    }
+}
+
+/// The agent's folder in a project; Copilot's adopted file goes beside
+/// `.github/hooks/`, not in it, where Copilot would load it too.
+fn agent_dir(agent: Dialect) -> &'static str {
+    match agent {
+        Dialect::ClaudeCode => ".claude",
+        Dialect::Codex => ".codex",
+        Dialect::GeminiCli => ".gemini",
+        Dialect::Cursor => ".cursor",
+        _ => ".github",
+    }
+}
+
+/// Takes the hooks that can move out of `root` (the file at `path`),
+/// returning them by event, and names the ones that stay.
+pub(super) fn take(
+    root: &mut Map<String, Value>,
+    path: &Path,
+    agent: Dialect,
+    scope: Scope,
+) -> Result<(Taken, Vec<Left>), String> {
+    let shape = Shape::of(agent);
+    let disabled = gemini_disabled(root);
+    let why = |h: &Value| stays(agent, scope, h, &disabled);
+    let mut left = Vec::new();
+    for (event, handler) in shape::handlers(root, shape) {
+        if is_ours(agent, handler) {
+            continue;
+        }
+        if let Some(why) = why(handler) {
+            left.push(Left {
+                file: path.to_path_buf(),
+                event,
+                what: describe(handler),
+                why,
+            });
+        }
+    }
+    let taken = shape::take_all(root, shape, &|h| !is_ours(agent, h) && why(h).is_none())?;
+    Ok((taken, left))
+}
+
+/// The names in Gemini's `hooksConfig.disabled` (or older
+/// `hooks.disabled`): hooks the user switched off.
+fn gemini_disabled(root: &Map<String, Value>) -> Vec<String> {
+    let root = Value::Object(root.clone());
+    ["/hooksConfig/disabled", "/hooks/disabled"]
+        .iter()
+        .filter_map(|p| root.pointer(p).and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Why a handler must stay with the agent; `None` when it can move.
+fn stays(agent: Dialect, scope: Scope, handler: &Value, disabled: &[String]) -> Option<String> {
+    let Some(h) = handler.as_object() else {
+        return Some("not an object".into());
+    };
+    let text = |k: &str| h.get(k).and_then(Value::as_str);
+    let kind = text("type").unwrap_or("command");
+    let runs = kind == "command" || (agent == Dialect::ClaudeCode && kind == "http");
+    if !runs {
+        return Some(format!("hookhost does not run `{kind}` hooks"));
+    }
+    if text("shell") == Some("powershell") {
+        return Some("a PowerShell hook".into());
+    }
+    if ["async", "asyncRewake"]
+        .iter()
+        .any(|k| h.get(*k) == Some(&Value::Bool(true)))
+    {
+        return Some("it runs in the background (`async`); hookhost would wait for it".into());
+    }
+    if text("name").is_some_and(|n| disabled.iter().any(|d| d == n)) {
+        return Some("it is disabled".into());
+    }
+    let commands: Vec<&str> = ["command", "bash", "linux", "osx"]
+        .into_iter()
+        .filter_map(text)
+        .collect();
+    if kind == "command" && commands.is_empty() {
+        return Some("no command hookhost can run here (PowerShell only?)".into());
+    }
+    let args = h.get("args").and_then(Value::as_array);
+    let args = args.into_iter().flatten().filter_map(Value::as_str);
+    let all: Vec<&str> = commands.into_iter().chain(args).collect();
+    environment(agent, &all).or_else(|| folder(scope, &all, text("cwd")))
+}
+
+/// A variable a command reads that hookhost's run would not set as the
+/// agent did: hookhost passes `PATH` and the dialect's own variables.
+fn environment(agent: Dialect, commands: &[&str]) -> Option<String> {
+    let provided: &[&str] = match agent {
+        Dialect::ClaudeCode => &["CLAUDE_PROJECT_DIR", "PATH"],
+        Dialect::GeminiCli => &[
+            "GEMINI_PROJECT_DIR",
+            "CLAUDE_PROJECT_DIR",
+            "GEMINI_SESSION_ID",
+            "GEMINI_CWD",
+            "PATH",
+        ],
+        _ => &["PATH"],
+    };
+    for c in commands {
+        if c.split_whitespace().any(|w| w.starts_with('~')) {
+            return Some("it uses `~`, and hookhost gives hooks no $HOME".into());
+        }
+        if let Some(var) = variables(c)
+            .into_iter()
+            .find(|v| !provided.contains(&v.as_str()))
+        {
+            return Some(format!(
+                "it uses ${var}, which hookhost does not pass to hooks"
+            ));
+        }
+    }
+    None
+}
+
+/// The `$NAME` and `${NAME}` a command names.
+fn variables(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = command;
+    while let Some(at) = rest.find('$') {
+        rest = &rest[at + 1..];
+        let name: String = rest
+            .trim_start_matches('{')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// At user scope, what depends on the folder the agent ran the hook in
+/// (its project): a relative path, the project variables, a relative
+/// `cwd`. The user's adopted file is in hookhost's config folder, so those
+/// would point there.
+fn folder(scope: Scope, commands: &[&str], cwd: Option<&str>) -> Option<String> {
+    if scope == Scope::Project {
+        return None;
+    }
+    if cwd.is_some_and(|c| !c.starts_with('/')) {
+        return Some("its `cwd` is relative to the project".into());
+    }
+    for c in commands {
+        if c.contains("PROJECT_DIR") || c.contains("GEMINI_CWD") {
+            return Some(
+                "it uses the project folder, which user-wide hooks in hookhost do not have".into(),
+            );
+        }
+        let relative = words(c)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|w| w.rsplit('=').next().unwrap_or_default().to_string())
+            .find(|w| is_relative_path(w));
+        if let Some(w) = relative {
+            return Some(format!(
+                "it runs `{w}`, a path relative to the agent's folder"
+            ));
+        }
+    }
+    None
+}
+
+fn is_relative_path(w: &str) -> bool {
+    let absolute = ['/', '~', '$', '-'].iter().any(|c| w.starts_with(*c)) || w.contains("://");
+    !absolute && w.contains('/')
+}
+
+/// A handler in a few words, for the list of those left behind.
+fn describe(handler: &Value) -> String {
+    let h = handler.as_object();
+    let text = |k: &str| h.and_then(|h| h.get(k)).and_then(Value::as_str);
+    ["command", "bash", "url", "linux", "prompt"]
+        .into_iter()
+        .find_map(text)
+        .or_else(|| text("type"))
+        .map_or_else(|| handler.to_string(), str::to_string)
+}
+
+/// `text` (a hookhost config, `None` when there is none) with `file` in
+/// its `[hooks.import]` under `agent`, formatting and comments kept.
+/// Returns `None` when it is listed already.
+pub(super) fn import(
+    text: Option<&str>,
+    base: &Path,
+    agent: Dialect,
+    file: &Path,
+) -> Result<Option<String>, String> {
+    let mut doc: toml_edit::DocumentMut = text
+        .unwrap_or("")
+        .parse()
+        .map_err(|e| format!("not TOML: {e}"))?;
+    let hooks = doc.entry("hooks").or_insert_with(|| {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        toml_edit::Item::Table(t)
+    });
+    let hooks = hooks
+        .as_table_mut()
+        .ok_or("`hooks` is not a [hooks] table; add the import by hand")?;
+    let import = hooks
+        .entry("import")
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()));
+    let import = import
+        .as_table_like_mut()
+        .ok_or("`hooks.import` is not a table")?;
+    let path = file.display().to_string();
+    let Some(entry) = import.get_mut(agent.as_str()) else {
+        let list = toml_edit::Array::from_iter([path]);
+        import.insert(agent.as_str(), toml_edit::value(list));
+        return Ok(Some(doc.to_string()));
+    };
+    let added = add_path(entry, &path, |p| resolve(base, p) == file)
+        .map_err(|m| format!("`hooks.import.{agent}` {m}"))?;
+    Ok(added.then(|| doc.to_string()))
+}
+
+/// Adds `path` to an import entry (a path, a list, or `{ files = [...] }`)
+/// unless `same` finds it there.
+fn add_path(
+    entry: &mut toml_edit::Item,
+    path: &str,
+    same: impl Fn(&str) -> bool,
+) -> Result<bool, String> {
+    if let Some(old) = entry.as_str() {
+        if same(old) {
+            return Ok(false);
+        }
+        let list = toml_edit::Array::from_iter([old.to_string(), path.to_string()]);
+        *entry = toml_edit::value(list);
+        return Ok(true);
+    }
+    let list = match entry.as_table_like_mut() {
+        Some(t) => t.get_mut("files").and_then(toml_edit::Item::as_array_mut),
+        None => entry.as_array_mut(),
+    };
+    let list = list.ok_or("is not a path, a list of paths or { files = [...] }")?;
+    if list.iter().filter_map(toml_edit::Value::as_str).any(same) {
+        return Ok(false);
+    }
+    list.push(path);
+    Ok(true)
+}
+
+/// A path of `[hooks.import]` as the importer reads it: `~/` is the home
+/// folder, anything else relative to the config's folder.
+fn resolve(base: &Path, path: &str) -> PathBuf {
+    match path.strip_prefix("~/") {
+        Some(rest) => paths::home().join(rest),
+        None => base.join(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn what_stays_names_why() {
+        let user = |h: Value| stays(Dialect::ClaudeCode, Scope::User, &h, &[]);
+        assert_eq!(
+            user(json!({"type": "command", "command": "/opt/guard.sh"})),
+            None
+        );
+        assert_eq!(user(json!({"type": "http", "url": "http://x/y"})), None);
+        assert!(user(json!({"type": "prompt", "prompt": "x"})).is_some());
+        assert!(user(json!({"command": "/x", "async": true})).is_some());
+        assert!(
+            user(json!({"command": "~/bin/guard"}))
+                .unwrap()
+                .contains('~')
+        );
+        assert!(
+            user(json!({"command": "$HOME/guard"}))
+                .unwrap()
+                .contains("HOME")
+        );
+        assert!(user(json!({"command": "\"$CLAUDE_PROJECT_DIR\"/h.sh"})).is_some());
+        assert!(user(json!({"command": "python3 .claude/hooks/g.py"})).is_some());
+        let project = |h: Value| stays(Dialect::ClaudeCode, Scope::Project, &h, &[]);
+        assert_eq!(
+            project(json!({"command": "\"$CLAUDE_PROJECT_DIR\"/h.sh"})),
+            None
+        );
+        assert_eq!(
+            project(json!({"command": "python3 .claude/hooks/g.py"})),
+            None
+        );
+        let gemini = stays(
+            Dialect::GeminiCli,
+            Scope::Project,
+            &json!({"name": "off", "command": "/x"}),
+            &["off".into()],
+        );
+        assert!(gemini.is_some());
+    }
+
+    #[test]
+    fn the_import_is_added_once_with_the_rest_kept() {
+        let base = Path::new("/cfg");
+        let file = Path::new("/a/adopted.json");
+        let new = import(None, base, Dialect::Cursor, file).unwrap().unwrap();
+        assert_eq!(new, "[hooks.import]\ncursor = [\"/a/adopted.json\"]\n");
+        assert_eq!(
+            import(Some(&new), base, Dialect::Cursor, file).unwrap(),
+            None
+        );
+        let old = "# mine\n[hooks.import]\ncursor = \"x.json\" # a note\n";
+        let both = import(Some(old), base, Dialect::Cursor, file)
+            .unwrap()
+            .unwrap();
+        assert!(
+            both.starts_with("# mine\n[hooks.import]\ncursor = [\"x.json\", \"/a/adopted.json\"]"),
+            "{both}"
+        );
+        let table = "[hooks.import]\ncursor = { files = [\"/a/adopted.json\"], priority = 5 }\n";
+        assert_eq!(
+            import(Some(table), base, Dialect::Cursor, file).unwrap(),
+            None
+        );
+    }
+}

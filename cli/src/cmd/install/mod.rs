@@ -1,0 +1,455 @@
+//! `hookhost install AGENT` and `hookhost uninstall AGENT`: route every
+//! hook event of an agent to hookhost by writing entries into the agent's
+//! own settings file, and take them out again.
+//!
+//! The entries merge with what the file holds (other keys and hooks stay
+//! where they were), replace hookhost's earlier entries in place (so a
+//! second install changes nothing), and are recognised by what they run
+//! (`hookhost relay --dialect D`) or where they post (`…/hooks/D`). Every
+//! file is backed up before it is written; `--dry-run` shows the diffs.
+//! One module per concern: [`target`] (which file), [`route`] (which
+//! entry), [`shape`] (the JSON edit), [`adopt`] (moving the user's hooks
+//! into hookhost), [`file`] and [`plan`] (writing safely).
+
+mod adopt;
+mod file;
+mod plan;
+mod route;
+mod shape;
+mod target;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use hookhost::Dialect;
+use serde_json::Value;
+
+use super::{paths, usage_error};
+use file::Doc;
+use plan::Step;
+use route::{Route, Via};
+use target::{Scope, Shape};
+
+/// Where a daemon serves Claude Code's http hooks unless told otherwise.
+const DEFAULT_URL: &str = "http://127.0.0.1:7070";
+
+/// Route an agent's hook events to hookhost, in the agent's own settings.
+#[derive(Args)]
+#[command(after_help = "Examples:\n  \
+hookhost install claude-code                       # ~/.claude/settings.json, http to 127.0.0.1:7070\n  \
+hookhost install codex --scope project --dry-run   # show the diff of .codex/hooks.json\n  \
+hookhost install cursor --adopt                    # move your Cursor hooks into hookhost's chain\n\n\
+Each event gets one entry: Claude Code posts to hookhost's HTTP route (or, with --via relay, \
+runs `hookhost relay`); the other agents run `hookhost relay --dialect D`, which forwards to \
+the daemon (`hookhost serve --socket`). Where hookhost can refuse, a hookhost that cannot be \
+reached refuses (Claude Code `onFailure: \"block\"`, Cursor `failClosed`, relay \
+`--unreachable deny`) unless --no-fail-closed.")]
+pub struct InstallArgs {
+    /// The agent: claude-code, codex, gemini-cli, cursor or copilot.
+    #[arg(value_parser = target::parse_agent)]
+    agent: Dialect,
+    #[command(flatten)]
+    place: Place,
+    /// How the agent reaches hookhost: `http` (Claude Code only, and its
+    /// default) or `relay` (a command per event; every other agent).
+    #[arg(long, value_enum)]
+    via: Option<ViaArg>,
+    /// The base URL of hookhost's HTTP listener, for --via http (the
+    /// route `/hooks/<agent>` is added; default http://127.0.0.1:7070).
+    #[arg(long)]
+    url: Option<String>,
+    /// Let the agent go on when hookhost cannot be reached.
+    #[arg(long)]
+    no_fail_closed: bool,
+    /// Move your own hooks from the agent's file into hookhost's chain.
+    #[arg(long)]
+    adopt: bool,
+    /// The hookhost config that imports adopted hooks (default:
+    /// ~/.config/hookhost/hooks.toml); created if missing.
+    #[arg(short = 'c', long = "config")]
+    config: Option<PathBuf>,
+    /// Print the changes as a diff and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Take hookhost's entries out of an agent's settings file.
+#[derive(Args)]
+#[command(after_help = "Examples:\n  \
+hookhost uninstall claude-code\n  \
+hookhost uninstall gemini-cli --scope project --dry-run\n\n\
+Removes exactly the entries install wrote (recognised by `hookhost relay --dialect D` or a \
+URL ending in /hooks/D); everything else in the file stays.")]
+pub struct UninstallArgs {
+    /// The agent: claude-code, codex, gemini-cli, cursor or copilot.
+    #[arg(value_parser = target::parse_agent)]
+    agent: Dialect,
+    #[command(flatten)]
+    place: Place,
+    /// Print the changes as a diff and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Which settings file: the scope and, at project scope, the project.
+#[derive(Args)]
+struct Place {
+    /// `user` (every project) or `project` (one project's settings).
+    #[arg(long, value_enum, default_value = "user")]
+    scope: Scope,
+    /// The project folder, for --scope project (default: the current one).
+    #[arg(long)]
+    project: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ViaArg {
+    Http,
+    Relay,
+}
+
+/// Runs `hookhost install`: 0 done, 2 with the reason on stderr.
+pub async fn install(args: InstallArgs) -> ExitCode {
+    outcome(run_install(&args))
+}
+
+/// Runs `hookhost uninstall`: 0 done, 2 with the reason on stderr.
+pub async fn uninstall(args: UninstallArgs) -> ExitCode {
+    outcome(run_uninstall(&args))
+}
+
+fn outcome(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(e),
+    }
+}
+
+fn run_install(args: &InstallArgs) -> Result<(), String> {
+    let agent = args.agent;
+    let (scope, project) = place(&args.place)?;
+    let file = target::settings_file(agent, scope, &project);
+    let via = via(args)?;
+    let config = args.config.clone().unwrap_or_else(paths::default_config);
+    refuse_self_import(&config, &file)?;
+    let routes = route::routes(agent, &via, !args.no_fail_closed);
+    let mut doc = Doc::load(&file)?;
+    if doc.before.is_none() && Shape::of(agent) == Shape::Flat {
+        doc.root.insert("version".into(), Value::from(1));
+    }
+    let mut steps = Vec::new();
+    if args.adopt {
+        steps = adoption(agent, scope, &project, &config, &mut doc)?;
+    }
+    let tally = shape::install(&mut doc.root, Shape::of(agent), agent, &routes)
+        .map_err(|m| format!("{}: {m}", file.display()))?;
+    if doc.changed() {
+        steps.push(Step::of(&doc, routed(&routes, tally)));
+    } else {
+        println!(
+            "{}: hookhost is already installed here; nothing changed",
+            file.display()
+        );
+    }
+    finish(&steps, args.dry_run)?;
+    if !args.dry_run {
+        remind(agent, scope, &via, args.config.as_deref());
+    }
+    Ok(())
+}
+
+fn run_uninstall(args: &UninstallArgs) -> Result<(), String> {
+    let agent = args.agent;
+    let (scope, project) = place(&args.place)?;
+    let file = target::settings_file(agent, scope, &project);
+    let mut doc = Doc::load(&file)?;
+    let removed = shape::uninstall(&mut doc.root, Shape::of(agent), agent)
+        .map_err(|m| format!("{}: {m}", file.display()))?;
+    if removed == 0 {
+        println!("{}: no hookhost entries; nothing changed", file.display());
+        return Ok(());
+    }
+    let mut step = Step::of(&doc, format!("removed hookhost from {removed} events"));
+    if holds_nothing(&doc) {
+        step.after = None;
+        step.note
+            .push_str("; the file held nothing else, so it is removed");
+    }
+    finish(&[step], args.dry_run)?;
+    let adopted = adopt::adopted_file(agent, scope, &project);
+    if adopted.exists() {
+        println!(
+            "note: the hooks adopted from here ({}) run only through hookhost; {agent} no longer \
+             calls it, so they no longer run",
+            adopted.display()
+        );
+    }
+    Ok(())
+}
+
+/// Shows or makes the steps.
+fn finish(steps: &[Step], dry_run: bool) -> Result<(), String> {
+    if dry_run {
+        plan::show(steps);
+        Ok(())
+    } else {
+        plan::apply(steps)
+    }
+}
+
+/// The scope, and the project folder (absolute; the current folder when
+/// not given, and unused at user scope).
+fn place(place: &Place) -> Result<(Scope, PathBuf), String> {
+    if place.project.is_some() && place.scope != Scope::Project {
+        return Err("--project goes with --scope project".into());
+    }
+    let dir = match &place.project {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| format!("no current folder: {e}"))?,
+    };
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| format!("project folder {}: {e}", dir.display()))?;
+    Ok((place.scope, dir))
+}
+
+/// How this agent will reach hookhost.
+fn via(args: &InstallArgs) -> Result<Via, String> {
+    let claude = args.agent == Dialect::ClaudeCode;
+    let http = args.via.map_or(claude, |v| v == ViaArg::Http);
+    if http && !claude {
+        return Err(format!(
+            "{} runs only command hooks; use --via relay (its default)",
+            args.agent
+        ));
+    }
+    if http {
+        let base = args.url.as_deref().unwrap_or(DEFAULT_URL);
+        return hook_url(base, args.agent).map(Via::Http);
+    }
+    if args.url.is_some() {
+        return Err("--url goes with --via http".into());
+    }
+    relay_program().map(Via::Relay)
+}
+
+/// `base` with the agent's route, `/hooks/<agent>`.
+fn hook_url(base: &str, agent: Dialect) -> Result<String, String> {
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(format!("--url {base}: expected http://HOST:PORT"));
+    }
+    let base = base.trim_end_matches('/');
+    let route = format!("/hooks/{agent}");
+    Ok(match base.ends_with(&route) {
+        true => base.to_string(),
+        false => format!("{base}{route}"),
+    })
+}
+
+/// This binary's absolute path, quoted for `sh`: what the relay entries
+/// run. It must be called `hookhost`, the name uninstall looks for.
+fn relay_program() -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    if exe.file_name().is_none_or(|n| n != "hookhost") {
+        return Err(format!(
+            "this binary is {}; install writes its path into the agent's settings and \
+             recognises its entries by the name `hookhost`: run it under that name",
+            exe.display()
+        ));
+    }
+    let path = exe
+        .to_str()
+        .ok_or_else(|| format!("{}: not a UTF-8 path", exe.display()))?;
+    Ok(route::quote(path))
+}
+
+/// A hookhost config that imports the very file install writes would run
+/// hookhost's own entries as hooks: each event would call hookhost again.
+fn refuse_self_import(config: &Path, file: &Path) -> Result<(), String> {
+    let Ok(loaded) = hookhost::Config::load(config) else {
+        return Ok(());
+    };
+    let same = |p: &Path| p == file || p.canonicalize().ok() == file.canonicalize().ok();
+    let imported = loaded
+        .commands
+        .values()
+        .any(|c| c.source.as_ref().is_some_and(|s| same(&s.file)));
+    if imported {
+        return Err(format!(
+            "{} imports {} ([hooks.import]); with hookhost's entries in it, hookhost would call \
+             itself at every event. Remove it from [hooks.import] first (--adopt moves its \
+             hooks into a file of their own)",
+            config.display(),
+            file.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The line about the settings file after an install.
+fn routed(routes: &[Route], tally: shape::Tally) -> String {
+    let closed = routes.iter().filter(|r| r.closed).count();
+    let mut note = format!(
+        "routed {} events to hookhost ({} added, {} updated",
+        routes.len(),
+        tally.added,
+        tally.updated
+    );
+    if tally.removed > 0 {
+        note.push_str(&format!(", {} old ones removed", tally.removed));
+    }
+    note.push_str(&format!("; failing closed at {closed})"));
+    note
+}
+
+/// Whether an uninstalled file is left with nothing of its own: `{}`, or
+/// Cursor's and Copilot's `{"version": 1}` alone.
+fn holds_nothing(doc: &Doc) -> bool {
+    doc.root.keys().all(|k| k == "version")
+}
+
+/// `--adopt`: the steps that move the user's hooks out of the agent's
+/// files (`doc` is edited; Copilot's other files get steps of their own)
+/// into the adopted file, imported by the config.
+fn adoption(
+    agent: Dialect,
+    scope: Scope,
+    project: &Path,
+    config: &Path,
+    doc: &mut Doc,
+) -> Result<Vec<Step>, String> {
+    let adopted = adopt::adopted_file(agent, scope, project);
+    let (moved, sources) = take_adoptable(agent, scope, &adopted, doc)?;
+    if moved.is_empty() {
+        println!("no hooks to adopt");
+        return Ok(Vec::new());
+    }
+    let mut steps = adopted_steps(agent, config, &adopted, &moved)?;
+    steps.extend(sources);
+    adoption_notes(scope, &adopted);
+    Ok(steps)
+}
+
+/// Takes the hooks that can move out of every file `--adopt` reads, and
+/// says which stay. Returns them, and the steps for files other than
+/// `doc` (Copilot's own hook files).
+fn take_adoptable(
+    agent: Dialect,
+    scope: Scope,
+    adopted: &Path,
+    doc: &mut Doc,
+) -> Result<(shape::Taken, Vec<Step>), String> {
+    let mut moved = Vec::new();
+    let mut steps = Vec::new();
+    for source in target::adopt_sources(agent, &doc.path)? {
+        let mut other = match source == doc.path {
+            true => None,
+            false => Some(Doc::load(&source)?),
+        };
+        let root = other.as_mut().map_or(&mut doc.root, |d| &mut d.root);
+        let (taken, left) = adopt::take(root, &source, agent, scope)?;
+        for l in left {
+            let file = l.file.display();
+            println!("left in {file}: {} `{}`: {}", l.event, l.what, l.why);
+        }
+        if let Some(other) = other.filter(|_| !taken.is_empty()) {
+            let n = shape::count(&taken, Shape::of(agent));
+            steps.push(Step::of(
+                &other,
+                format!("moved {n} hooks to {}", adopted.display()),
+            ));
+        }
+        moved.extend(taken);
+    }
+    Ok((moved, steps))
+}
+
+/// The adopted file with `moved` appended, and the config importing it.
+fn adopted_steps(
+    agent: Dialect,
+    config: &Path,
+    adopted: &Path,
+    moved: &shape::Taken,
+) -> Result<Vec<Step>, String> {
+    let shape = Shape::of(agent);
+    let mut doc = Doc::load(adopted)?;
+    if doc.before.is_none() && shape == Shape::Flat {
+        doc.root.insert("version".into(), Value::from(1));
+    }
+    shape::append(&mut doc.root, moved).map_err(|m| format!("{}: {m}", adopted.display()))?;
+    let n = shape::count(moved, shape);
+    let mut steps = vec![Step::of(&doc, format!("holds {n} adopted hooks"))];
+    let before = match std::fs::read_to_string(config) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {}: {e}", config.display())),
+    };
+    let base = config.parent().unwrap_or(Path::new("."));
+    let imported = adopt::import(before.as_deref(), base, agent, adopted)
+        .map_err(|m| format!("{}: {m}", config.display()))?;
+    if let Some(after) = imported {
+        steps.push(Step {
+            path: config.to_path_buf(),
+            before,
+            after: Some(after),
+            note: format!("imports {} ([hooks.import])", adopted.display()),
+            check_config: true,
+        });
+    }
+    Ok(steps)
+}
+
+/// What changes for adopted hooks, said once.
+fn adoption_notes(scope: Scope, adopted: &Path) {
+    let dir = match scope {
+        Scope::Project => "the project folder".to_string(),
+        Scope::User => adopted
+            .parent()
+            .map_or_else(String::new, |d| d.display().to_string()),
+    };
+    println!(
+        "note: adopted hooks run in hookhost, in {dir}, with PATH and the agent's project \
+         variables only; a hook script that reads other variables behaves differently"
+    );
+    if scope == Scope::Project {
+        println!(
+            "note: hookhost runs one chain for every session it serves, so these project hooks \
+             also run for sessions of other projects"
+        );
+    }
+}
+
+/// What must run for the entries to answer, and what the agent will ask.
+fn remind(agent: Dialect, scope: Scope, via: &Via, config: Option<&Path>) {
+    let c = config.map_or_else(String::new, |c| format!(" -c {}", c.display()));
+    match via {
+        Via::Http(url) => {
+            let addr = url
+                .split("://")
+                .nth(1)
+                .and_then(|r| r.split('/').next())
+                .unwrap_or("127.0.0.1:7070");
+            println!("now keep running: hookhost serve{c} --socket --listen {addr}");
+        }
+        Via::Relay(_) => println!(
+            "now keep running: hookhost serve{c} --socket (the relay connects to {})",
+            paths::default_socket().display()
+        ),
+    }
+    match (agent, scope) {
+        (Dialect::Codex, _) => println!(
+            "note: Codex runs new hooks once you trust them: review them with /hooks in codex"
+        ),
+        (Dialect::GeminiCli, Scope::Project) => {
+            println!("note: Gemini CLI asks you to trust a project's hooks before it runs them")
+        }
+        _ => {}
+    }
+    if scope == Scope::Project {
+        println!(
+            "note: a project's settings are often committed; its entries name this machine's \
+             hookhost, which teammates may not have"
+        );
+    }
+}
