@@ -1,7 +1,7 @@
 //! The comparison harness: `cargo run --release -p hookhost-bench -- [--quick]`.
 //!
 //! In one run it measures the same before_tool work (a ~300-byte params
-//! object answered `continue`) over six paths:
+//! object answered `continue`) over these paths:
 //!
 //! 1. the floor: a minimal Rust child echoing lines over a pipe pair;
 //! 2. hookhost to a Rust SDK hook;
@@ -14,7 +14,14 @@
 //!    another language would (`host.before_tool`, answers matched by id);
 //! 7. hookhost to the hook of row 2 served over WebSocket on loopback
 //!    (`bench-hook --listen`, a `[hooks.remotes]` entry);
-//! 8. the same server reached over HTTP (one POST per call).
+//! 8. the same server reached over HTTP (one POST per call);
+//! 9. an agent's HTTP hook (Claude Code's `type: "http"`): its PreToolUse
+//!    event POSTed to `hookhost serve --listen` on a kept-alive
+//!    connection, the chain being the hook of row 2;
+//! 10. its command hook as `hookhost relay` (the release binary spawned
+//!     per call) forwarding to `hookhost serve --socket`;
+//! 11. the same event to row 4's Python guard spawned per call, as these
+//!     agents run hooks today (module `agents`).
 //!
 //! For each: sequential latency (p50, p99, max) and throughput with 1, 8
 //! and 64 calls in flight, each also as a ratio to the floor. Then the
@@ -46,6 +53,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 
+mod agents;
+
 type Error = Box<dyn std::error::Error + Send + Sync>;
 type Res<T> = Result<T, Error>;
 
@@ -57,15 +66,15 @@ const GENERATED_END: &str = "<!-- hookhost-bench: generated, end -->";
 #[derive(Clone, Copy)]
 struct Plan {
     quick: bool,
-    /// Sequential calls per row (rows 1, 2, 3, 5, 6).
+    /// Sequential calls per row (all but those spawning per call).
     sequential: usize,
-    /// Sequential calls of the one-shot row.
+    /// Sequential calls of the rows spawning a process per call (4, 10, 11).
     oneshot_sequential: usize,
     /// Calls made and thrown away before measuring.
     warmup: usize,
     /// Throughput window per in-flight level.
     window: Duration,
-    /// Throughput window per in-flight level for the one-shot row.
+    /// Throughput window per in-flight level for those rows.
     oneshot_window: Duration,
     /// Start-up repetitions (the median is reported).
     startup_reps: usize,
@@ -195,7 +204,8 @@ fn main() -> std::process::ExitCode {
     } else if args.iter().any(|a| a == "-h" || a == "--help") {
         println!(
             "usage: cargo run --release -p hookhost-bench -- [--quick] [--out FILE]\n\
-             Compares hookhost with a raw pipe, one-shot command hooks and rmcp,\n\
+             Compares hookhost with a raw pipe, one-shot command hooks and rmcp, and\n\
+             Claude Code's ways to reach it (HTTP hook, `hookhost relay`) with a Python hook per call;\n\
              prints a table and writes it to BENCHMARKS.md (--quick: target/BENCHMARKS-quick.md)."
         );
         Ok(())
@@ -238,28 +248,7 @@ async fn run(args: &[String]) -> Res<()> {
     );
     println!("python: {}", paths.python);
 
-    let mut rows = Vec::new();
-    rows.push(step("1 floor", floor_row(&paths, plan)).await?);
-    rows.push(step("2 hookhost → Rust", rust_row(&paths, plan)).await?);
-    rows.push(step("3 hookhost → Python", python_row(&paths, plan)).await?);
-    rows.push(step("4 one-shot sh -c python", oneshot_row(&paths, plan)).await?);
-    rows.push(step("5 rmcp tool call", rmcp_row(&paths, plan)).await?);
-    let mut sidecar = SidecarFigures::default();
-    rows.push(step("6 sidecar → Rust", sidecar_row(&paths, plan, &mut sidecar)).await?);
-    rows.push(
-        step(
-            "7 hookhost → Rust over WebSocket",
-            remote_row(&paths, plan, "ws"),
-        )
-        .await?,
-    );
-    rows.push(
-        step(
-            "8 hookhost → Rust over HTTP",
-            remote_row(&paths, plan, "http"),
-        )
-        .await?,
-    );
+    let (rows, sidecar) = measure_rows(&paths, plan).await?;
     eprint!("  startup and RSS probe ...");
     let probe = run_probe(&paths, plan).await?;
     eprintln!(" done");
@@ -280,6 +269,24 @@ async fn run(args: &[String]) -> Res<()> {
         began.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Rows 1 to 11, in order, and what row 6 measured besides.
+async fn measure_rows(paths: &Paths, plan: Plan) -> Res<(Vec<Row>, SidecarFigures)> {
+    let mut rows = Vec::new();
+    rows.push(step("1 floor", floor_row(paths, plan)).await?);
+    rows.push(step("2 hookhost → Rust", rust_row(paths, plan)).await?);
+    rows.push(step("3 hookhost → Python", python_row(paths, plan)).await?);
+    rows.push(step("4 one-shot sh -c python", oneshot_row(paths, plan)).await?);
+    rows.push(step("5 rmcp tool call", rmcp_row(paths, plan)).await?);
+    let mut sidecar = SidecarFigures::default();
+    rows.push(step("6 sidecar → Rust", sidecar_row(paths, plan, &mut sidecar)).await?);
+    rows.push(step("7 → Rust over WebSocket", remote_row(paths, plan, "ws")).await?);
+    rows.push(step("8 → Rust over HTTP", remote_row(paths, plan, "http")).await?);
+    rows.push(step("9 Claude HTTP hook", agents::http_row(paths, plan)).await?);
+    rows.push(step("10 Claude relay", agents::relay_row(paths, plan)).await?);
+    rows.push(step("11 Claude python hook", agents::python_row(paths, plan)).await?);
+    Ok((rows, sidecar))
 }
 
 async fn step(name: &str, row: impl Future<Output = Res<Row>>) -> Res<Row> {
@@ -817,6 +824,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn sidecar_config(paths: &Paths) -> Res<PathBuf> {
     let dir = std::env::temp_dir().join(format!("hookhost-bench-sidecar-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
+    write_hook_config(paths, &dir)?;
+    Ok(dir)
+}
+
+/// Writes `DIR/hooks.json`, whose one hook is row 2's: the sidecar's and
+/// the daemon's (rows 6, 9 and 10).
+fn write_hook_config(paths: &Paths, dir: &Path) -> Res<()> {
     // JSON rather than TOML: the same loader, and no quoting of paths to
     // get right. The hook runs in the bench folder, as in row 2.
     let config = json!({
@@ -831,7 +845,7 @@ fn sidecar_config(paths: &Paths) -> Res<PathBuf> {
         }
     });
     std::fs::write(dir.join("hooks.json"), serde_json::to_vec_pretty(&config)?)?;
-    Ok(dir)
+    Ok(())
 }
 
 /// Spawns `hookhost serve -c CONFIG --stdio`; its stderr stays ours.
@@ -1172,8 +1186,8 @@ fn render(
     );
     s += &format!(
         "Work: before_tool with a {}-byte params object, answered `continue`. \
-         Latency: {} sequential calls per row ({} for the one-shot row) after a warm-up. \
-         Throughput: {} s windows ({} s for the one-shot row) with 1, 8 and 64 calls in flight. \
+         Latency: {} sequential calls per row ({} for the rows spawning a process per call: 4, 10, 11) after a warm-up. \
+         Throughput: {} s windows ({} s for those rows) with 1, 8 and 64 calls in flight. \
          Ratios are to the floor (row 1).\n\n",
         serde_json::to_vec(&params()).map(|v| v.len()).unwrap_or(0),
         plan.sequential,
@@ -1237,11 +1251,24 @@ fn render(
             vs(http),
         );
     }
-    // Targets.
+    s += &agents::summary(rows, plan);
+    s += "| target | result | measured |\n| --- | --- | --- |\n";
+    for (name, met, what) in targets(rows, probe) {
+        s += &format!(
+            "| {name} | {} | {what} |\n",
+            if met { "met" } else { "**missed**" }
+        );
+    }
+    s += &format!("\nThe run took {:.0} s.\n", took.as_secs_f64());
+    s
+}
+
+/// The targets: what each is, whether it was met, what was measured.
+fn targets(rows: &[Row], probe: &Probe) -> Vec<(String, bool, String)> {
     let (fl, rust, py, one, mcp, side) =
         (&rows[0], &rows[1], &rows[2], &rows[3], &rows[4], &rows[5]);
     let p50 = |r: &Row| r.latency.p50 as f64;
-    let targets: Vec<(String, bool, String)> = vec![
+    let mut targets: Vec<(String, bool, String)> = vec![
         (
             "hookhost → Rust p50 ≤ 2× the floor's p50".into(),
             p50(rust) <= 2.0 * p50(fl),
@@ -1296,15 +1323,8 @@ fn render(
             ),
         ),
     ];
-    s += "| target | result | measured |\n| --- | --- | --- |\n";
-    for (name, met, what) in targets {
-        s += &format!(
-            "| {name} | {} | {what} |\n",
-            if met { "met" } else { "**missed**" }
-        );
-    }
-    s += &format!("\nThe run took {:.0} s.\n", took.as_secs_f64());
-    s
+    targets.extend(agents::targets(rows));
+    targets
 }
 
 /// Writes the generated block, keeping whatever surrounds it in an
