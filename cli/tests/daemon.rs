@@ -3,6 +3,8 @@
 //! second daemon, reloading when a settings file changes, and relays that
 //! do what `--unreachable` says when no daemon runs.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -5,7 +5,7 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -95,27 +95,6 @@ fn sse(content: &Value, stop: &str) -> String {
         .collect()
 }
 
-/// One HTTP request: its path and JSON body.
-fn read_request(stream: &TcpStream) -> Option<(String, Value)> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let path = line.split_whitespace().nth(1)?.to_string();
-    let mut len = 0usize;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).ok()? == 0 || h == "\r\n" {
-            break;
-        }
-        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok()?;
-    Some((path, serde_json::from_slice(&body).unwrap_or(Value::Null)))
-}
-
 fn answer(mut stream: TcpStream, body: &Value, reply: Reply) {
     let (content, stop) = reply(body);
     let (kind, payload) = if body["stream"] == true {
@@ -145,7 +124,7 @@ pub fn fake_model(reply: Reply) -> (String, Seen) {
         for conn in listener.incoming().flatten() {
             let kept = kept.clone();
             std::thread::spawn(move || {
-                let Some((path, body)) = read_request(&conn) else {
+                let Some((_, path, body)) = crate::common::read_http_request(&conn) else {
                     return;
                 };
                 if path.starts_with("/v1/messages") {

@@ -6,7 +6,7 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
@@ -89,7 +89,7 @@ pub fn is_tool_output(item: &Value) -> bool {
 }
 
 fn serve(conn: TcpStream, kept: &Mutex<Vec<Value>>, first: &Value) {
-    let Some((method, path, body)) = read_request(&conn) else {
+    let Some((method, path, body)) = crate::common::read_http_request(&conn) else {
         return;
     };
     if method != "POST" || !path.ends_with("/responses") {
@@ -119,32 +119,6 @@ fn sse(item: Value) -> String {
     .iter()
     .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
     .collect()
-}
-
-/// One HTTP/1.1 request: method, path and JSON body (`Null` if none).
-fn read_request(stream: &TcpStream) -> Option<(String, String, Value)> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut words = line.split_whitespace();
-    let (method, path) = (words.next()?.to_string(), words.next()?.to_string());
-    let mut len = 0usize;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).ok()? == 0 || h == "\r\n" {
-            break;
-        }
-        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok()?;
-    Some((
-        method,
-        path,
-        serde_json::from_slice(&body).unwrap_or(Value::Null),
-    ))
 }
 
 fn respond(mut stream: TcpStream, status: &str, kind: &str, body: &str) {

@@ -12,7 +12,7 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
@@ -70,9 +70,10 @@ impl FakeGemini {
 }
 
 fn serve(conn: TcpStream, command: &str, kept: &Mutex<Vec<Request>>) {
-    let Some(request) = read_request(&conn) else {
+    let Some((_, path, body)) = crate::common::read_http_request(&conn) else {
         return;
     };
+    let request = Request { path, body };
     kept.lock().unwrap().push(request.clone());
     let (status, kind, payload) = answer(&request, command);
     let head = format!(
@@ -82,28 +83,6 @@ fn serve(conn: TcpStream, command: &str, kept: &Mutex<Vec<Request>>) {
     let mut conn = conn;
     let _ = conn.write_all(head.as_bytes());
     let _ = conn.write_all(payload.as_bytes());
-}
-
-/// One HTTP/1.1 request with a `content-length` body.
-fn read_request(stream: &TcpStream) -> Option<Request> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let path = line.split_whitespace().nth(1)?.to_string();
-    let mut len = 0usize;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).ok()? == 0 || h == "\r\n" {
-            break;
-        }
-        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok()?;
-    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Some(Request { path, body })
 }
 
 /// Status line, content type and body for one request.

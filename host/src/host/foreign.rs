@@ -45,12 +45,7 @@ impl ForeignEvent {
     /// lifecycle event that can be blocked. What fails at such an event
     /// must refuse.
     pub fn can_refuse(&self) -> bool {
-        match self.incoming.event.target {
-            Target::Stage(_) => true,
-            Target::Lifecycle(name) => name
-                .parse::<LifecycleEvent>()
-                .is_ok_and(LifecycleEvent::can_block),
-        }
+        crate::dialect::can_refuse(self.incoming.event.target)
     }
 
     /// The refusal this event's agent reads whatever its dialect: exit 2
