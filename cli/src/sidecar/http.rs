@@ -159,13 +159,15 @@ where
                 Err(reply) => return respond(writer, reply, false).await,
             },
         };
+        // A refused request's body is never read, so nothing after it on
+        // this connection can be found: refusals end the connection.
+        if let Err(reply) = admit(&head, admission) {
+            return respond(writer, reply, false).await;
+        }
         let keep = head.keep_alive;
-        let reply = match admit(&head, admission) {
-            Err(reply) => reply,
-            Ok(()) => match read_body(sidecar, reader, &head).await {
-                Ok((body, _charge)) => super::routes::route(sidecar, &head, &body).await,
-                Err(reply) => return respond(writer, reply, false).await,
-            },
+        let reply = match read_body(sidecar, reader, &head).await {
+            Ok((body, _charge)) => super::routes::route(sidecar, &head, &body).await,
+            Err(reply) => return respond(writer, reply, false).await,
         };
         respond(writer, reply, keep).await?;
         if !keep {
