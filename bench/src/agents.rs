@@ -345,6 +345,15 @@ impl Daemon {
         })
     }
 
+    /// Stops the daemon after a row measured against it: the row, or the
+    /// first of the two failures.
+    async fn finish(self, measured: Res<Row>) -> Res<Row> {
+        let stopped = self.stop().await;
+        let row = measured?;
+        stopped?;
+        Ok(row)
+    }
+
     /// SIGTERM, as a service manager stops it; it must exit 0 within 10 s.
     async fn stop(mut self) -> Res<()> {
         let pid = self.child.id().ok_or("the daemon has exited already")?;
@@ -415,10 +424,7 @@ pub(super) async fn http_row(paths: &Paths, plan: Plan) -> Res<Row> {
         Ok::<Row, super::Error>(row)
     }
     .await;
-    let stopped = daemon.stop().await;
-    let row = measured?;
-    stopped?;
-    Ok(row)
+    daemon.finish(measured).await
 }
 
 /// The sizes of the rows that spawn a process per call (as row 4).
@@ -456,10 +462,7 @@ pub(super) async fn relay_row(paths: &Paths, plan: Plan) -> Res<Row> {
         Ok::<Row, super::Error>(row)
     }
     .await;
-    let stopped = daemon.stop().await;
-    let row = measured?;
-    stopped?;
-    Ok(row)
+    daemon.finish(measured).await
 }
 
 /// The daemon's `GET /status` on its socket.

@@ -134,25 +134,8 @@ fn relay(args: &[&str], event: &str, env: &[(&str, &Path)]) -> (i32, String, Str
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
-    (
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout),
-        text(&out.stderr),
-    )
+    let (code, stdout, stderr) = common::run_with_stdin(&mut cmd, event.as_bytes());
+    (code, stdout.trim().to_string(), stderr.trim().to_string())
 }
 
 fn decision(body: &str) -> Value {

@@ -10,7 +10,7 @@ mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Map, Value, json};
 
@@ -120,27 +120,8 @@ fn relay(dialect: &str, settings: &Path, case: &Value) -> (i32, String, String) 
     if dialect == "copilot" {
         cmd.args(["--event", case["native_event"].as_str().unwrap()]);
     }
-    let mut child = cmd
-        .current_dir(common::dialect_example(dialect))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let event = case["event"].to_string();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
-    (
-        out.status.code().unwrap_or(-1),
-        text(out.stdout),
-        text(out.stderr),
-    )
+    cmd.current_dir(common::dialect_example(dialect));
+    common::run_with_stdin(&mut cmd, case["event"].to_string().as_bytes())
 }
 
 /// The expected decision of a case against what the agent read.

@@ -136,12 +136,21 @@ pub async fn accept_unix(sidecar: Arc<Sidecar>, listener: UnixListener) {
 
 /// Reloads the config whenever one of the files (or folders) it was read
 /// from changes: modified, created, removed or replaced. A reload that
-/// fails keeps the hooks as they were, and says why in the log.
-pub async fn watch(sidecar: Arc<Sidecar>, mut sources: Vec<PathBuf>) {
+/// fails keeps the hooks as they were, and says why in the log. The files
+/// watched are those of the config in force, whichever reload (this one,
+/// SIGHUP, `host.reload`) brought it.
+pub async fn watch(sidecar: Arc<Sidecar>) {
+    let mut sources = sidecar.sources();
     let mut seen = stamps(&sources);
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
-        let now = stamps(&sources);
+        let current = sidecar.sources();
+        let now = stamps(&current);
+        if current != sources {
+            // Another reload renewed the list: start from its files.
+            (sources, seen) = (current, now);
+            continue;
+        }
         if now == seen {
             continue;
         }
@@ -152,9 +161,7 @@ pub async fn watch(sidecar: Arc<Sidecar>, mut sources: Vec<PathBuf>) {
                 e.message
             ),
         }
-        if let Ok(config) = crate::cmd::load_config(sidecar.config_path()) {
-            sources = config.sources;
-        }
+        sources = sidecar.sources();
         seen = stamps(&sources);
     }
 }

@@ -22,13 +22,18 @@ pub fn default_socket() -> PathBuf {
     runtime_dir().join(SOCKET)
 }
 
-/// The user's config directory for hookhost: `$XDG_CONFIG_HOME/hookhost`,
-/// else `~/.config/hookhost`.
-pub fn config_dir() -> PathBuf {
+/// The user's config directory: `$XDG_CONFIG_HOME`, else `~/.config`.
+pub fn xdg_config_home() -> PathBuf {
     match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("hookhost"),
-        None => home().join(".config").join("hookhost"),
+        Some(dir) => PathBuf::from(dir),
+        None => home().join(".config"),
     }
+}
+
+/// hookhost's config directory: `$XDG_CONFIG_HOME/hookhost`, else
+/// `~/.config/hookhost`.
+pub fn config_dir() -> PathBuf {
+    xdg_config_home().join("hookhost")
 }
 
 /// The config `hookhost serve` reads when not given `-c`.

@@ -23,7 +23,6 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use hookhost::{Config, Dialect, ForeignEvent, Host, NativeAnswer};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::{client, paths, terminated};
@@ -186,16 +185,6 @@ fn load(dialect: Dialect, path: &Path) -> Result<Config, String> {
     super::load_config(path)
 }
 
-/// The daemon's answer on `POST /relay/<dialect>`.
-#[derive(Deserialize)]
-struct Outcome {
-    code: i32,
-    #[serde(default)]
-    stdout: String,
-    #[serde(default)]
-    stderr: String,
-}
-
 /// Sends the event to the daemon on `socket` and reads its answer; `Err`
 /// says why there is none.
 fn forward(
@@ -207,11 +196,5 @@ fn forward(
     let named = event.map_or(String::new(), |e| format!("X-Hookhost-Event: {e}\r\n"));
     let path = format!("/relay/{dialect}");
     let body = client::request(socket, "POST", &path, &named, text.as_bytes())?;
-    let outcome: Outcome = serde_json::from_slice(&body)
-        .map_err(|e| format!("the hookhost's answer is not readable: {e}"))?;
-    Ok(NativeAnswer {
-        stdout: outcome.stdout,
-        stderr: outcome.stderr,
-        code: outcome.code,
-    })
+    serde_json::from_slice(&body).map_err(|e| format!("the hookhost's answer is not readable: {e}"))
 }

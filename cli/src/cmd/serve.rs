@@ -124,11 +124,12 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     };
     let sources = config.sources.clone();
     let host = Host::start(config).await;
-    let sidecar = Sidecar::new(host.clone(), ReloadFrom::File(path), super::load_config);
+    let from = ReloadFrom::File(path);
+    let sidecar = Sidecar::new(host.clone(), from, super::load_config, sources);
     let mut background = tokio::task::JoinSet::new();
     background.spawn(reload_on_sighup(sidecar.clone()));
     if !args.no_watch && !args.stdio {
-        background.spawn(daemon::watch(sidecar.clone(), sources));
+        background.spawn(daemon::watch(sidecar.clone()));
     }
     let code = match args.stdio {
         true => serve_stdio(sidecar).await,

@@ -44,7 +44,7 @@ pub fn run(args: UnitArgs) -> ExitCode {
         print!("{text}");
         return ExitCode::SUCCESS;
     }
-    let path = systemd_dir().join("hookhost.service");
+    let path = paths::xdg_config_home().join("systemd/user/hookhost.service");
     let written = path
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
@@ -83,12 +83,4 @@ fn unit(exe: &Path, config: &Path, listen: SocketAddr) -> String {
         quote(exe),
         quote(config)
     )
-}
-
-/// `$XDG_CONFIG_HOME/systemd/user`, else `~/.config/systemd/user`.
-fn systemd_dir() -> PathBuf {
-    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("systemd/user"),
-        None => paths::home().join(".config/systemd/user"),
-    }
 }

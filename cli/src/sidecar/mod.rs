@@ -98,16 +98,22 @@ pub struct Sidecar {
     bytes: Pool,
     /// Agents' events answered over HTTP and the socket, for `status`.
     agents: routes::AgentCounts,
+    /// The files the config in force was read from (`Config::sources`),
+    /// renewed by every reload whatever asked for it, for the daemon's
+    /// watch.
+    sources: std::sync::Mutex<Vec<PathBuf>>,
     started: std::time::SystemTime,
 }
 
 impl Sidecar {
     /// Serves `host`; `loader` reads the config for `host.reload` (the CLI
-    /// passes the one that also checks builtins).
+    /// passes the one that also checks builtins); `sources` are the files
+    /// the config in force was read from.
     pub fn new(
         host: Host,
         reload_from: ReloadFrom,
         loader: fn(&std::path::Path) -> Result<hookhost::Config, String>,
+        sources: Vec<PathBuf>,
     ) -> Arc<Sidecar> {
         Arc::new(Sidecar {
             host,
@@ -115,6 +121,7 @@ impl Sidecar {
             loader,
             bytes: Pool::new(GLOBAL_BYTES),
             agents: routes::AgentCounts::default(),
+            sources: std::sync::Mutex::new(sources),
             started: std::time::SystemTime::now(),
         })
     }
@@ -122,6 +129,14 @@ impl Sidecar {
     /// The host it serves.
     pub fn host(&self) -> &Host {
         &self.host
+    }
+
+    /// The files the config in force was read from.
+    pub fn sources(&self) -> Vec<PathBuf> {
+        self.sources
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The config file the sidecar serves.
@@ -134,6 +149,7 @@ impl Sidecar {
     pub async fn reload(&self) -> Result<Value, ErrorObject> {
         let ReloadFrom::File(path) = &self.reload_from;
         let config = (self.loader)(path).map_err(|e| ErrorObject::new(RELOAD_FAILED, e))?;
+        *self.sources.lock().unwrap_or_else(|p| p.into_inner()) = config.sources.clone();
         let report = self.host.reload(config).await;
         wire(&ReloadResult {
             unchanged: report.unchanged,

@@ -44,7 +44,8 @@ impl AgentCounts {
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let seen = all.entry(dialect).or_default();
         seen.calls += 1;
-        if let Some(s) = session.filter(|_| seen.sessions.len() < MAX_SESSIONS) {
+        let room = seen.sessions.len() < MAX_SESSIONS;
+        if let Some(s) = session.filter(|s| room && !seen.sessions.contains(*s)) {
             seen.sessions.insert(s.to_string());
         }
     }

@@ -76,3 +76,24 @@ pub fn read_http_request(
     let body = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
     Some((method, path, body))
 }
+
+/// Runs `cmd` with `input` on its stdin; its exit code (-1 for a signal),
+/// stdout and stderr.
+pub fn run_with_stdin(cmd: &mut std::process::Command, input: &[u8]) -> (i32, String, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (
+        out.status.code().unwrap_or(-1),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}

@@ -200,11 +200,15 @@ fn model_params(m: &Map<String, Value>, params: &mut Map<String, Value>) {
 }
 
 /// What a command hook of agent D answers: stdout, stderr, exit code.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Serialized as `{code, stdout, stderr}`, it is also what the daemon
+/// sends `hookhost relay` over its socket.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NativeAnswer {
     /// A JSON object, or empty.
+    #[serde(default)]
     pub stdout: String,
     /// A reason, where the exit code carries the decision.
+    #[serde(default)]
     pub stderr: String,
     /// 0, or 2 to block.
     pub code: i32,
