@@ -614,3 +614,46 @@ fn hookhost_call_accepts_lifecycle_events_as_the_stage() {
         json!({"action": "continue", "additional_context": "Today is a test day."})
     );
 }
+
+/// docker-agent's context builtins from a TOML config, through `hookhost
+/// call` at turn_start with the agent's `cwd` in the payload: each adds
+/// its text in chain order, and one not listed for turn_start adds none.
+/// (docker-agent pkg/hooks/builtins/builtins_test.go
+/// TestApplyAgentDefaultsInjectsExpectedEvents: date and prompt files at
+/// turn_start, environment info at session_start.)
+#[test]
+fn context_builtins_add_the_calls_context_in_chain_order() {
+    let dir = scratch("context-builtins");
+    let project = dir.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("AGENTS.md"), "Use tabs.").unwrap();
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.builtins.add_prompt_files]
+priority = 1
+config = { args = ["AGENTS.md"] }
+[hooks.builtins.add_date]
+priority = 2
+[hooks.builtins.add_environment_info]
+"#,
+    );
+    let input = serde_json::json!({"cwd": project}).to_string();
+    let out = call(&config, "turn_start", &input);
+    let context = stdout_json(&out)["additional_context"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let agents = project.join("AGENTS.md");
+    assert!(
+        context.starts_with(&format!(
+            "Instructions from: {}\nUse tabs.\nToday's date: ",
+            agents.display()
+        )),
+        "{context}"
+    );
+    assert!(
+        !context.contains("Working directory"),
+        "session_start only: {context}"
+    );
+}

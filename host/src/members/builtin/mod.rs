@@ -10,8 +10,9 @@
 //! Builtins are configured as `[hooks.builtins.NAME]` with a free-form
 //! `config = {...}` table, so each one is built by name through a
 //! [`BuiltinRegistry`] that turns that table into a ready hook. The
-//! registry starts with the three shipped builtins ([`deny_tools`],
-//! [`redact_secrets`], [`max_iterations`]); an embedder registers its own.
+//! registry starts with the shipped builtins ([`deny_tools`],
+//! [`redact_secrets`], [`max_iterations`], and docker-agent's context
+//! builtins in [`context`]); an embedder registers its own.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -24,6 +25,7 @@ use hookhost_protocol::action::type_name;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+pub(crate) mod context;
 pub(crate) mod deny_tools;
 pub(crate) mod max_iterations;
 pub(crate) mod redact_secrets;
@@ -119,13 +121,16 @@ impl BuiltinRegistry {
         Self::default()
     }
 
-    /// The three shipped builtins: `deny_tools`, `max_iterations` and
-    /// `redact_secrets`; what a config can name without any embedder code.
+    /// The shipped builtins: `deny_tools`, `max_iterations`,
+    /// `redact_secrets` and docker-agent's eight context builtins
+    /// (`add_date`, `add_git_status`, ...; see [`context`]); what a config
+    /// can name without any embedder code.
     pub fn with_defaults() -> Self {
         let mut registry = Self::empty();
         registry.register(deny_tools::NAME, Arc::new(deny_tools::factory));
         registry.register(max_iterations::NAME, Arc::new(max_iterations::factory));
         registry.register(redact_secrets::NAME, Arc::new(redact_secrets::factory));
+        context::register(&mut registry);
         registry
     }
 
@@ -229,13 +234,23 @@ mod tests {
     }
 
     #[test]
-    fn with_defaults_has_the_three_shipped_builtins() {
+    fn with_defaults_has_the_shipped_builtins() {
         let registry = BuiltinRegistry::with_defaults();
-        assert_eq!(
-            registry.names(),
-            ["deny_tools", "max_iterations", "redact_secrets"]
-        );
-        for name in ["deny_tools", "max_iterations", "redact_secrets"] {
+        let shipped = [
+            "add_date",
+            "add_directory_listing",
+            "add_environment_info",
+            "add_git_diff",
+            "add_git_status",
+            "add_prompt_files",
+            "add_recent_commits",
+            "add_user_info",
+            "deny_tools",
+            "max_iterations",
+            "redact_secrets",
+        ];
+        assert_eq!(registry.names(), shipped);
+        for name in shipped {
             assert!(registry.contains(name), "{name}");
         }
         assert!(!registry.contains("nope"));
@@ -250,7 +265,9 @@ mod tests {
             .expect("unknown name must fail");
         assert_eq!(
             err.to_string(),
-            "unknown builtin `deny_tool` (known: deny_tools, max_iterations, redact_secrets)"
+            "unknown builtin `deny_tool` (known: add_date, add_directory_listing, \
+             add_environment_info, add_git_diff, add_git_status, add_prompt_files, \
+             add_recent_commits, add_user_info, deny_tools, max_iterations, redact_secrets)"
         );
         let err = BuiltinRegistry::empty()
             .build("x", &json!({}))
