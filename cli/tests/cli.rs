@@ -657,3 +657,39 @@ priority = 2
         "session_start only: {context}"
     );
 }
+
+/// A reader that has gone (`hookhost check | head -1` after its line) is
+/// not a panic: `call` and `check` finish with their own exit code and
+/// no backtrace. Both panicked ("failed printing to stdout") before.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let dir = scratch("closed-stdout");
+    let config = write_config(&dir, "[hooks.builtins.add_date]\n");
+    let runs: [&[&str]; 2] = [
+        &["call", "-c", "C", "turn_start", "--input", "{}"],
+        &["check", "-c", "C"],
+    ];
+    for args in runs {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let args: Vec<&std::ffi::OsStr> = args
+            .iter()
+            .map(|a| {
+                if *a == "C" {
+                    config.as_os_str()
+                } else {
+                    std::ffi::OsStr::new(a)
+                }
+            })
+            .collect();
+        let out = Command::new(HOOKHOST)
+            .args(&args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

@@ -120,7 +120,7 @@ pub async fn run(args: CallArgs) -> ExitCode {
     match verdict {
         None => ExitCode::from(130),
         Some(Ok(verdict)) => {
-            println!("{verdict}");
+            outln!("{verdict}");
             ExitCode::SUCCESS
         }
         Some(Err(e)) => usage_error(format!("--input: {e}")),

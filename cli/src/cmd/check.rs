@@ -28,7 +28,7 @@ pub async fn run(args: CheckArgs) -> ExitCode {
         Err(e) => return usage_error(e),
     };
     if !config.enabled {
-        println!(
+        outln!(
             "hooks are disabled in {} ([hooks] enabled = false)",
             args.config.display()
         );
@@ -81,11 +81,11 @@ pub async fn run(args: CheckArgs) -> ExitCode {
     }
     print_table(&rows);
     if imported.len() > 1 {
-        println!();
+        outln!();
         print_table(&imported);
     }
     for f in host.start_failures() {
-        println!("FAIL hook `{}`: {}", f.hook, f.error);
+        outln!("FAIL hook `{}`: {}", f.hook, f.error);
     }
     let failed = !host.start_failures().is_empty();
     host.shutdown().await;
@@ -144,7 +144,7 @@ fn imported_rows(config: &Config) -> Vec<[String; 6]> {
 /// Prints rows as aligned columns, the first row as the header.
 pub fn print_table<const N: usize>(rows: &[[String; N]]) {
     for line in table_lines(rows) {
-        println!("{line}");
+        outln!("{line}");
     }
 }
 

@@ -57,16 +57,16 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
             "passed": report.passed(),
             "failed": report.failed(),
         });
-        println!("{body}");
+        outln!("{body}");
     } else {
         for c in &report.checks {
             if c.passed {
-                println!("PASS {}", c.name);
+                outln!("PASS {}", c.name);
             } else {
-                println!("FAIL {}: {}", c.name, c.detail);
+                outln!("FAIL {}: {}", c.name, c.detail);
             }
         }
-        println!("{} passed, {} failed", report.passed(), report.failed());
+        outln!("{} passed, {} failed", report.passed(), report.failed());
     }
     if report.failed() == 0 {
         ExitCode::SUCCESS

@@ -190,7 +190,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
     let st = Style {
         on: std::io::stdout().is_terminal(),
     };
-    println!(
+    outln!(
         "{}",
         st.bold("hookhost demo: a scripted agent session through the example hooks")
     );
@@ -202,7 +202,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
         .filter(|h| h.kind == HookKind::Process && h.status == HookStatus::Ready)
         .map(|h| h.name)
         .collect();
-    println!(
+    outln!(
         "{}",
         st.dim(&format!(
             "started {} hooks in {} ms: {}",
@@ -213,7 +213,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
     );
     if !host.start_failures().is_empty() {
         for f in host.start_failures() {
-            println!(
+            outln!(
                 "{} hook `{}` did not start: {}",
                 st.red("✗"),
                 f.hook,
@@ -231,8 +231,8 @@ pub async fn run(args: DemoArgs) -> ExitCode {
         "hook time".into(),
     ]];
     for (i, step) in SESSION.iter().enumerate() {
-        println!();
-        println!(
+        outln!();
+        outln!(
             "{} {} {}",
             st.bold(&format!("[{}]", i + 1)),
             st.dim("shell"),
@@ -253,14 +253,14 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                 return usage_error(e);
             }
         };
-        println!("{}", stage_line(&st, Stage::BeforeTool, &trace, took));
+        outln!("{}", stage_line(&st, Stage::BeforeTool, &trace, took));
         let (decision, by, final_call) = match outcome {
             Outcome::DenyTool { reason, by } => {
-                println!("    {} {}", st.red("⛔ denied:"), reason);
+                outln!("    {} {}", st.red("⛔ denied:"), reason);
                 (st.red("denied"), by, None)
             }
             Outcome::Abort { reason, by, .. } => {
-                println!("    {} {}", st.red("⛔ aborted:"), reason);
+                outln!("    {} {}", st.red("⛔ aborted:"), reason);
                 (st.red("aborted"), by, None)
             }
             Outcome::Refused { reason, by } => (st.red(&format!("refused: {reason}")), by, None),
@@ -268,7 +268,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
             Outcome::Blocked { reason, by } => (st.red(&format!("blocked: {reason}")), by, None),
             Outcome::Lifecycle { .. } => (st.green("continued"), String::new(), None),
             Outcome::Respond { result, by } => {
-                println!(
+                outln!(
                     "    {} {:?}",
                     st.green("↩ answered by a hook, the tool did not run:"),
                     first_line(&result.for_llm)
@@ -276,7 +276,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                 (st.green("answered from cache"), by, None)
             }
             Outcome::Ask { reason, by, .. } => {
-                println!("    {} {}", st.yellow("? the user is asked:"), reason);
+                outln!("    {} {}", st.yellow("? the user is asked:"), reason);
                 (st.yellow("asked"), by, None)
             }
             Outcome::Continue {
@@ -288,7 +288,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                         .as_str()
                         .unwrap_or("?")
                         .to_string();
-                    println!(
+                    outln!(
                         "    {} {} {} {}",
                         st.yellow("✎ rewritten:"),
                         step.command,
@@ -315,10 +315,10 @@ pub async fn run(args: DemoArgs) -> ExitCode {
             spent += took;
             let approved = match approval {
                 Ok((outcome, trace)) => {
-                    println!("{}", stage_line(&st, Stage::ApproveTool, &trace, took));
+                    outln!("{}", stage_line(&st, Stage::ApproveTool, &trace, took));
                     match outcome {
                         Outcome::Refused { reason, by: who } => {
-                            println!("    {} {}", st.red("⛔ refused:"), reason);
+                            outln!("    {} {}", st.red("⛔ refused:"), reason);
                             decision = st.red("refused");
                             by = who;
                             false
@@ -333,7 +333,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                 let mut result = call.clone();
                 result["result"] = json!({"for_llm": step.output});
                 result["duration_ms"] = json!(1);
-                println!(
+                outln!(
                     "    {:<13}{} {:?}",
                     "tool runs",
                     st.dim("(fake) prints"),
@@ -344,7 +344,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                 let took = begun.elapsed();
                 spent += took;
                 if let Ok((outcome, trace)) = after {
-                    println!("{}", stage_line(&st, Stage::AfterTool, &trace, took));
+                    outln!("{}", stage_line(&st, Stage::AfterTool, &trace, took));
                     if let Outcome::Continue {
                         params,
                         modified: true,
@@ -352,7 +352,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                     } = outcome
                     {
                         let text = params["result"]["for_llm"].as_str().unwrap_or("");
-                        println!(
+                        outln!(
                             "    {} {:?}",
                             st.yellow("✎ output rewritten, the model sees:"),
                             text
@@ -368,7 +368,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                 );
             }
         }
-        println!(
+        outln!(
             "    {} {}{}",
             st.bold("⇒"),
             decision,
@@ -387,8 +387,8 @@ pub async fn run(args: DemoArgs) -> ExitCode {
         ]);
     }
     host.shutdown().await;
-    println!();
-    println!("{}", st.bold("Summary"));
+    outln!();
+    outln!("{}", st.bold("Summary"));
     print_table(&rows);
     ExitCode::SUCCESS
 }

@@ -169,7 +169,7 @@ fn read_event() -> Result<String, String> {
 /// Writes the answer as the agent reads a command hook's, and its code.
 fn print(answer: &NativeAnswer) -> ExitCode {
     if !answer.stdout.is_empty() {
-        println!("{}", answer.stdout);
+        outln!("{}", answer.stdout);
     }
     if !answer.stderr.is_empty() {
         eprintln!("{}", answer.stderr);

@@ -79,7 +79,7 @@ pub async fn run(args: ReplayArgs) -> ExitCode {
             continue;
         }
         match replay_line(&host, &line, args.trace).await {
-            Ok(Some(out)) => println!("{out}"),
+            Ok(Some(out)) => outln!("{out}"),
             Ok(None) => {}
             Err(e) => {
                 report_bad(n, &e);
@@ -97,7 +97,7 @@ pub async fn run(args: ReplayArgs) -> ExitCode {
 
 fn report_bad(n: usize, error: &str) {
     eprintln!("hookhost: line {n}: {error}");
-    println!("{}", json!({"line": n, "error": error}));
+    outln!("{}", json!({"line": n, "error": error}));
 }
 
 async fn replay_line(host: &Host, line: &str, trace: bool) -> Result<Option<Value>, String> {

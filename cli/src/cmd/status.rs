@@ -38,10 +38,10 @@ pub fn run(args: StatusArgs) -> ExitCode {
         }
     };
     if args.json {
-        println!("{status:#}");
+        outln!("{status:#}");
         return ExitCode::SUCCESS;
     }
-    print!("{}", render(&status, &socket));
+    out!("{}", render(&status, &socket));
     ExitCode::SUCCESS
 }
 

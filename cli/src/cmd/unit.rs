@@ -41,7 +41,7 @@ pub fn run(args: UnitArgs) -> ExitCode {
     let config = std::path::absolute(&config).unwrap_or(config);
     let text = unit(&exe, &config, args.listen);
     if !args.write {
-        print!("{text}");
+        out!("{text}");
         return ExitCode::SUCCESS;
     }
     let path = paths::xdg_config_home().join("systemd/user/hookhost.service");
@@ -53,8 +53,8 @@ pub fn run(args: UnitArgs) -> ExitCode {
         eprintln!("hookhost: unit: cannot write {}: {e}", path.display());
         return ExitCode::from(1);
     }
-    println!("wrote {}", path.display());
-    println!("now: systemctl --user daemon-reload && systemctl --user enable --now hookhost");
+    outln!("wrote {}", path.display());
+    outln!("now: systemctl --user daemon-reload && systemctl --user enable --now hookhost");
     ExitCode::SUCCESS
 }
 

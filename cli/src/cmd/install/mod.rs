@@ -147,7 +147,7 @@ fn run_install(args: &InstallArgs) -> Result<(), String> {
     if doc.changed() {
         steps.push(Step::of(&doc, routed(&routes, tally)));
     } else {
-        println!(
+        outln!(
             "{}: hookhost is already installed here; nothing changed",
             file.display()
         );
@@ -167,7 +167,7 @@ fn run_uninstall(args: &UninstallArgs) -> Result<(), String> {
     let removed = shape::uninstall(&mut doc.root, Shape::of(agent), agent)
         .map_err(|m| format!("{}: {m}", file.display()))?;
     if removed == 0 {
-        println!("{}: no hookhost entries; nothing changed", file.display());
+        outln!("{}: no hookhost entries; nothing changed", file.display());
         return Ok(());
     }
     let mut step = Step::of(&doc, format!("removed hookhost from {removed} events"));
@@ -179,7 +179,7 @@ fn run_uninstall(args: &UninstallArgs) -> Result<(), String> {
     finish(&[step], args.dry_run)?;
     let adopted = adopt::adopted_file(agent, scope, &project);
     if adopted.exists() {
-        println!(
+        outln!(
             "note: the hooks adopted from here ({}) run only through hookhost; {agent} no longer \
              calls it, so they no longer run",
             adopted.display()
@@ -322,7 +322,7 @@ fn adoption(
     let adopted = adopt::adopted_file(agent, scope, project);
     let (moved, sources) = take_adoptable(agent, scope, &adopted, doc)?;
     if moved.is_empty() {
-        println!("no hooks to adopt");
+        outln!("no hooks to adopt");
         return Ok(Vec::new());
     }
     let mut steps = adopted_steps(agent, config, &adopted, &moved)?;
@@ -351,7 +351,7 @@ fn take_adoptable(
         let (taken, left) = adopt::take(root, &source, agent, scope)?;
         for l in left {
             let file = l.file.display();
-            println!("left in {file}: {} `{}`: {}", l.event, l.what, l.why);
+            outln!("left in {file}: {} `{}`: {}", l.event, l.what, l.why);
         }
         if let Some(other) = other.filter(|_| !taken.is_empty()) {
             let n = shape::count(&taken, Shape::of(agent));
@@ -408,12 +408,12 @@ fn adoption_notes(scope: Scope, adopted: &Path) {
             .parent()
             .map_or_else(String::new, |d| d.display().to_string()),
     };
-    println!(
+    outln!(
         "note: adopted hooks run in hookhost, in {dir}, with PATH and the agent's project \
          variables only; a hook script that reads other variables behaves differently"
     );
     if scope == Scope::Project {
-        println!(
+        outln!(
             "note: hookhost runs one chain for every session it serves, so these project hooks \
              also run for sessions of other projects"
         );
@@ -430,24 +430,24 @@ fn remind(agent: Dialect, scope: Scope, via: &Via, config: Option<&Path>) {
                 .nth(1)
                 .and_then(|r| r.split('/').next())
                 .unwrap_or("127.0.0.1:7070");
-            println!("now keep running: hookhost serve{c} --socket --listen {addr}");
+            outln!("now keep running: hookhost serve{c} --socket --listen {addr}");
         }
-        Via::Relay(_) => println!(
+        Via::Relay(_) => outln!(
             "now keep running: hookhost serve{c} --socket (the relay connects to {})",
             paths::default_socket().display()
         ),
     }
     match (agent, scope) {
-        (Dialect::Codex, _) => println!(
+        (Dialect::Codex, _) => outln!(
             "note: Codex runs new hooks once you trust them: review them with /hooks in codex"
         ),
         (Dialect::GeminiCli, Scope::Project) => {
-            println!("note: Gemini CLI asks you to trust a project's hooks before it runs them")
+            outln!("note: Gemini CLI asks you to trust a project's hooks before it runs them")
         }
         _ => {}
     }
     if scope == Scope::Project {
-        println!(
+        outln!(
             "note: a project's settings are often committed; its entries name this machine's \
              hookhost, which teammates may not have"
         );

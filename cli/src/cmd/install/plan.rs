@@ -35,7 +35,7 @@ impl Step {
 /// Prints each step's diff, writing nothing.
 pub(super) fn show(steps: &[Step]) {
     for s in steps {
-        print!(
+        out!(
             "{}",
             file::diff(&s.path, s.before.as_deref(), s.after.as_deref())
         );
@@ -68,7 +68,7 @@ pub(super) fn apply(steps: &[Step]) -> Result<(), String> {
         }
     }
     for line in lines {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(())
 }
