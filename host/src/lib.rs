@@ -114,12 +114,12 @@ mod supervise;
 mod transport;
 
 pub use chain::NoAnswer;
-pub use config::SkippedHook;
 pub use config::{
     AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
     Config, ConfigError, Defaults, EnvError, HookSource, ProcessConfig, RemoteConfig,
     RemoteConfigError, RemoteTransport, Transport,
 };
+pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 #[cfg(feature = "conformance")]
 pub use conformance::{
     Check as ConformanceCheck, Options as ConformanceOptions, Report as ConformanceReport,

@@ -27,7 +27,7 @@ use serde_json::Value;
 
 pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource};
 pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnKey, Transport};
-pub use import::SkippedHook;
+pub use import::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 
 use crate::dialect::{Dialect, tools};
@@ -56,6 +56,9 @@ pub struct Config {
     /// Handlers in `[hooks.import]` files that are not run (prompt, agent,
     /// MCP-tool hooks...), kept so `hookhost check` can show them.
     pub skipped: Vec<SkippedHook>,
+    /// docker-agent agent files' hooks, one group per agent and event, by
+    /// name: each group runs as one member (docker-agent's merge rules).
+    pub hook_sets: BTreeMap<String, HookSetConfig>,
     /// `[hooks.tool_names]`: the agent's own tool names mapped to the
     /// canonical vocabulary (`my_exec = "shell"`), so hooks of every dialect
     /// see their native name for it (`Bash`, `run_shell_command`).
@@ -304,6 +307,7 @@ impl Config {
             remotes: BTreeMap::new(),
             audit: None,
             skipped: Vec::new(),
+            hook_sets: BTreeMap::new(),
             tool_names: BTreeMap::new(),
             base_dir: base_dir.into(),
             sources: Vec::new(),

@@ -14,9 +14,10 @@ use tokio::time::Instant;
 
 use super::plan::{self, Build, MemberPlan, PeerKey, PeerPlan, PeerSpec, Plan};
 use super::{Host, ReloadReport, StartFailure, lock};
-use crate::config::{BuiltinConfig, Config, Defaults};
+use crate::config::{BuiltinConfig, Config, Defaults, HookSetConfig};
 use crate::error::StartError;
 use crate::members::command::CommandHook;
+use crate::members::hook_set::{self, HookSet};
 use crate::members::{Member, MemberKind};
 use crate::supervise::peer::Peer;
 use crate::supervise::{self, Launched};
@@ -227,6 +228,13 @@ impl Host {
                 kept.cloned()
                     .unwrap_or_else(|| Arc::new(Member::command(name, c, hook, defaults)))
             }
+            Build::HookSet {
+                config: c,
+                tool_names,
+            } => match kept {
+                Some(k) => k.clone(),
+                None => self.hook_set(name, c, tool_names, defaults)?,
+            },
         };
         #[cfg(not(feature = "remote"))]
         let _ = failures;
@@ -243,6 +251,36 @@ impl Host {
             why
         });
         Arc::new(Member::builtin(name, b, built, defaults))
+    }
+
+    /// A docker-agent hook group's member; one whose command cannot be set
+    /// up is reported and left out, as a lone command hook is.
+    fn hook_set(
+        &self,
+        name: &str,
+        c: &HookSetConfig,
+        tool_names: &Arc<BTreeMap<String, String>>,
+        defaults: &Defaults,
+    ) -> Option<Arc<Member>> {
+        let tools = hook_set::Tools {
+            registry: &self.inner.registry,
+            tool_names,
+            defaults,
+        };
+        match HookSet::build(name, c, &tools) {
+            Ok(set) => Some(Arc::new(Member::hook_set(
+                name,
+                c,
+                Arc::new(set),
+                tool_names,
+                defaults,
+            ))),
+            Err(why) => {
+                tracing::error!(hook = %name, "hook group `{name}` cannot be set up: {why}");
+                self.failed(name, std::io::Error::other(why));
+                None
+            }
+        }
     }
 
     /// Reports a builtin or command hook that could not be built.

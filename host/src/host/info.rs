@@ -103,7 +103,7 @@ pub(crate) fn hook_info(m: &Member) -> HookInfo {
     };
     match &m.kind {
         MemberKind::Peer(p) => peer_info(p, &mut info),
-        MemberKind::Command(_) => info.kind = HookKind::Command,
+        MemberKind::Command(_) | MemberKind::HookSet(_) => info.kind = HookKind::Command,
         MemberKind::Builtin(_) => {}
         MemberKind::Unavailable(why) => info.status = HookStatus::Down(why.clone()),
     }

@@ -11,7 +11,9 @@ use hookhost_protocol::event::EventPattern;
 
 #[cfg(feature = "remote")]
 use crate::config::RemoteConfig;
-use crate::config::{BuiltinConfig, CommandConfig, Config, Defaults, ProcessConfig, SpawnKey};
+use crate::config::{
+    BuiltinConfig, CommandConfig, Config, Defaults, HookSetConfig, ProcessConfig, SpawnKey,
+};
 use crate::members::Configured;
 
 /// What identifies a running peer across a reload.
@@ -62,6 +64,11 @@ pub(super) enum Build {
     /// makes it unchanged on reload.
     Command {
         config: CommandConfig,
+        tool_names: Arc<BTreeMap<String, String>>,
+    },
+    /// A docker-agent hook group, with the same `[hooks.tool_names]`.
+    HookSet {
+        config: HookSetConfig,
         tool_names: Arc<BTreeMap<String, String>>,
     },
 }
@@ -194,6 +201,9 @@ fn reusable(
         Build::Command { config, tool_names } => {
             (Configured::command(config, tool_names, defaults), None)
         }
+        Build::HookSet { config, tool_names } => {
+            (Configured::hook_set(config, tool_names, defaults), None)
+        }
     };
     let same_peer = match peer {
         Some(key) => old.peer.as_ref() == Some(key) && kept.contains(key),
@@ -312,6 +322,13 @@ fn members(config: &Config) -> Vec<(String, Build)> {
             };
             out.push((name.clone(), build));
         }
+        for (name, c) in &config.hook_sets {
+            let build = Build::HookSet {
+                config: c.clone(),
+                tool_names: tool_names.clone(),
+            };
+            out.push((name.clone(), build));
+        }
     }
     out
 }
@@ -370,6 +387,10 @@ mod tests {
                         config: c,
                         tool_names,
                     } => (Configured::command(c, tool_names, &config.defaults), None),
+                    Build::HookSet {
+                        config: c,
+                        tool_names,
+                    } => (Configured::hook_set(c, tool_names, &config.defaults), None),
                 };
                 let running = RunningMember {
                     configured,

@@ -4,6 +4,7 @@
 
 pub(crate) mod builtin;
 pub(crate) mod command;
+pub(crate) mod hook_set;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,11 +17,13 @@ use tokio::time::Instant;
 #[cfg(feature = "remote")]
 use crate::config::RemoteConfig;
 use crate::config::{
-    BreakerConfig, BuiltinConfig, CommandConfig, CommandOnError, Defaults, ProcessConfig,
+    BreakerConfig, BuiltinConfig, CommandConfig, CommandOnError, Defaults, HookSetConfig,
+    ProcessConfig,
 };
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
 use crate::members::command::CommandHook;
+use crate::members::hook_set::HookSet;
 use crate::observe::stats::MemberStats;
 use crate::policy::breaker::Breaker;
 use crate::policy::filter::Filter;
@@ -36,6 +39,9 @@ pub enum MemberKind {
     Builtin(Arc<dyn BuiltinHook>),
     /// A one-shot command, spawned per call.
     Command(Arc<CommandHook>),
+    /// A docker-agent hook group: one agent file's hooks for one event,
+    /// merged by docker-agent's rules.
+    HookSet(Arc<HookSet>),
     /// A hook that could not be set up (a builtin not built, a remote's
     /// connector, a bad filter); every call fails with this text,
     /// so its `on_error` policy still answers for it.
@@ -84,6 +90,7 @@ enum Section {
     Remote(RemoteConfig),
     Builtin(BuiltinConfig),
     Command(CommandConfig, Arc<BTreeMap<String, String>>),
+    HookSet(HookSetConfig, Arc<BTreeMap<String, String>>),
 }
 
 impl Configured {
@@ -112,6 +119,18 @@ impl Configured {
     ) -> Configured {
         Configured::of(
             Section::Command(config.clone(), tool_names.clone()),
+            defaults,
+        )
+    }
+
+    /// A docker-agent hook group's settings, with `[hooks.tool_names]`.
+    pub(crate) fn hook_set(
+        config: &HookSetConfig,
+        tool_names: &Arc<BTreeMap<String, String>>,
+        defaults: &Defaults,
+    ) -> Configured {
+        Configured::of(
+            Section::HookSet(config.clone(), tool_names.clone()),
             defaults,
         )
     }
@@ -251,6 +270,45 @@ impl Member {
         )
     }
 
+    /// A member answered by a docker-agent hook group. A group that runs
+    /// past its deadline fails closed where docker-agent's event does
+    /// (pre_tool_use, tool_guard, permission_request) and goes on
+    /// elsewhere, as its hooks would one by one.
+    pub(crate) fn hook_set(
+        name: &str,
+        config: &HookSetConfig,
+        set: Arc<HookSet>,
+        tool_names: &Arc<BTreeMap<String, String>>,
+        defaults: &Defaults,
+    ) -> Member {
+        let closed = ["pre_tool_use", "tool_guard", "permission_request"];
+        let on_error = if closed.contains(&config.event.as_str()) {
+            OnError::Deny
+        } else {
+            OnError::Allow
+        };
+        let timeout = set.timeout(set.stages().first().copied().unwrap_or(Stage::Lifecycle));
+        Member::assemble(
+            name,
+            MemberKind::HookSet(set.clone()),
+            Settings {
+                priority: config.priority,
+                intercept: set.stages(),
+                on_error: Some(on_error),
+                quiet_failures: false,
+                timeout_ms: Some(timeout.as_millis().min(u64::MAX as u128) as u64),
+                matcher: None,
+                condition: None,
+                breaker: BreakerConfig {
+                    enabled: Some(false),
+                    ..BreakerConfig::default()
+                },
+                configured: Configured::hook_set(config, tool_names, defaults),
+            },
+            defaults,
+        )
+    }
+
     fn assemble(name: &str, kind: MemberKind, s: Settings<'_>, defaults: &Defaults) -> Member {
         let (kind, filter) = with_filter(kind, s.matcher, s.condition);
         let mut breaker = s.breaker;
@@ -287,6 +345,7 @@ impl Member {
                 PeerKind::Remote { .. } => "remote",
             },
             MemberKind::Command(_) => "command",
+            MemberKind::HookSet(_) => "hook_set",
             MemberKind::Builtin(_) | MemberKind::Unavailable(_) => "builtin",
         }
     }
@@ -297,9 +356,10 @@ impl Member {
         self.intercept.contains(&stage)
             && match &self.kind {
                 MemberKind::Peer(p) => p.declares(stage),
-                MemberKind::Builtin(_) | MemberKind::Command(_) | MemberKind::Unavailable(_) => {
-                    true
-                }
+                MemberKind::Builtin(_)
+                | MemberKind::Command(_)
+                | MemberKind::HookSet(_)
+                | MemberKind::Unavailable(_) => true,
             }
     }
 
@@ -316,6 +376,7 @@ impl Member {
     pub(crate) fn handles_event(&self, event: LifecycleEvent) -> bool {
         match &self.kind {
             MemberKind::Command(c) => c.handles(event.as_str()),
+            MemberKind::HookSet(s) => s.handles(event.as_str()),
             _ => true,
         }
     }
@@ -331,14 +392,18 @@ impl Member {
         event: &str,
         payload: &Value,
     ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
-        let MemberKind::Command(c) = &self.kind else {
-            return None;
+        let runner = match &self.kind {
+            MemberKind::Command(c) if c.handles(event) => Notified::Command(c.clone()),
+            MemberKind::HookSet(s) if s.handles(event) => Notified::HookSet(s.clone()),
+            _ => return None,
         };
-        if !c.handles(event) {
-            return None;
-        }
-        let (c, payload, event) = (c.clone(), payload.clone(), event.to_string());
-        Some(async move { c.notify(&event, &payload).await })
+        let (payload, event) = (payload.clone(), event.to_string());
+        Some(async move {
+            match runner {
+                Notified::Command(c) => c.notify(&event, &payload).await,
+                Notified::HookSet(s) => s.notify(&event, &payload).await,
+            }
+        })
     }
 
     /// Whether its verdict on a tool call guards that call: it fails
@@ -395,6 +460,21 @@ impl Member {
         budget: Duration,
     ) -> Result<Value, CallError> {
         match &self.kind {
+            MemberKind::HookSet(s) => s.call(stage, params, deadline, budget).await,
+            _ => self.call_one(stage, params, deadline, budget).await,
+        }
+    }
+
+    /// Calls a member that is one hook (not a group): what a group calls
+    /// its own hooks with, so the two calls do not recurse.
+    pub(crate) async fn call_one(
+        &self,
+        stage: Stage,
+        params: &Value,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<Value, CallError> {
+        match &self.kind {
             MemberKind::Peer(p) => p.request(stage.method(), params, deadline, budget).await,
             MemberKind::Builtin(b) => {
                 match tokio::time::timeout_at(deadline, b.call(stage, params)).await {
@@ -404,9 +484,18 @@ impl Member {
                 }
             }
             MemberKind::Command(c) => c.call(stage, params, deadline).await,
+            MemberKind::HookSet(_) => Err(CallError::Unavailable(
+                "a hook group inside a hook group".into(),
+            )),
             MemberKind::Unavailable(why) => Err(CallError::Unavailable(why.clone())),
         }
     }
+}
+
+/// What runs for a lifecycle event nobody waits on.
+enum Notified {
+    Command(Arc<CommandHook>),
+    HookSet(Arc<HookSet>),
 }
 
 /// What every kind of member is configured with, whatever its config

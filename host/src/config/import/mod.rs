@@ -25,6 +25,7 @@ mod claude;
 mod codex;
 mod copilot;
 mod cursor;
+mod docker_agent;
 mod gemini;
 #[cfg(test)]
 mod tests;
@@ -37,6 +38,7 @@ use serde_json::{Map, Value};
 
 use super::{CommandConfig, CommandOnError, Config, ConfigError, HookSource, Source, decode};
 use crate::dialect::Dialect;
+pub use docker_agent::{Definition, HookSetConfig, SetEntry, SetHook};
 
 /// A handler in an imported settings file that hookhost does not run: a
 /// prompt, agent or MCP-tool hook, an unknown type, an entry with only a
@@ -67,8 +69,8 @@ const MAX_TIMEOUT_MS: f64 = 86_400_000.0;
 /// Reads the hooks of one settings file of a format.
 type Reader = fn(&Value, &File) -> Result<Vec<Found>, Bad>;
 
-/// The reader of a dialect's settings files; docker-agent has none (its
-/// hooks are written as `[hooks.commands]`).
+/// The reader of a dialect's settings files; `None` for docker-agent,
+/// whose agent YAML becomes hook groups ([`docker_agent`]), not commands.
 fn reader(dialect: Dialect) -> Option<Reader> {
     match dialect {
         Dialect::ClaudeCode => Some(claude::read),
@@ -83,7 +85,8 @@ fn reader(dialect: Dialect) -> Option<Reader> {
 /// One `[hooks.import]` entry.
 struct Entry {
     dialect: Dialect,
-    read: Reader,
+    /// `None`: a docker-agent agent YAML.
+    read: Option<Reader>,
     paths: Vec<String>,
     priority: i64,
 }
@@ -153,9 +156,17 @@ pub(super) fn read(config: &mut Config, src: &Source<'_>, raw: Value) -> Result<
     let entries = entries(raw).map_err(|m| src.invalid("[hooks.import]", m))?;
     let mut importer = Importer::default();
     for entry in entries {
+        let yaml = entry.read.is_none();
+        src.needs(
+            "[hooks.import]",
+            "a docker-agent agent YAML",
+            "yaml",
+            !yaml || cfg!(feature = "yaml"),
+        )?;
         let named = entry.paths.iter().map(|p| resolve(&config.base_dir, p));
         config.sources.extend(named);
-        for path in files(&config.base_dir, &entry.paths)? {
+        let exts: &[&str] = if yaml { &["yaml", "yml"] } else { &["json"] };
+        for path in files(&config.base_dir, &entry.paths, exts)? {
             config.sources.push(path.clone());
             importer.file(&entry, path)?;
         }
@@ -168,6 +179,13 @@ pub(super) fn read(config: &mut Config, src: &Source<'_>, raw: Value) -> Result<
         config.commands.insert(name, hook);
     }
     config.skipped.extend(importer.skipped);
+    for (name, set) in importer.sets {
+        if config.commands.contains_key(&name) {
+            let m = format!("the name `{name}` is taken by [hooks.commands]; rename that hook");
+            return Err(src.invalid("[hooks.import]", m));
+        }
+        config.hook_sets.insert(name, set);
+    }
     Ok(())
 }
 
@@ -181,11 +199,7 @@ fn entries(raw: Value) -> Result<Vec<Entry>, String> {
 
 fn entry(key: &str, value: Value) -> Result<Entry, String> {
     let dialect: Dialect = key.parse().map_err(|e| format!("key `{key}`: {e}"))?;
-    let Some(read) = reader(dialect) else {
-        return Err(format!(
-            "key `{key}`: docker-agent's YAML is not imported; write its hooks as [hooks.commands]"
-        ));
-    };
+    let read = reader(dialect);
     let (paths, priority) = match value {
         Value::String(p) => (vec![p], 0),
         Value::Array(list) => (strings(list).map_err(|m| format!("key `{key}`: {m}"))?, 0),
@@ -217,9 +231,10 @@ fn strings(list: Vec<Value>) -> Result<Vec<String>, String> {
 }
 
 /// The files an entry names: each path resolved against the config's
-/// folder (`~/` against `$HOME`); a folder stands for its `*.json` files,
-/// sorted by name.
-fn files(base: &Path, paths: &[String]) -> Result<Vec<PathBuf>, ConfigError> {
+/// folder (`~/` against `$HOME`); a folder stands for its files with one
+/// of `exts` (`*.json`; `*.yaml` and `*.yml` for docker-agent), sorted by
+/// name.
+fn files(base: &Path, paths: &[String], exts: &[&str]) -> Result<Vec<PathBuf>, ConfigError> {
     let mut out = Vec::new();
     for p in paths {
         let path = resolve(base, p);
@@ -234,7 +249,10 @@ fn files(base: &Path, paths: &[String]) -> Result<Vec<PathBuf>, ConfigError> {
         let mut found = Vec::new();
         for item in std::fs::read_dir(&path).map_err(read)? {
             let file = item.map_err(read)?.path();
-            if file.extension().is_some_and(|e| e == "json") && file.is_file() {
+            let wanted = file
+                .extension()
+                .is_some_and(|e| exts.iter().any(|x| e == *x));
+            if wanted && file.is_file() {
                 found.push(file);
             }
         }
@@ -374,6 +392,8 @@ struct Importer {
     /// Hooks named so far; the next is `seq + 1`.
     seq: usize,
     commands: Vec<(String, CommandConfig)>,
+    /// docker-agent hook groups, named like the commands.
+    sets: Vec<(String, HookSetConfig)>,
     skipped: Vec<SkippedHook>,
     /// Claude Code's (event, matcher, handler) already imported: Claude
     /// runs identical handlers across its settings files once.
@@ -389,13 +409,47 @@ impl Importer {
             project: project_dir(&path),
             path,
         };
-        let found = (entry.read)(&root, &file).map_err(|bad| ConfigError::Invalid {
+        let Some(read) = entry.read else {
+            return self.agent_file(entry, &root, &file);
+        };
+        let found = read(&root, &file).map_err(|bad| ConfigError::Invalid {
             path: file.path.clone(),
             location: bad.at,
             message: bad.message,
         })?;
         for f in found {
             self.push(entry.dialect, entry.priority, &file, f);
+        }
+        Ok(())
+    }
+
+    /// Reads one docker-agent agent file into hook groups.
+    fn agent_file(&mut self, entry: &Entry, root: &Value, file: &File) -> Result<(), ConfigError> {
+        let read =
+            docker_agent::read(root, file, entry.priority).map_err(|bad| ConfigError::Invalid {
+                path: file.path.clone(),
+                location: bad.at,
+                message: bad.message,
+            })?;
+        for (event, matcher, kind, why) in read.skipped {
+            self.push(
+                entry.dialect,
+                entry.priority,
+                file,
+                Found {
+                    event,
+                    matcher,
+                    run: Run::Skip { kind, why },
+                },
+            );
+        }
+        for set in read.sets {
+            self.seq += 1;
+            let name = format!(
+                "import-{:03}-docker-agent-{}-{}",
+                self.seq, set.agent, set.event
+            );
+            self.sets.push((name, set));
         }
         Ok(())
     }
@@ -480,10 +534,13 @@ fn read_settings(path: &Path) -> Result<String, ConfigError> {
     std::fs::read_to_string(path).map_err(read)
 }
 
-/// Parses a settings file: TOML for a Codex `config.toml`, JSON otherwise.
+/// Parses a settings file: TOML for a Codex `config.toml`, YAML for a
+/// docker-agent agent file, JSON otherwise.
 fn parse(text: &str, dialect: Dialect, path: &Path) -> Result<Value, ConfigError> {
     let toml = dialect == Dialect::Codex && path.extension().is_some_and(|e| e == "toml");
-    let parsed = if toml {
+    let parsed = if dialect == Dialect::DockerAgent {
+        yaml(text)
+    } else if toml {
         toml::from_str(text).map_err(|e| format!("invalid TOML: {e}"))
     } else {
         serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))
@@ -492,4 +549,16 @@ fn parse(text: &str, dialect: Dialect, path: &Path) -> Result<Value, ConfigError
         path: path.to_path_buf(),
         message,
     })
+}
+
+/// YAML text as a JSON value; refused at the `[hooks.import]` entry
+/// already when the `yaml` feature is off.
+fn yaml(text: &str) -> Result<Value, String> {
+    #[cfg(feature = "yaml")]
+    return docker_agent::parse(text);
+    #[cfg(not(feature = "yaml"))]
+    {
+        let _ = text;
+        Err("reading YAML needs hookhost built with the `yaml` feature".into())
+    }
 }

@@ -482,6 +482,7 @@ fn mistakes_in_the_table_or_a_file_name_the_file() {
         "ok.json",
         r#"{"hooks": {"stop": [{"command": "x"}]}}"#,
     );
+    write(&dir, "list.yml", "agents: [1]\n");
     let at = |f: &str| dir.join(f).display().to_string();
     let cases = [
         (
@@ -489,8 +490,15 @@ fn mistakes_in_the_table_or_a_file_name_the_file() {
             "hooks.toml: [hooks.import]: key `claude`: unknown dialect \"claude\"".to_string(),
         ),
         (
-            "docker-agent = 'ok.json'",
-            "docker-agent's YAML is not imported".into(),
+            "docker-agent = 'list.yml'",
+            if cfg!(feature = "yaml") {
+                format!(
+                    "{}: key `agents`: expected a mapping of agents",
+                    at("list.yml")
+                )
+            } else {
+                "a docker-agent agent YAML needs hookhost built with the `yaml` feature".into()
+            },
         ),
         ("cursor = 5", "key `cursor`: expected a path".into()),
         (

@@ -1,0 +1,291 @@
+//! docker-agent's aggregation of a group's answers into one: the strongest
+//! verdict wins (halt > deny > ask > allow) with its own reason, ties going
+//! to the first in group order; every `additional_context` is kept, joined
+//! with newlines; rewrites compose in order, and the group answers the
+//! whole rewrite as one merge patch against what it was given. A hook that
+//! failed is judged by its own policy: one that fails closed is a refusal.
+
+use hookhost_protocol::{
+    Decision, LifecycleEvent, OnError, Stage, apply_merge_patch, decode_answer,
+    decode_lifecycle_result,
+};
+use serde_json::{Map, Value, json};
+
+use crate::error::CallError;
+use crate::members::Member;
+
+/// The answer of a group with nothing to say at `stage`.
+pub(super) fn neutral(stage: Stage) -> Value {
+    match stage {
+        Stage::ApproveTool => json!({"approved": true}),
+        _ => json!({"action": "continue"}),
+    }
+}
+
+/// A group's answers so far.
+pub(super) struct Merge {
+    stage: Stage,
+    event: Option<LifecycleEvent>,
+    original: Value,
+    /// The params with every rewrite so far applied: what the next hook of
+    /// a pipeline sees.
+    params: Value,
+    /// The strongest verdict yet, by rank.
+    strongest: Option<(u8, Decision)>,
+    contexts: Vec<String>,
+    system: Vec<String>,
+    summary: Option<String>,
+}
+
+/// How strong a verdict is: halt 4, deny 3, ask 2, allow (any rewrite) 0.
+fn rank(d: &Decision) -> u8 {
+    match d {
+        Decision::Abort { .. } => 4,
+        Decision::DenyTool(_) | Decision::Respond(_) => 3,
+        Decision::Approval {
+            approved: false, ..
+        } => 3,
+        Decision::Lifecycle { block: true, .. } => 3,
+        Decision::Ask(_) => 2,
+        _ => 0,
+    }
+}
+
+impl Merge {
+    pub(super) fn new(stage: Stage, event: Option<LifecycleEvent>, params: Value) -> Merge {
+        Merge {
+            stage,
+            event,
+            original: params.clone(),
+            params,
+            strongest: None,
+            contexts: Vec::new(),
+            system: Vec::new(),
+            summary: None,
+        }
+    }
+
+    /// The params as rewritten so far.
+    pub(super) fn params(&self) -> &Value {
+        &self.params
+    }
+
+    /// Adds one hook's answer, or its failure judged by its policy.
+    pub(super) fn add(&mut self, hook: &Member, reply: Result<Value, CallError>) {
+        let decoded = reply.and_then(|v| self.decode(&v));
+        match decoded {
+            Ok((d, context)) => self.decision(d, context),
+            Err(e) => self.failure(hook, &e),
+        }
+    }
+
+    fn decode(&self, v: &Value) -> Result<(Decision, Option<String>), CallError> {
+        let bad = |e: hookhost_protocol::ResultError| CallError::Protocol(e.to_string());
+        match (self.stage, self.event) {
+            (Stage::Lifecycle, Some(ev)) => {
+                Ok((decode_lifecycle_result(ev, v).map_err(bad)?, None))
+            }
+            (Stage::Lifecycle, None) => Err(CallError::Protocol("no lifecycle event".into())),
+            (stage, _) => {
+                let a = decode_answer(stage, v).map_err(bad)?;
+                Ok((a.decision, a.additional_context))
+            }
+        }
+    }
+
+    fn decision(&mut self, d: Decision, context: Option<String>) {
+        self.contexts.extend(context);
+        match &d {
+            Decision::Modify(patch) => {
+                apply_merge_patch(&mut self.params, &Value::Object(patch.clone()));
+            }
+            Decision::Lifecycle {
+                additional_context,
+                system_message,
+                summary,
+                ..
+            } => {
+                self.contexts.extend(additional_context.clone());
+                self.system.extend(system_message.clone());
+                if self.summary.is_none() {
+                    self.summary = summary.clone();
+                }
+            }
+            _ => {}
+        }
+        let r = rank(&d);
+        if r > 0 && self.strongest.as_ref().is_none_or(|(s, _)| r > *s) {
+            self.strongest = Some((r, d));
+        }
+    }
+
+    /// A failed hook: a refusal when its policy denies, else nothing (the
+    /// failure was logged where it happened).
+    fn failure(&mut self, hook: &Member, error: &CallError) {
+        if hook.failure_policy(self.stage, Some(error)) == OnError::Allow {
+            tracing::debug!(hook = %hook.name, "hook failed; its policy goes on: {error}");
+            return;
+        }
+        let reason = Some(format!("hook `{}` failed: {error}", hook.name));
+        let refusal = match self.stage {
+            Stage::BeforeTool => Decision::DenyTool(reason),
+            Stage::ApproveTool => Decision::Approval {
+                approved: false,
+                reason,
+            },
+            Stage::Lifecycle if self.event.is_some_and(LifecycleEvent::can_block) => {
+                Decision::Lifecycle {
+                    block: true,
+                    reason,
+                    additional_context: None,
+                    system_message: None,
+                    summary: None,
+                }
+            }
+            Stage::Lifecycle => return,
+            _ => Decision::Abort {
+                hard: false,
+                reason,
+            },
+        };
+        self.decision(refusal, None);
+    }
+
+    /// The group's one answer.
+    pub(super) fn finish(self) -> Value {
+        let context = (!self.contexts.is_empty()).then(|| self.contexts.join("\n"));
+        if self.stage == Stage::Lifecycle {
+            return self.lifecycle(context);
+        }
+        let mut out = match &self.strongest {
+            Some((_, d)) => verdict(self.stage, d),
+            None => match diff(&self.original, &self.params) {
+                Some(patch) => json!({"action": "modify", patch_field(self.stage): patch}),
+                None => neutral(self.stage),
+            },
+        };
+        let carries = matches!(self.stage, Stage::BeforeTool | Stage::AfterTool);
+        let goes_on = self.strongest.as_ref().is_none_or(|(r, _)| *r < 3);
+        if let (Some(c), true, true, Some(obj)) = (context, carries, goes_on, out.as_object_mut()) {
+            obj.insert("additional_context".into(), Value::from(c));
+        }
+        out
+    }
+
+    fn lifecycle(&self, context: Option<String>) -> Value {
+        let mut out = Map::new();
+        if let Some((_, Decision::Lifecycle { reason, .. })) = &self.strongest {
+            out.insert("action".into(), Value::from("block"));
+            out.extend(reason.clone().map(|r| ("reason".into(), Value::from(r))));
+        }
+        let event = self.event;
+        if event.is_some_and(LifecycleEvent::takes_context) {
+            out.extend(context.map(|c| ("additional_context".into(), Value::from(c))));
+        }
+        if !self.system.is_empty() {
+            out.insert("system_message".into(), Value::from(self.system.join("\n")));
+        }
+        if event.is_some_and(LifecycleEvent::takes_summary) {
+            out.extend(
+                self.summary
+                    .clone()
+                    .map(|s| ("summary".into(), Value::from(s))),
+            );
+        }
+        Value::Object(out)
+    }
+}
+
+/// The field a stage's `modify` carries its patch in.
+fn patch_field(stage: Stage) -> &'static str {
+    match stage {
+        Stage::BeforeTool => "call",
+        Stage::AfterTool => "result",
+        Stage::BeforeLlm => "request",
+        _ => "response",
+    }
+}
+
+/// A blocking verdict as the stage's result.
+fn verdict(stage: Stage, d: &Decision) -> Value {
+    let with_reason = |action: &str, reason: &Option<String>| {
+        let mut o = json!({"action": action});
+        if let (Some(r), Some(obj)) = (reason, o.as_object_mut()) {
+            obj.insert("reason".into(), Value::from(r.clone()));
+        }
+        o
+    };
+    match d {
+        Decision::Approval { approved, reason } => json!({"approved": approved, "reason": reason}),
+        Decision::Ask(r) => with_reason("ask", r),
+        Decision::DenyTool(r) => with_reason("deny_tool", r),
+        Decision::Respond(result) => json!({"action": "respond", "result": result}),
+        Decision::Abort { hard: true, reason } => with_reason("hard_abort", reason),
+        Decision::Abort { reason, .. } => with_reason("abort_turn", reason),
+        _ => neutral(stage),
+    }
+}
+
+/// The merge patch that turns `from` into `to`; `None` when equal.
+fn diff(from: &Value, to: &Value) -> Option<Value> {
+    if from == to {
+        return None;
+    }
+    let (Value::Object(a), Value::Object(b)) = (from, to) else {
+        return Some(to.clone());
+    };
+    let mut patch = Map::new();
+    for k in a.keys().filter(|k| !b.contains_key(*k)) {
+        patch.insert(k.clone(), Value::Null);
+    }
+    for (k, v) in b {
+        let change = match a.get(k) {
+            Some(old) => diff(old, v),
+            None => Some(v.clone()),
+        };
+        patch.extend(change.map(|c| (k.clone(), c)));
+    }
+    Some(Value::Object(patch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// From docker-agent pkg/hooks/pipeline_test.go
+    /// TestPipelineToolInputPatchesCompose: the group answers the composed
+    /// rewrite as one patch, keeping the keys nobody touched.
+    #[test]
+    fn the_patch_is_the_whole_rewrite_against_the_original() {
+        let from = json!({"tool": "bash", "arguments": {"command": "x", "cwd": "work", "n": {"keep": true}}});
+        let to = json!({"tool": "bash", "arguments": {"command": "ls -l -h", "cwd": "work", "n": {"keep": true}}});
+        assert_eq!(
+            diff(&from, &to),
+            Some(json!({"arguments": {"command": "ls -l -h"}}))
+        );
+        let mut back = from.clone();
+        apply_merge_patch(&mut back, &diff(&from, &to).unwrap_or_default());
+        assert_eq!(back, to);
+        assert_eq!(diff(&from, &from), None);
+    }
+
+    /// From docker-agent pkg/hooks/executor.go strongerDecision (covered by
+    /// hooks_test.go's aggregation cases): deny beats ask beats allow, and a
+    /// tie keeps the first reason.
+    #[test]
+    fn the_strongest_verdict_wins_and_ties_keep_the_first_reason() {
+        let mut m = Merge::new(
+            Stage::BeforeTool,
+            None,
+            json!({"tool": "bash", "arguments": {}}),
+        );
+        m.decision(Decision::Ask(Some("ask-1".into())), None);
+        m.decision(Decision::DenyTool(Some("deny-1".into())), Some("c1".into()));
+        m.decision(Decision::Ask(Some("ask-2".into())), Some("c2".into()));
+        m.decision(Decision::DenyTool(Some("deny-2".into())), None);
+        assert_eq!(
+            m.finish(),
+            json!({"action": "deny_tool", "reason": "deny-1"})
+        );
+    }
+}

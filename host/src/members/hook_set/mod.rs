@@ -1,0 +1,305 @@
+//! A docker-agent hook group: the hooks one agent file lists for one event,
+//! run as one member of the chain under docker-agent's merge rules.
+//!
+//! Within the group every hook that matches runs (no short-circuit), and
+//! identical definitions run once, in the order of their first matching
+//! entry. Rewrite events (pre_tool_use, tool_input_transform,
+//! tool_response_transform, before_llm_call) run the hooks one after the
+//! other, each seeing the input the previous ones rewrote; the others run
+//! them all at once. Their answers are merged by [`merge`] into the one
+//! answer the group gives the chain, which then treats it like any other
+//! member's (priority, budget, `if`, the verdict fold).
+//!
+//! Each hook is a member of its own (a command hook of the docker-agent
+//! dialect, or a builtin), so a failing hook follows exactly the failure
+//! policy it would have alone: one that fails closed counts as a refusal.
+
+mod join;
+mod merge;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookhost_protocol::{LifecycleEvent, OnError, Stage};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::config::{BuiltinConfig, Defaults, HookSetConfig, SetHook};
+use crate::dialect::Dialect;
+use crate::dialect::matcher::Matcher;
+use crate::dialect::spec::{Event, Matching, Target};
+use crate::dialect::stdin::Call;
+use crate::error::CallError;
+use crate::members::Member;
+use crate::members::builtin::BuiltinRegistry;
+use crate::members::command::CommandHook;
+use merge::Merge;
+
+/// The docker-agent events whose hooks form a pipeline (the events that
+/// rewrite what they are given).
+const SEQUENTIAL: [&str; 4] = [
+    "pre_tool_use",
+    "tool_input_transform",
+    "tool_response_transform",
+    "before_llm_call",
+];
+
+/// One group, ready to run.
+pub struct HookSet {
+    name: Arc<str>,
+    event: &'static Event,
+    sequential: bool,
+    /// One member per distinct definition.
+    hooks: Vec<Arc<Member>>,
+    /// Each entry as written: its matcher and the hook it names.
+    entries: Vec<(Matcher, usize)>,
+    tool_names: Arc<BTreeMap<String, String>>,
+}
+
+impl std::fmt::Debug for HookSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HookSet")
+            .field("name", &self.name)
+            .field("event", &self.event.native)
+            .field("hooks", &self.hooks.len())
+            .finish()
+    }
+}
+
+/// What builds a group's hooks.
+pub(crate) struct Tools<'a> {
+    pub(crate) registry: &'a BuiltinRegistry,
+    pub(crate) tool_names: &'a Arc<BTreeMap<String, String>>,
+    pub(crate) defaults: &'a Defaults,
+}
+
+impl HookSet {
+    /// Builds a group. A builtin the registry lacks is left out with a
+    /// warning (docker-agent ships builtins hookhost may not have); a
+    /// command that cannot be set up is an error naming it.
+    pub(crate) fn build(
+        name: &str,
+        config: &HookSetConfig,
+        t: &Tools<'_>,
+    ) -> Result<HookSet, String> {
+        let spec = Dialect::DockerAgent.spec();
+        let event = spec
+            .event(&config.event)
+            .ok_or_else(|| format!("docker-agent has no `{}` event here", config.event))?;
+        let mut hooks: Vec<Arc<Member>> = Vec::new();
+        let mut seen = Vec::new();
+        let mut entries = Vec::new();
+        for (i, entry) in config.entries.iter().enumerate() {
+            let index = match seen.iter().position(|d| *d == &entry.definition) {
+                Some(k) => k,
+                None => {
+                    let hook_name = format!("{name}#{i}");
+                    let Some(m) = inner(&hook_name, config, &entry.hook, t)? else {
+                        continue;
+                    };
+                    seen.push(&entry.definition);
+                    hooks.push(Arc::new(m));
+                    hooks.len() - 1
+                }
+            };
+            let matcher = Matcher::new(entry.matcher.as_deref(), Matching::Anchored, true)
+                .map_err(|e| e.to_string())?;
+            entries.push((matcher, index));
+        }
+        Ok(HookSet {
+            name: name.into(),
+            event,
+            sequential: SEQUENTIAL.contains(&event.native),
+            hooks,
+            entries,
+            tool_names: t.tool_names.clone(),
+        })
+    }
+
+    /// The stages it is called at: its event's stage, or lifecycle for a
+    /// lifecycle event that waits on an answer.
+    pub fn stages(&self) -> Vec<Stage> {
+        match self.event.target {
+            Target::Stage(s) => vec![s],
+            Target::Lifecycle(n) => match n.parse::<LifecycleEvent>() {
+                Ok(ev) if ev.is_request() => vec![Stage::Lifecycle],
+                _ => Vec::new(),
+            },
+        }
+    }
+
+    /// Whether it runs for lifecycle event `event`.
+    pub fn handles(&self, event: &str) -> bool {
+        matches!(self.event.target, Target::Lifecycle(n) if n == event)
+    }
+
+    /// The longest of its hooks' deadlines: the group's own.
+    pub fn timeout(&self, stage: Stage) -> Duration {
+        let each = self.hooks.iter().map(|h| h.timeout(stage));
+        if self.sequential {
+            each.sum()
+        } else {
+            each.max().unwrap_or_default()
+        }
+    }
+
+    /// The hooks this call runs: each distinct definition once, in the order
+    /// of its first entry whose matcher selects the tool.
+    fn selected(&self, params: &Value) -> Vec<&Arc<Member>> {
+        let tool = match self.event.target {
+            Target::Stage(Stage::BeforeTool | Stage::ApproveTool | Stage::AfterTool) => {
+                Some(self.native_tool(params))
+            }
+            _ => None,
+        };
+        let mut out: Vec<usize> = Vec::new();
+        for (m, i) in &self.entries {
+            if !out.contains(i) && m.matches(tool.as_deref()) {
+                out.push(*i);
+            }
+        }
+        out.into_iter().map(|i| &self.hooks[i]).collect()
+    }
+
+    /// The call's tool as docker-agent names it.
+    fn native_tool(&self, params: &Value) -> String {
+        let call = Call {
+            spec: Dialect::DockerAgent.spec(),
+            event: self.event,
+            params,
+            dir: Path::new("."),
+            names: &self.tool_names,
+        };
+        call.native_tool()
+    }
+
+    /// Whether this call is for its event.
+    fn is_for(&self, stage: Stage, params: &Value) -> bool {
+        match self.event.target {
+            Target::Stage(s) => s == stage,
+            Target::Lifecycle(n) => {
+                stage == Stage::Lifecycle && params.get("event").and_then(Value::as_str) == Some(n)
+            }
+        }
+    }
+
+    /// Runs the group for one chain call and answers with the merged
+    /// result. It never fails as a whole: each hook's failure is judged by
+    /// that hook's own policy inside the merge.
+    pub async fn call(
+        &self,
+        stage: Stage,
+        params: &Value,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<Value, CallError> {
+        if !self.is_for(stage, params) {
+            return Ok(merge::neutral(stage));
+        }
+        let hooks = self.selected(params);
+        let event = lifecycle_event(stage, params);
+        let mut merged = Merge::new(stage, event, params.clone());
+        if self.sequential {
+            for h in hooks {
+                let current = merged.params().clone();
+                let reply = h.call_one(stage, &current, deadline, budget).await;
+                merged.add(h, reply);
+            }
+        } else {
+            let runs = hooks
+                .iter()
+                .map(|h| h.call_one(stage, params, deadline, budget));
+            for (h, reply) in hooks.iter().zip(join::all(runs.collect()).await) {
+                merged.add(h, reply);
+            }
+        }
+        Ok(merged.finish())
+    }
+
+    /// Runs its hooks for a lifecycle event nobody waits on, all at once;
+    /// their output is only logged, as for a lone command hook.
+    pub async fn notify(&self, event: &str, payload: &Value) {
+        if !self.handles(event) {
+            return;
+        }
+        let params = json!({"event": event, "payload": payload});
+        let runs: Vec<_> = self
+            .selected(&params)
+            .into_iter()
+            .filter_map(|h| h.notification(event, payload))
+            .collect();
+        join::all(runs).await;
+    }
+}
+
+/// What a failing builtin decides: docker-agent fails closed at
+/// pre_tool_use and tool_guard, and warns and goes on elsewhere.
+fn builtin_policy(event: &str) -> OnError {
+    if matches!(event, "pre_tool_use" | "tool_guard") {
+        OnError::Deny
+    } else {
+        OnError::Allow
+    }
+}
+
+/// The lifecycle event of a lifecycle call.
+fn lifecycle_event(stage: Stage, params: &Value) -> Option<LifecycleEvent> {
+    if stage != Stage::Lifecycle {
+        return None;
+    }
+    params.get("event")?.as_str()?.parse().ok()
+}
+
+/// One hook of the group as a member of its own, or `None` for a builtin
+/// this host does not have.
+fn inner(
+    name: &str,
+    set: &HookSetConfig,
+    hook: &SetHook,
+    t: &Tools<'_>,
+) -> Result<Option<Member>, String> {
+    match hook {
+        SetHook::Command(c) => {
+            let dir = c.working_dir.clone().unwrap_or_default();
+            let built = CommandHook::new(name, c, &dir, t.tool_names.clone())
+                .map_err(|e| format!("hook `{name}`: {e}"))?;
+            Ok(Some(Member::command(name, c, Arc::new(built), t.defaults)))
+        }
+        SetHook::Builtin {
+            name: builtin,
+            args,
+        } => {
+            let config = if args.is_empty() {
+                Value::Null
+            } else {
+                json!({"args": args})
+            };
+            let Ok(built) = t.registry.build(builtin, &config) else {
+                tracing::warn!(
+                    "{}: agent `{}`, {}: hookhost has no builtin `{builtin}` (or not with these args); it is left out",
+                    set.file.display(),
+                    set.agent,
+                    set.event
+                );
+                return Ok(None);
+            };
+            let b = BuiltinConfig {
+                enabled: true,
+                priority: 0,
+                config,
+                intercept: None,
+                timeout_ms: None,
+                on_error: Some(builtin_policy(&set.event)),
+                matcher: None,
+                condition: None,
+                breaker: Some(false),
+                breaker_failures: None,
+                breaker_window_ms: None,
+                breaker_cooldown_ms: None,
+            };
+            Ok(Some(Member::builtin(name, &b, Ok(built), t.defaults)))
+        }
+    }
+}
