@@ -7,7 +7,7 @@
 
 use hookhost::protocol::lifecycle::LifecycleParams;
 use hookhost::protocol::params::ToolCall;
-use hookhost::{Config, Host, ToolOutcome};
+use hookhost::{Config, Host, StageOutcome, ToolOutcome};
 use hookhost_testkit::{dialect_example, scratch};
 use serde_json::{Value, json};
 
@@ -272,5 +272,45 @@ async fn the_example_agent_file_decides_as_documented() {
     assert_eq!(call.arguments["cmd"], "npm ci");
     let out = host.before_tool(shell("cat /etc/passwd")).await;
     assert!(matches!(&out, ToolOutcome::Deny { .. }), "{out:?}");
+    host.shutdown().await;
+}
+
+/// From docker-agent pkg/hooks/builtins/builtins_test.go
+/// TestApplyAgentDefaultsPromptFilesDepth and TestAddDateReturnsTodaysDate:
+/// `{type: builtin, command: NAME, args: [...]}` runs hookhost's builtin of
+/// that name at the event it is listed under (add_date defaults to
+/// turn_start, here it is listed at session_start), with docker-agent's
+/// args; `max_iterations`' count is its limit.
+#[tokio::test]
+async fn builtins_run_at_the_event_they_are_listed_under_with_their_args() {
+    let dir = scratch();
+    std::fs::write(dir.join("PROMPT.md"), "root rules").unwrap();
+    let yaml = hooks(
+        "session_start:\n  - {type: builtin, command: add_date}\n  - {type: builtin, command: add_prompt_files, args: [\"--depth=1\", PROMPT.md]}\nbefore_llm_call:\n  - {type: builtin, command: max_iterations, args: [\"2\"]}",
+    );
+    let host = Host::start(agent(&yaml).unwrap()).await;
+    let params: LifecycleParams = serde_json::from_value(
+        json!({"event": "session_start", "meta": {"cwd": dir}, "payload": {}}),
+    )
+    .unwrap();
+    let out = host.lifecycle_with(params).await;
+    let context = out.contexts.join("\n");
+    assert!(context.starts_with("Today's date: "), "{context}");
+    assert!(context.contains("root rules"), "{context}");
+    let llm = |iteration: u64| {
+        serde_json::from_value(
+            json!({"meta": {"iteration": iteration}, "model": "m", "messages": []}),
+        )
+        .unwrap()
+    };
+    let aborted = |o: &StageOutcome<_>| matches!(o, StageOutcome::Abort { .. });
+    assert!(
+        !aborted(&host.before_llm(llm(2)).await),
+        "iteration 2 is within the limit"
+    );
+    assert!(
+        aborted(&host.before_llm(llm(3)).await),
+        "iteration 3 is past it"
+    );
     host.shutdown().await;
 }

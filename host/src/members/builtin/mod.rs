@@ -195,6 +195,32 @@ pub(crate) fn parse_config<T: DeserializeOwned>(config: &Value) -> Result<T, Set
     T::deserialize(config).map_err(SettingsError::Decode)
 }
 
+/// The `config` table for a builtin written in a docker-agent agent file
+/// as `{type: builtin, command: NAME, args: [...]}` under `event`:
+/// `max_iterations`' count becomes `max`, a context builtin answers the
+/// event it is listed under, and any other builtin gets its `args` as
+/// written (none: no table).
+pub(crate) fn docker_agent_config(name: &str, args: &[String], event: &str) -> Value {
+    if name == max_iterations::NAME
+        && let [n] = args
+        && let Ok(max) = n.trim().parse::<u64>()
+    {
+        return json!({"max": max});
+    }
+    let mut config = serde_json::Map::new();
+    if !args.is_empty() {
+        config.insert("args".into(), json!(args));
+    }
+    if context::NAMES.contains(&name) {
+        config.insert("events".into(), json!([event]));
+    }
+    if config.is_empty() {
+        Value::Null
+    } else {
+        Value::Object(config)
+    }
+}
+
 /// `{"action":"continue"}`, the answer of a builtin with nothing to do.
 pub(crate) fn continue_answer() -> Value {
     json!({"action": "continue"})

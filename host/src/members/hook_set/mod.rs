@@ -33,7 +33,7 @@ use crate::dialect::spec::{Event, Matching, Target};
 use crate::dialect::stdin::Call;
 use crate::error::CallError;
 use crate::members::Member;
-use crate::members::builtin::BuiltinRegistry;
+use crate::members::builtin::{self, BuiltinRegistry};
 use crate::members::command::CommandHook;
 use merge::Merge;
 
@@ -271,11 +271,7 @@ fn inner(
             name: builtin,
             args,
         } => {
-            let config = if args.is_empty() {
-                Value::Null
-            } else {
-                json!({"args": args})
-            };
+            let config = builtin::docker_agent_config(builtin, args, &set.event);
             let Ok(built) = t.registry.build(builtin, &config) else {
                 tracing::warn!(
                     "{}: agent `{}`, {}: hookhost has no builtin `{builtin}` (or not with these args); it is left out",
