@@ -480,6 +480,40 @@ mod tests {
         assert_eq!(unset.policy(Stage::ApproveTool), OnError::Deny);
     }
 
+    /// From docker-agent pkg/hooks/hooks_test.go TestHookGetTimeout: 0 and
+    /// a negative `timeout` mean the default (60 s), a positive one is kept.
+    #[test]
+    fn zero_or_negative_timeout_is_the_docker_agent_default() {
+        for (timeout, secs) in [("0", 60), ("-1", 60), ("30", 30)] {
+            let text = format!("command = \"x\"\nevents = [\"stop\"]\ntimeout = {timeout}");
+            let c: CommandConfig = toml::from_str(&text).expect("valid toml");
+            assert_eq!(c.validate(), Ok(()), "{timeout}");
+            assert_eq!(c.timeout(), Duration::from_secs(secs), "{timeout}");
+        }
+    }
+
+    /// From docker-agent pkg/hooks/failure_test.go TestHookFailurePolicyMatrix:
+    /// pre_tool_use and tool_guard refuse on failure under any `on_error`;
+    /// tool_input_transform follows it.
+    #[test]
+    fn gates_fail_closed_under_any_on_error() {
+        for on_error in [
+            None,
+            Some(CommandOnError::Warn),
+            Some(CommandOnError::Ignore),
+        ] {
+            for (event, want) in [
+                ("pre_tool_use", OnError::Deny),
+                ("tool_guard", OnError::Deny),
+                ("tool_input_transform", OnError::Allow),
+            ] {
+                let mut c = CommandConfig::shell("x", &[event]);
+                c.on_error = on_error;
+                assert_eq!(c.policy(Stage::BeforeTool), want, "{event} {on_error:?}");
+            }
+        }
+    }
+
     #[test]
     fn stages_follow_the_events() {
         let c = CommandConfig::shell(
