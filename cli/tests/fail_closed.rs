@@ -175,8 +175,14 @@ async fn a_command_that_cannot_be_spawned_fails_closed() {
     let v = host.run_stage(Stage::BeforeTool, call.clone()).await;
     assert_eq!(v.unwrap().to_wire(Stage::BeforeTool)["action"], "deny_tool");
     host.shutdown().await;
-    // Only a policy that says allow lets the call pass.
+    // A docker-agent pre_tool_use gate refuses whatever its policy says
+    // (docker-agent's failure_test.go TestHookFailurePolicyMatrix).
     let host = vanished_command("pre_tool_use", Some("warn")).await;
+    let v = host.run_stage(Stage::BeforeTool, call.clone()).await;
+    assert_eq!(v.unwrap().to_wire(Stage::BeforeTool)["action"], "deny_tool");
+    host.shutdown().await;
+    // Elsewhere only a policy that says allow lets the call pass.
+    let host = vanished_command("tool_input_transform", Some("warn")).await;
     let v = host.run_stage(Stage::BeforeTool, call).await;
     assert_eq!(v.unwrap().to_wire(Stage::BeforeTool)["action"], "continue");
     host.shutdown().await;
@@ -189,7 +195,7 @@ fn on_error_ignore_is_quiet_and_warn_is_not() {
         let config = write_config(
             &dir,
             &format!(
-                "[hooks.commands.flaky]\ncommand = \"exit 1\"\nevents = [\"pre_tool_use\"]\non_error = \"{policy}\"\n"
+                "[hooks.commands.flaky]\ncommand = \"exit 1\"\nevents = [\"tool_input_transform\"]\non_error = \"{policy}\"\n"
             ),
         );
         let out = call(&config, "before_tool", &json!({"tool": "shell"}));

@@ -78,7 +78,10 @@ pub struct CommandConfig {
     /// Regex on the tool name, anchored; `*` or empty matches every tool.
     /// Applies to the tool events only.
     pub matcher: Option<String>,
-    /// Seconds before the run is killed; 60 when absent.
+    /// Seconds before the run is killed; the dialect's default when absent
+    /// (60 s for docker-agent). docker-agent reads 0 or a negative number
+    /// as its default too: a negative number loads as 0.
+    #[serde(deserialize_with = "seconds")]
     pub timeout: Option<u64>,
     /// Variables set for the command.
     pub env: BTreeMap<String, String>,
@@ -115,10 +118,21 @@ pub struct CommandConfig {
     /// At stop: how many consecutive blocks of this hook are honoured
     /// (Cursor's `loop_limit`); the host-wide limit applies when absent.
     pub loop_limit: Option<u32>,
+    /// docker-agent's `strict_output`: stdout on exit 0 must be empty or
+    /// one JSON object of docker-agent's keys that the event can use;
+    /// anything else is a failure of the hook. docker-agent dialect only.
+    pub strict_output: bool,
     /// Where an imported hook came from; set by `[hooks.import]`, never
     /// read from TOML.
     #[serde(skip)]
     pub source: Option<HookSource>,
+}
+
+/// `timeout`: whole seconds, a negative number read as 0 (docker-agent's
+/// "use the default"), so a docker-agent entry with `timeout: -1` loads.
+fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let t: Option<i64> = Option::deserialize(d)?;
+    Ok(t.map(|t| u64::try_from(t).unwrap_or(0)))
 }
 
 /// Where an imported hook was written: the settings file, the event it was
@@ -167,6 +181,7 @@ impl Default for CommandConfig {
             allowed_env_vars: Vec::new(),
             rule: None,
             loop_limit: None,
+            strict_output: false,
             source: None,
         }
     }
@@ -197,6 +212,9 @@ impl CommandConfig {
             return Err(CommandConfigError::UnknownEvent(self.dialect, bad.clone()));
         }
         self.validate_timeout()?;
+        if self.strict_output && self.dialect != Dialect::DockerAgent {
+            return Err(CommandConfigError::StrictOutput(self.dialect));
+        }
         let tool_event = self
             .events
             .iter()
@@ -219,6 +237,8 @@ impl CommandConfig {
             (None, None) => return Ok(()),
         };
         match ms {
+            // docker-agent: 0 (or a negative number) means the default.
+            0 if self.dialect == Dialect::DockerAgent && self.timeout_ms.is_none() => Ok(()),
             0 => Err(CommandConfigError::ZeroTimeout),
             // A deadline past what the clock can hold would panic on the
             // first call (found by the config_parse fuzz target); a day is
@@ -247,15 +267,37 @@ impl CommandConfig {
         }
     }
 
-    /// The chain policy for a failure at `stage`: `block` refuses (deny),
+    /// The chain policy for a failure at `stage`: refuse at a stage where
+    /// one of its events fails closed (docker-agent's pre_tool_use and
+    /// tool_guard, whatever `on_error` says); else `block` refuses (deny),
     /// `warn` and `ignore` go on (allow; they differ only in how loudly it
     /// is logged), and an unset `on_error` takes the stage's default, so a
     /// `permission_request` hook that times out or cannot start refuses.
     pub fn policy(&self, stage: Stage) -> OnError {
+        if self.fail_closed_stages().contains(&stage) {
+            return OnError::Deny;
+        }
         match self.on_error {
             Some(o) => o.policy(),
             None => OnError::default_for(stage),
         }
+    }
+
+    /// The stages at which a failure refuses whatever `on_error` says: those
+    /// of its events the dialect makes fail closed (docker-agent's
+    /// pre_tool_use and tool_guard: a validator that breaks must not let
+    /// the tool through).
+    pub fn fail_closed_stages(&self) -> Vec<Stage> {
+        let spec = self.dialect.spec();
+        let mut stages: Vec<Stage> = Vec::new();
+        for e in self.events.iter().filter_map(|e| spec.event(e)) {
+            if let (true, Target::Stage(s)) = (e.fails_closed(), e.target) {
+                if !stages.contains(&s) {
+                    stages.push(s);
+                }
+            }
+        }
+        stages
     }
 
     /// The stages its events map onto, in [`Stage::ALL`] order. Only
@@ -308,7 +350,8 @@ impl CommandConfig {
     /// dialect's default (60 s for docker-agent, 600 s for Claude Code).
     pub fn timeout(&self) -> Duration {
         match (self.timeout, self.timeout_ms) {
-            (Some(s), _) => Duration::from_secs(s),
+            (Some(s), _) if s > 0 => Duration::from_secs(s),
+            (Some(_), _) => Duration::from_millis(self.dialect.spec().default_timeout_ms),
             (None, Some(ms)) => Duration::from_millis(ms),
             (None, None) => Duration::from_millis(self.dialect.spec().default_timeout_ms),
         }
@@ -359,6 +402,9 @@ pub enum CommandConfigError {
     /// `rule` is not a permission rule.
     #[error(transparent)]
     Rule(#[from] RuleError),
+    /// `strict_output` in a dialect that has no such rule.
+    #[error("`strict_output` is docker-agent's; {0} hooks cannot set it")]
+    StrictOutput(Dialect),
     /// A timeout the clock cannot hold.
     #[error("`timeout` is at most {MAX_TIMEOUT_SECS} seconds (a day)")]
     TimeoutTooLong,
@@ -396,8 +442,11 @@ mod tests {
         assert!(c.validate().unwrap_err().to_string().contains("`events`"));
 
         let mut c = CommandConfig::shell("true", &["session_end"]);
+        c.dialect = Dialect::ClaudeCode;
+        c.events = vec!["SessionEnd".into()];
         c.timeout = Some(0);
         assert!(c.validate().unwrap_err().to_string().contains("`timeout`"));
+        let mut c = CommandConfig::shell("true", &["session_end"]);
         c.timeout = Some(i64::MAX as u64);
         assert!(
             c.validate()
@@ -429,6 +478,40 @@ mod tests {
         let unset = CommandConfig::default();
         assert_eq!(unset.policy(Stage::BeforeTool), OnError::Allow);
         assert_eq!(unset.policy(Stage::ApproveTool), OnError::Deny);
+    }
+
+    /// From docker-agent pkg/hooks/hooks_test.go TestHookGetTimeout: 0 and
+    /// a negative `timeout` mean the default (60 s), a positive one is kept.
+    #[test]
+    fn zero_or_negative_timeout_is_the_docker_agent_default() {
+        for (timeout, secs) in [("0", 60), ("-1", 60), ("30", 30)] {
+            let text = format!("command = \"x\"\nevents = [\"stop\"]\ntimeout = {timeout}");
+            let c: CommandConfig = toml::from_str(&text).expect("valid toml");
+            assert_eq!(c.validate(), Ok(()), "{timeout}");
+            assert_eq!(c.timeout(), Duration::from_secs(secs), "{timeout}");
+        }
+    }
+
+    /// From docker-agent pkg/hooks/failure_test.go TestHookFailurePolicyMatrix:
+    /// pre_tool_use and tool_guard refuse on failure under any `on_error`;
+    /// tool_input_transform follows it.
+    #[test]
+    fn gates_fail_closed_under_any_on_error() {
+        for on_error in [
+            None,
+            Some(CommandOnError::Warn),
+            Some(CommandOnError::Ignore),
+        ] {
+            for (event, want) in [
+                ("pre_tool_use", OnError::Deny),
+                ("tool_guard", OnError::Deny),
+                ("tool_input_transform", OnError::Allow),
+            ] {
+                let mut c = CommandConfig::shell("x", &[event]);
+                c.on_error = on_error;
+                assert_eq!(c.policy(Stage::BeforeTool), want, "{event} {on_error:?}");
+            }
+        }
     }
 
     #[test]

@@ -10,11 +10,13 @@
 pub(crate) mod agent;
 mod claude_code;
 mod codex;
+pub(crate) mod contract;
 mod copilot;
 mod cursor;
 mod docker_agent;
 mod gemini_cli;
 pub(crate) mod matcher;
+pub(crate) mod messages;
 pub(crate) mod reply;
 pub(crate) mod spec;
 pub(crate) mod stdin;

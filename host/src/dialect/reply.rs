@@ -40,6 +40,14 @@ pub(crate) struct Reply {
     pub(crate) summary: Option<String>,
     /// Cursor's `followup_message`: at stop, the next instruction.
     pub(crate) followup: Option<String>,
+    /// docker-agent's `updated_messages`: the messages to send the model
+    /// instead, in its message shape.
+    pub(crate) updated_messages: Option<Vec<Value>>,
+    /// docker-agent's `updated_tool_response`: the tool's result text
+    /// instead (empty text clears it).
+    pub(crate) updated_tool_response: Option<String>,
+    /// docker-agent's `metadata`: key/value notes for the approval prompt.
+    pub(crate) metadata: Option<Map<String, Value>>,
 }
 
 /// How a run ended, as the reader needs it.
@@ -255,7 +263,35 @@ impl Reply {
         reply.system_message = non_empty(string_field(top, "system_message", "systemMessage")?)
             .or(non_empty(string_field(top, "user_message", "userMessage")?));
         reply.summary = non_empty(either_string(specific, top, "summary", "summary")?);
+        if let Some(s) = specific {
+            reply.read_payloads(s)?;
+        }
         Ok(reply)
+    }
+
+    /// docker-agent's other payloads: `updated_messages` (an array),
+    /// `updated_tool_response` (text) and `metadata` (an object of text).
+    fn read_payloads(&mut self, specific: &Map<String, Value>) -> Result<(), String> {
+        self.updated_messages = match field(specific, "updated_messages", "updatedMessages") {
+            None => None,
+            Some(Value::Array(m)) => Some(m.clone()),
+            Some(other) => {
+                return Err(format!(
+                    "`updated_messages` must be an array, got {}",
+                    type_name(other)
+                ));
+            }
+        };
+        self.updated_tool_response =
+            string_field(specific, "updated_tool_response", "updatedToolResponse")?;
+        self.metadata = object_field(specific, "metadata", "metadata")?.cloned();
+        if let Some((k, v)) = self.metadata.iter().flatten().find(|(_, v)| !v.is_string()) {
+            return Err(format!(
+                "`metadata.{k}` must be a string, got {}",
+                type_name(v)
+            ));
+        }
+        Ok(())
     }
 
     /// `continue: false` halts, with `stop_reason`.

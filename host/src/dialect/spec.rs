@@ -29,6 +29,61 @@ pub(crate) struct Event {
     /// At after_tool: only results that failed (`Some(true)`, Claude's
     /// PostToolUseFailure) or succeeded (`Some(false)`, its PostToolUse).
     pub(crate) failed: Option<bool>,
+    /// What an answer may do at this event, where the dialect states it
+    /// per event (docker-agent's event contracts); `None`: hookhost's
+    /// rules for the target.
+    pub(crate) caps: Option<Caps>,
+}
+
+/// The payload an event's answer may replace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Replaces {
+    /// Nothing.
+    Nothing,
+    /// The tool's arguments (`updated_input`).
+    ToolInput,
+    /// The messages sent to the model (`updated_messages`).
+    Messages,
+    /// The tool's result text (`updated_tool_response`).
+    ToolResponse,
+}
+
+/// What an answer may do at one event, and what a failure of the hook
+/// decides there: docker-agent states this per event, and a hook written
+/// for it must get the same, so that an output the agent would ignore is
+/// ignored (with a warning) rather than obeyed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Caps {
+    /// `decision: "block"`, `continue: false` and exit 2 stop the event.
+    pub(crate) block: bool,
+    /// A failure refuses, whatever `on_error` says (a security gate).
+    pub(crate) fail_closed: bool,
+    /// `permission_decision` (allow / ask / deny) is read.
+    pub(crate) decision: bool,
+    /// What a rewrite replaces.
+    pub(crate) replaces: Replaces,
+    /// `metadata` (key/value annotations for the approval prompt).
+    pub(crate) metadata: bool,
+    /// `additional_context`, and plain stdout as context.
+    pub(crate) context: bool,
+    /// `instruction_context`.
+    pub(crate) instructions: bool,
+    /// `summary` (the compaction summary).
+    pub(crate) summary: bool,
+}
+
+impl Caps {
+    /// An observe-only event: its answer changes nothing.
+    pub(crate) const OBSERVE: Caps = Caps {
+        block: false,
+        fail_closed: false,
+        decision: false,
+        replaces: Replaces::Nothing,
+        metadata: false,
+        context: false,
+        instructions: false,
+        summary: false,
+    };
 }
 
 /// Shorthand for a table row that covers every tool.
@@ -38,6 +93,18 @@ pub(crate) const fn ev(native: &'static str, target: Target) -> Event {
         target,
         tools: &[],
         failed: None,
+        caps: None,
+    }
+}
+
+/// A row with its own capabilities (docker-agent's contracts).
+pub(crate) const fn with_caps(native: &'static str, target: Target, caps: Caps) -> Event {
+    Event {
+        native,
+        target,
+        tools: &[],
+        failed: None,
+        caps: Some(caps),
     }
 }
 
@@ -52,6 +119,7 @@ pub(crate) const fn for_tools(
         target: Target::Stage(stage),
         tools,
         failed: None,
+        caps: None,
     }
 }
 
@@ -62,6 +130,7 @@ pub(crate) const fn after(native: &'static str, failed: bool) -> Event {
         target: Target::Stage(Stage::AfterTool),
         tools: &[],
         failed: Some(failed),
+        caps: None,
     }
 }
 
@@ -167,6 +236,14 @@ pub(crate) struct Spec {
     pub(crate) plain_context: &'static [&'static str],
     /// JSON is read from stderr when stdout is empty (Gemini CLI).
     pub(crate) json_from_stderr: bool,
+}
+
+impl Event {
+    /// Whether a failure of the hook refuses at this event whatever its
+    /// `on_error` says (docker-agent's pre_tool_use and tool_guard).
+    pub(crate) fn fails_closed(&self) -> bool {
+        self.caps.is_some_and(|c| c.fail_closed)
+    }
 }
 
 impl Spec {

@@ -298,6 +298,9 @@ impl Call<'_> {
             }
             return;
         }
+        if self.spec.dialect == Dialect::DockerAgent {
+            self.docker_llm_keys(m, stage, &model);
+        }
         m.insert("model".into(), model);
         if stage == Stage::AfterLlm {
             let content = self
@@ -307,6 +310,24 @@ impl Call<'_> {
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             m.insert("stop_response".into(), Value::from(content));
+        }
+    }
+
+    /// docker-agent's own model-event keys: `model_id` and `iteration`;
+    /// at before_llm_call the `messages` (its shape, which a hook may
+    /// answer rewritten as `updated_messages`); after it, `usage`.
+    fn docker_llm_keys(&self, m: &mut Map<String, Value>, stage: Stage, model: &Value) {
+        m.insert("model_id".into(), model.clone());
+        if let Some(i) = self.params.get("meta").and_then(|x| get(x, "iteration")) {
+            m.insert("iteration".into(), i.clone());
+        }
+        if stage == Stage::BeforeLlm {
+            let messages = get(self.params, "messages")
+                .and_then(Value::as_array)
+                .map_or_else(Vec::new, |v| super::messages::to_docker(v));
+            m.insert("messages".into(), Value::Array(messages));
+        } else if let Some(u) = get(self.params, "response").and_then(|r| get(r, "usage")) {
+            m.insert("usage".into(), u.clone());
         }
     }
 

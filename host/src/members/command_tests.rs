@@ -206,7 +206,7 @@ async fn continue_false_aborts_with_the_stop_reason() {
         "stop.sh",
         r#"cat > /dev/null
 echo '{"continue": false, "stopReason": "budget exhausted"}'"#,
-        &["pre_tool_use", "after_llm_call"],
+        &["pre_tool_use", "before_llm_call", "after_llm_call"],
     );
     let r = call(&hook, Stage::BeforeTool, &tool_call("shell", json!({}))).await;
     assert_eq!(
@@ -215,14 +215,23 @@ echo '{"continue": false, "stopReason": "budget exhausted"}'"#,
     );
     let r = call(
         &hook,
-        Stage::AfterLlm,
-        &json!({"model": "m", "response": {"content": "hi"}}),
+        Stage::BeforeLlm,
+        &json!({"model": "m", "messages": []}),
     )
     .await;
     assert_eq!(
         r,
         Ok(json!({"action": "abort_turn", "reason": "budget exhausted"}))
     );
+    // docker-agent's after_llm_call is observe-only: the halt is ignored
+    // (with a warning), as docker-agent ignores it.
+    let r = call(
+        &hook,
+        Stage::AfterLlm,
+        &json!({"model": "m", "response": {"content": "hi"}}),
+    )
+    .await;
+    assert_eq!(r, Ok(json!({"action": "continue"})));
 }
 
 #[tokio::test]

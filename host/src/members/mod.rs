@@ -59,6 +59,9 @@ pub struct Member {
     /// The stages the config asks for.
     intercept: Vec<Stage>,
     on_error: Option<OnError>,
+    /// Stages where a failure refuses whatever `on_error` says (a
+    /// docker-agent pre_tool_use or tool_guard command).
+    fail_closed: Vec<Stage>,
     /// Its failures under an allow policy are logged at debug level only
     /// (a command hook's `on_error = "ignore"`).
     quiet_failures: bool,
@@ -159,6 +162,7 @@ impl Member {
                 priority: config.priority,
                 intercept: config.intercept.clone(),
                 on_error: config.on_error,
+                fail_closed: Vec::new(),
                 quiet_failures: false,
                 timeout_ms: config.timeout_ms,
                 matcher: config.matcher.as_deref(),
@@ -190,6 +194,7 @@ impl Member {
                 priority: config.priority,
                 intercept: config.intercept.clone(),
                 on_error: config.on_error,
+                fail_closed: Vec::new(),
                 quiet_failures: false,
                 timeout_ms: config.timeout_ms,
                 matcher: config.matcher.as_deref(),
@@ -230,6 +235,7 @@ impl Member {
                 priority: config.priority,
                 intercept,
                 on_error: config.on_error,
+                fail_closed: Vec::new(),
                 quiet_failures: false,
                 timeout_ms: config.timeout_ms,
                 matcher: config.matcher.as_deref(),
@@ -259,6 +265,7 @@ impl Member {
                 priority: config.priority,
                 intercept: config.stages(),
                 on_error: config.on_error.map(CommandOnError::policy),
+                fail_closed: config.fail_closed_stages(),
                 quiet_failures: config.on_error.is_some_and(CommandOnError::is_quiet),
                 timeout_ms: Some(config.timeout().as_millis().min(u64::MAX as u128) as u64),
                 matcher: None,
@@ -315,10 +322,10 @@ impl Member {
         // A fail-closed hook's open breaker would refuse every call for the
         // cool-down, which anyone able to make it fail could trigger: off
         // unless the config turns it on.
-        let fail_closed = s
-            .intercept
-            .iter()
-            .any(|st| s.on_error.unwrap_or(OnError::default_for(*st)) == OnError::Deny);
+        let fail_closed = s.intercept.iter().any(|st| {
+            s.fail_closed.contains(st)
+                || s.on_error.unwrap_or(OnError::default_for(*st)) == OnError::Deny
+        });
         breaker.enabled = Some(breaker.enabled.unwrap_or(!fail_closed));
         Member {
             name: name.into(),
@@ -326,6 +333,7 @@ impl Member {
             kind,
             intercept: s.intercept,
             on_error: s.on_error,
+            fail_closed: s.fail_closed,
             quiet_failures: s.quiet_failures,
             timeout_ms: s.timeout_ms,
             filter,
@@ -414,8 +422,12 @@ impl Member {
         self.policy(stage) == OnError::Deny || matches!(self.kind, MemberKind::Builtin(_))
     }
 
-    /// The policy for a failure at `stage`.
+    /// The policy for a failure at `stage`: refuse where it fails closed
+    /// (a docker-agent gate), else its `on_error`, else the stage's default.
     pub fn policy(&self, stage: Stage) -> OnError {
+        if self.fail_closed.contains(&stage) {
+            return OnError::Deny;
+        }
         self.on_error.unwrap_or(OnError::default_for(stage))
     }
 
@@ -504,6 +516,7 @@ struct Settings<'a> {
     priority: i64,
     intercept: Vec<Stage>,
     on_error: Option<OnError>,
+    fail_closed: Vec<Stage>,
     quiet_failures: bool,
     timeout_ms: Option<u64>,
     matcher: Option<&'a str>,

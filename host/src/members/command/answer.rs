@@ -14,6 +14,7 @@ use hookhost_protocol::Stage;
 use hookhost_protocol::lifecycle::LifecycleEvent;
 use serde_json::{Map, Value, json};
 
+use crate::dialect::messages;
 use crate::dialect::reply::{Permission, Reply};
 use crate::dialect::spec::{Event, Rewrite, Spec, Target};
 use crate::dialect::tools;
@@ -40,6 +41,19 @@ pub(super) fn tail(text: &str, max: usize) -> &str {
         start += 1;
     }
     &text[start..]
+}
+
+/// `reason`, then each `metadata` entry as `key: value` on a line of its
+/// own, so the user deciding sees what the hook noted.
+fn with_metadata(reason: String, reply: &Reply) -> String {
+    let Some(m) = reply.metadata.as_ref().filter(|m| !m.is_empty()) else {
+        return reason;
+    };
+    let notes: Vec<String> = m
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", v.as_str().unwrap_or_default()))
+        .collect();
+    format!("{reason}\n{}", notes.join("\n"))
 }
 
 /// One answer being translated: who answered, in which dialect, at which
@@ -71,10 +85,17 @@ impl Answering<'_> {
     }
 
     fn ask_reason(&self, reply: &Reply) -> String {
-        reply
+        let reason = reply
             .permission_reason
             .clone()
-            .unwrap_or_else(|| format!("command hook `{}` asks the user to approve", self.name))
+            .unwrap_or_else(|| format!("command hook `{}` asks the user to approve", self.name));
+        with_metadata(reason, reply)
+    }
+
+    /// A refusal's reason, with the answer's `metadata` (docker-agent's
+    /// notes for the approval prompt) after it.
+    fn refusal_with_metadata(&self, r: &Option<String>, reply: &Reply) -> String {
+        with_metadata(self.refusal(r), reply)
     }
 
     /// Maps the answer to the stage's protocol result.
@@ -87,7 +108,7 @@ impl Answering<'_> {
             Target::Stage(Stage::BeforeTool) => self.before_tool(reply),
             Target::Stage(Stage::AfterTool) => Ok(self.after_tool(reply)),
             Target::Stage(Stage::ApproveTool) => Ok(self.approve_tool(&reply)),
-            Target::Stage(_) => Ok(self.model_stage(&reply)),
+            Target::Stage(_) => self.model_stage(&reply),
         }
     }
 
@@ -96,8 +117,10 @@ impl Answering<'_> {
             return Ok(json!({"action": "abort_turn", "reason": self.halt(r)}));
         }
         if let Some(r) = reply.refusal() {
-            return Ok(json!({"action": "deny_tool", "reason": self.refusal(&r)}));
+            let reason = self.refusal_with_metadata(&r, &reply);
+            return Ok(json!({"action": "deny_tool", "reason": reason}));
         }
+        self.log_metadata(&reply);
         let mut out = Map::new();
         if reply.permission == Some(Permission::Ask) {
             if !self.spec.ask {
@@ -151,10 +174,15 @@ impl Answering<'_> {
         if let Some(r) = reply.refusal() {
             out.insert("action".into(), Value::from("modify"));
             let feedback = self.refusal(&r);
+            // The patch covers the params, whose `result` is the output.
             out.insert(
                 "result".into(),
-                json!({"for_llm": feedback, "is_error": true}),
+                json!({"result": {"for_llm": feedback, "is_error": true}}),
             );
+        } else if let Some(text) = reply.updated_tool_response {
+            // docker-agent's tool_response_transform: the result's text.
+            out.insert("action".into(), Value::from("modify"));
+            out.insert("result".into(), json!({"result": {"for_llm": text}}));
         } else {
             out.insert("action".into(), Value::from("continue"));
         }
@@ -164,25 +192,39 @@ impl Answering<'_> {
         Value::Object(out)
     }
 
+    /// `metadata` on an answer that neither refuses nor asks has no prompt
+    /// to go to: it is logged, for the audit trail.
+    fn log_metadata(&self, reply: &Reply) {
+        if let Some(m) = reply.metadata.as_ref().filter(|m| !m.is_empty()) {
+            let notes = Value::Object(m.clone());
+            tracing::info!(hook = %self.name, event = self.event.native, "command hook metadata: {notes}");
+        }
+    }
+
     fn approve_tool(&self, reply: &Reply) -> Value {
         if let Some(r) = &reply.halt {
             json!({"approved": false, "reason": self.halt(r)})
         } else if let Some(r) = reply.refusal() {
-            json!({"approved": false, "reason": self.refusal(&r)})
+            json!({"approved": false, "reason": self.refusal_with_metadata(&r, reply)})
         } else if reply.permission == Some(Permission::Ask) {
             json!({"approved": false, "reason": self.ask_reason(reply)})
         } else {
+            self.log_metadata(reply);
             neutral(Stage::ApproveTool)
         }
     }
 
-    fn model_stage(&self, reply: &Reply) -> Value {
+    fn model_stage(&self, reply: &Reply) -> Result<Value, String> {
         if let Some(r) = &reply.halt {
-            json!({"action": "abort_turn", "reason": self.halt(r)})
+            Ok(json!({"action": "abort_turn", "reason": self.halt(r)}))
         } else if let Some(r) = reply.refusal() {
-            json!({"action": "abort_turn", "reason": self.refusal(&r)})
+            Ok(json!({"action": "abort_turn", "reason": self.refusal(&r)}))
+        } else if let Some(m) = &reply.updated_messages {
+            // docker-agent's before_llm_call rewrite: the whole new list.
+            let messages = messages::from_docker(m)?;
+            Ok(json!({"action": "modify", "request": {"messages": messages}}))
         } else {
-            json!({"action": "continue"})
+            Ok(json!({"action": "continue"}))
         }
     }
 }
@@ -386,7 +428,9 @@ mod tests {
         let r = a.answer(reply(json!({"decision": "block", "reason": "lint first"})));
         assert_eq!(
             r,
-            Ok(json!({"action": "modify", "result": {"for_llm": "lint first", "is_error": true}}))
+            Ok(
+                json!({"action": "modify", "result": {"result": {"for_llm": "lint first", "is_error": true}}})
+            )
         );
     }
 

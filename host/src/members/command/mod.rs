@@ -29,9 +29,10 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::config::{CommandConfig, CommandConfigError, CommandOnError};
+use crate::dialect::contract;
 use crate::dialect::matcher::{Matcher, Rule};
 use crate::dialect::reply::{self, Ending, ReadError};
-use crate::dialect::spec::{EnvValue, Event, Spec, Target};
+use crate::dialect::spec::{Caps, EnvValue, Event, Spec, Target};
 use crate::dialect::stdin::Call;
 use crate::dialect::tools;
 use crate::error::CallError;
@@ -53,6 +54,8 @@ pub struct CommandHook {
     rule: Option<Rule>,
     on_error: Option<CommandOnError>,
     loop_limit: Option<u32>,
+    /// docker-agent's `strict_output`.
+    strict: bool,
     tool_names: Arc<BTreeMap<String, String>>,
     /// Where an HTTP hook (`url`) POSTs instead of spawning.
     #[cfg(feature = "remote")]
@@ -96,6 +99,7 @@ impl CommandHook {
             rule,
             on_error: config.on_error,
             loop_limit: config.loop_limit,
+            strict: config.strict_output,
             tool_names,
             #[cfg(feature = "remote")]
             http: http_target(config)?,
@@ -231,7 +235,7 @@ impl CommandHook {
             Err(e) => Err(e),
         };
         if let Err(e) = &result {
-            self.log_failure(event.native, e);
+            self.log_failure(event, e);
         }
         result
     }
@@ -245,16 +249,27 @@ impl CommandHook {
             stderr: &stderr,
             truncated: done.stdout.dropped > 0,
         };
-        let plain = self
-            .spec
-            .plain_context
-            .contains(&target_name(call.event.target));
-        let reply = reply::read(self.spec, ending, plain).map_err(|e| match e {
+        let caps = call.event.caps;
+        let protocol =
+            |why: String| CallError::Protocol(format!("command hook `{}`: {why}", self.name));
+        if let (Some(c), true, 0) = (caps, self.strict, ending.code) {
+            contract::check_strict(&c, call.event.native, &stdout).map_err(protocol)?;
+        }
+        let plain = caps.map_or_else(
+            || {
+                self.spec
+                    .plain_context
+                    .contains(&target_name(call.event.target))
+            },
+            |c| c.context,
+        );
+        let mut reply = reply::read(self.spec, ending, plain).map_err(|e| match e {
             ReadError::Exit => self.exit_error(done),
-            ReadError::Invalid(why) => {
-                CallError::Protocol(format!("command hook `{}`: {why}", self.name))
-            }
+            ReadError::Invalid(why) => protocol(why),
         })?;
+        if let Some(c) = caps {
+            contract::limit(&c, &mut reply, &self.name, call.event.native);
+        }
         let loop_count = input.get("loop_count").and_then(Value::as_u64);
         let answering = Answering {
             name: &self.name,
@@ -266,9 +281,7 @@ impl CommandHook {
             loop_count,
             loop_limit: self.loop_limit,
         };
-        answering
-            .answer(reply)
-            .map_err(|why| CallError::Protocol(format!("command hook `{}`: {why}", self.name)))
+        answering.answer(reply).map_err(protocol)
     }
 
     /// Runs the command for a lifecycle event nobody waits on (session_end,
@@ -298,17 +311,35 @@ impl CommandHook {
             .await
         {
             Ok(done) => match done.status.code() {
-                Some(0) | Some(2) => tracing::debug!(
-                    hook = %self.name,
-                    event = row.native,
-                    status = %describe_status(done.status),
-                    stdout = %tail(&done.stdout.text(), LOG_TAIL),
-                    stderr = %tail(&done.stderr.text(), LOG_TAIL),
-                    "command hook ran for an event that takes no answer; its output is not used"
-                ),
-                _ => self.log_failure(row.native, &self.exit_error(&done)),
+                Some(0) | Some(2) => self.unused_answer(row, &done),
+                _ => self.log_failure(row, &self.exit_error(&done)),
             },
-            Err(e) => self.log_failure(row.native, &e),
+            Err(e) => self.log_failure(row, &e),
+        }
+    }
+
+    /// The answer to an event nobody waits on: logged, and a warning for
+    /// each thing it asked for (a block, context, ...), since its author
+    /// thinks it mattered.
+    fn unused_answer(&self, row: &Event, done: &Finished) {
+        let (stdout, stderr) = (done.stdout.text(), done.stderr.text());
+        tracing::debug!(
+            hook = %self.name,
+            event = row.native,
+            status = %describe_status(done.status),
+            stdout = %tail(&stdout, LOG_TAIL),
+            stderr = %tail(&stderr, LOG_TAIL),
+            "command hook ran for an event that takes no answer; its output is not used"
+        );
+        let ending = Ending {
+            code: done.status.code().unwrap_or(-1),
+            stdout: &stdout,
+            stderr: &stderr,
+            truncated: done.stdout.dropped > 0,
+        };
+        let plain = row.caps.is_some_and(|c| c.context);
+        if let Ok(mut reply) = reply::read(self.spec, ending, plain) {
+            contract::limit(&Caps::OBSERVE, &mut reply, &self.name, row.native);
         }
     }
 
@@ -342,8 +373,10 @@ impl CommandHook {
     /// Logs a failure: at debug level under `ignore`, except a spawn
     /// failure, which is always a warning (the gate never ran, which is
     /// never a silent allow); at warn level otherwise.
-    fn log_failure(&self, event: &str, error: &CallError) {
+    fn log_failure(&self, row: &Event, error: &CallError) {
+        let event = row.native;
         let quiet = self.on_error.is_some_and(CommandOnError::is_quiet)
+            && !row.fails_closed()
             && !matches!(error, CallError::Unavailable(_));
         if quiet {
             tracing::debug!(hook = %self.name, event, "command hook failed: {error}");

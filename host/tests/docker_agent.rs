@@ -1,0 +1,305 @@
+//! docker-agent's newest hook semantics for `[hooks.commands]` hooks of
+//! its dialect, driven through the embedding API with real scripts: its
+//! gates fail closed, each event takes only what docker-agent's contract
+//! lets it take, `strict_output`, `metadata`, the model events' messages
+//! and the tool-response rewrite. Each test names the docker-agent test it
+//! comes from (docker/docker-agent, `pkg/hooks`).
+
+#![allow(clippy::unwrap_used)]
+
+use hookhost::protocol::lifecycle::{LifecycleEvent, LifecycleParams};
+use hookhost::protocol::params::{AfterToolParams, BeforeLlmParams, ToolCall};
+use hookhost::{Config, Host, StageOutcome, ToolOutcome};
+use hookhost_testkit::{dialect_example, scratch};
+use serde_json::{Value, json};
+
+/// A host whose one command hook `guard` runs `body` (a `#!/bin/sh`
+/// script) with the extra TOML `keys`.
+async fn host_with(body: &str, keys: &str) -> Host {
+    let dir = scratch();
+    let script = dir.join("hook.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let toml = format!("[hooks.commands.guard]\ncommand = \"./hook.sh\"\n{keys}\n");
+    std::fs::write(dir.join("hooks.toml"), toml).unwrap();
+    let host = Host::start(Config::load(&dir.join("hooks.toml")).unwrap()).await;
+    assert!(
+        host.start_failures().is_empty(),
+        "{:?}",
+        host.start_failures()
+    );
+    host
+}
+
+fn shell(cmd: &str) -> ToolCall {
+    serde_json::from_value(json!({"tool": "shell", "arguments": {"cmd": cmd, "cwd": "work"}}))
+        .unwrap()
+}
+
+/// A script that breaks the way the command names: docker-agent's
+/// failure kinds (a crash, a missing program, bad output, a timeout, a
+/// kill).
+const BREAKS: &str = r#"input=$(cat)
+case "$input" in
+  *exit1*) exit 1;;
+  *exit127*) exit 127;;
+  *malformed*) echo '{"decision":';;
+  *blok*) echo '{"decision":"blok"}';;
+  *alow*) echo '{"hook_specific_output":{"permission_decision":"alow"}}';;
+  *two*) echo '{} {}';;
+  *slow*) sleep 5;;
+  *killed*) kill -9 $$;;
+esac"#;
+
+const FAILURES: [&str; 8] = [
+    "exit1",
+    "exit127",
+    "malformed",
+    "blok",
+    "alow",
+    "two",
+    "slow",
+    "killed",
+];
+
+/// Whether the call ran: an allow, or a deny that names the hook.
+fn allowed(out: &ToolOutcome<ToolCall>) -> bool {
+    match out {
+        ToolOutcome::Continue { .. } => true,
+        ToolOutcome::Deny { reason } => {
+            assert!(reason.contains("guard"), "{reason}");
+            false
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// From docker-agent pkg/hooks/failure_test.go TestHookFailurePolicyMatrix
+/// (and tool_phases_test.go TestToolGuardFailsClosed,
+/// TestToolInputTransformFailurePolicy): a pre_tool_use or tool_guard hook
+/// that crashes, is missing, answers what cannot be read, times out or is
+/// killed refuses the tool whatever `on_error` says, `ignore` included;
+/// a tool_input_transform hook's failure follows `on_error` (warn by
+/// default).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gates_fail_closed_whatever_on_error_says_and_transforms_follow_it() {
+    for event in ["pre_tool_use", "tool_guard", "tool_input_transform"] {
+        for on_error in [
+            "",
+            "on_error = \"warn\"",
+            "on_error = \"ignore\"",
+            "on_error = \"block\"",
+        ] {
+            let keys = format!("events = [\"{event}\"]\ntimeout_ms = 400\n{on_error}");
+            let host = host_with(BREAKS, &keys).await;
+            let closed = event != "tool_input_transform" || on_error.contains("block");
+            for failure in FAILURES {
+                let out = host.before_tool(shell(failure)).await;
+                assert_eq!(
+                    allowed(&out),
+                    !closed,
+                    "{event} {on_error:?} {failure}: {out:?}"
+                );
+            }
+            // A hook that works still decides.
+            assert!(allowed(&host.before_tool(shell("ls")).await));
+            host.shutdown().await;
+        }
+    }
+}
+
+/// From docker-agent pkg/hooks/failure_test.go TestHookFailurePolicyMatrix
+/// (its before_llm_call rows): a model gate's failure follows `on_error`.
+#[tokio::test]
+async fn a_before_llm_call_failure_follows_on_error() {
+    let request: BeforeLlmParams =
+        serde_json::from_value(json!({"model": "m", "messages": []})).unwrap();
+    for (on_error, aborts) in [("", false), ("on_error = \"block\"", true)] {
+        let host = host_with(
+            "exit 1",
+            &format!("events = [\"before_llm_call\"]\n{on_error}"),
+        )
+        .await;
+        let out = host.before_llm(request.clone()).await;
+        assert_eq!(
+            matches!(out, StageOutcome::Abort { .. }),
+            aborts,
+            "{on_error}: {out:?}"
+        );
+        host.shutdown().await;
+    }
+}
+
+/// From docker-agent pkg/hooks/failure_test.go TestHookFailurePolicyMatrix:
+/// the example's shell guard is fail closed with no `on_error` at all.
+#[test]
+fn the_examples_shell_guard_fails_closed_without_on_error() {
+    let config = Config::load(&dialect_example("docker-agent").join("hooks.toml")).unwrap();
+    let guard = &config.commands["shell_guard"];
+    assert_eq!(guard.on_error, None);
+    assert_eq!(
+        guard.policy(hookhost::protocol::Stage::BeforeTool),
+        hookhost::protocol::OnError::Deny
+    );
+}
+
+/// From docker-agent pkg/hooks/tool_phases_test.go
+/// TestToolGuardAggregatesMostRestrictiveVerdict: a guard's allow is
+/// advisory and it cannot rewrite the input; its ask reaches the user with
+/// its reason and its `metadata`.
+#[tokio::test]
+async fn a_guard_decides_but_cannot_rewrite_and_its_metadata_reaches_the_prompt() {
+    let body = r#"case "$(cat)" in
+  *push*) echo '{"hook_specific_output":{"permission_decision":"ask","permission_decision_reason":"unsure","metadata":{"ticket":"T-1"}}}';;
+  *) echo '{"hook_specific_output":{"permission_decision":"allow","updated_input":{"cmd":"rewritten"}}}';;
+esac"#;
+    let host = host_with(body, "events = [\"tool_guard\"]").await;
+    match host.before_tool(shell("git push")).await {
+        ToolOutcome::Ask { reason, .. } => {
+            assert!(
+                reason.contains("unsure") && reason.contains("ticket: T-1"),
+                "{reason}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    match host.before_tool(shell("ls")).await {
+        ToolOutcome::Continue { call, .. } => assert_eq!(call.arguments["cmd"], "ls"),
+        other => panic!("{other:?}"),
+    }
+    host.shutdown().await;
+}
+
+/// From docker-agent pkg/hooks/tool_phases_test.go
+/// TestToolInputTransformComposesPatchesAndKeepsInputEventName: a
+/// transform's `updated_input` is merged over the arguments (keys it
+/// leaves out stay), it sees its own event name, and it carries no
+/// verdict: its `permission_decision` is ignored.
+#[tokio::test]
+async fn a_transform_rewrites_by_merge_and_carries_no_verdict() {
+    let body = r#"case "$(cat)" in
+  *'"hook_event_name":"tool_input_transform"'*) echo '{"hook_specific_output":{"permission_decision":"deny","updated_input":{"cmd":"ls -l"}}}';;
+esac"#;
+    let host = host_with(body, "events = [\"tool_input_transform\"]").await;
+    match host.before_tool(shell("original")).await {
+        ToolOutcome::Continue { call, .. } => assert_eq!(
+            Value::Object(call.arguments),
+            json!({"cmd": "ls -l", "cwd": "work"})
+        ),
+        other => panic!("{other:?}"),
+    }
+    host.shutdown().await;
+}
+
+fn stop() -> LifecycleParams {
+    LifecycleParams::new(LifecycleEvent::Stop)
+}
+
+/// From docker-agent pkg/hooks/failure_test.go TestUnsupportedBlockOutputsWarn:
+/// docker-agent's stop cannot be blocked, so exit 2, `decision: "block"`,
+/// `continue: false` and a deny are ignored (with a warning), never obeyed.
+#[tokio::test]
+async fn a_stop_hook_cannot_block() {
+    for answer in [
+        "echo no >&2; exit 2",
+        r#"echo '{"decision":"block","reason":"keep going"}'"#,
+        r#"echo '{"continue":false}'"#,
+        r#"echo '{"hook_specific_output":{"permission_decision":"deny"}}'"#,
+    ] {
+        let host = host_with(&format!("cat >/dev/null\n{answer}"), "events = [\"stop\"]").await;
+        assert_eq!(host.lifecycle_with(stop()).await.blocked, None, "{answer}");
+        host.shutdown().await;
+    }
+}
+
+/// From docker-agent pkg/hooks/contracts_test.go
+/// TestEventContractsDoNotSurfaceUnusedContext: context at post_tool_use
+/// (JSON or plain text) is not surfaced, since docker-agent drops it there.
+#[tokio::test]
+async fn post_tool_use_context_is_not_surfaced() {
+    let result: AfterToolParams = serde_json::from_value(
+        json!({"tool": "shell", "arguments": {"cmd": "npm test"}, "result": {"for_llm": "3 failing"}}),
+    )
+    .unwrap();
+    for answer in [
+        r#"echo '{"hook_specific_output":{"additional_context":"fix them"}}'"#,
+        "echo fix them",
+    ] {
+        let host = host_with(
+            &format!("cat >/dev/null\n{answer}"),
+            "events = [\"post_tool_use\"]",
+        )
+        .await;
+        match host.after_tool(result.clone()).await {
+            StageOutcome::Continue { contexts, .. } => assert!(contexts.is_empty(), "{contexts:?}"),
+            other => panic!("{other:?}"),
+        }
+        host.shutdown().await;
+    }
+}
+
+/// From docker-agent pkg/hooks/failure_test.go
+/// TestStrictHookRejectsWrongEventAndUnsupportedOutput: under
+/// `strict_output`, a guard answering for another event or asking for a
+/// rewrite it cannot make has failed, and a guard's failure refuses.
+#[tokio::test]
+async fn a_strict_guard_with_an_unusable_answer_refuses() {
+    for answer in [
+        r#"{"hook_specific_output":{"hook_event_name":"stop"}}"#,
+        r#"{"hook_specific_output":{"updated_input":{"cmd":"rewrite"}}}"#,
+        r#"{"unknown_field":false}"#,
+        "plain text",
+    ] {
+        let keys = "events = [\"tool_guard\"]\nstrict_output = true";
+        let host = host_with(&format!("cat >/dev/null\necho '{answer}'"), keys).await;
+        assert!(!allowed(&host.before_tool(shell("ls")).await), "{answer}");
+        host.shutdown().await;
+    }
+}
+
+/// From docker-agent pkg/hooks/pipeline_test.go TestPipelineMessagesCompose:
+/// a before_llm_call hook reads the messages (docker-agent's shape) on
+/// stdin and its `updated_messages` is the request sent to the model.
+#[tokio::test]
+async fn before_llm_call_reads_and_rewrites_the_messages() {
+    let body =
+        r#"jq -c '{hook_specific_output: {updated_messages: [.messages[] | .content += "-a"]}}'"#;
+    let host = host_with(body, "events = [\"before_llm_call\"]").await;
+    let request: BeforeLlmParams = serde_json::from_value(json!({"model": "m",
+        "messages": [{"role": "system", "content": "be terse"}, {"role": "user", "content": "original"}]}))
+    .unwrap();
+    match host.before_llm(request).await {
+        StageOutcome::Continue { params, .. } => {
+            let got = serde_json::to_value(&params.messages).unwrap();
+            assert_eq!(got[1]["content"], "original-a", "{got}");
+            assert_eq!(got[0]["role"], "system", "{got}");
+        }
+        other => panic!("{other:?}"),
+    }
+    host.shutdown().await;
+}
+
+/// From docker-agent pkg/hooks/pipeline_test.go
+/// TestPipelineToolResponseComposesAndPreservesEmptyRewrite: a
+/// tool_response_transform hook's `updated_tool_response` replaces the
+/// result the model reads, and an empty one clears it.
+#[tokio::test]
+async fn tool_response_transform_rewrites_the_result() {
+    let body = r#"case "$(jq -r .tool_response.for_llm)" in
+  secret*) echo '{"hook_specific_output":{"updated_tool_response":"[redacted]"}}';;
+  *) echo '{"hook_specific_output":{"updated_tool_response":""}}';;
+esac"#;
+    let host = host_with(body, "events = [\"tool_response_transform\"]").await;
+    for (output, want) in [("secret sk-123", "[redacted]"), ("noise", "")] {
+        let result: AfterToolParams = serde_json::from_value(
+            json!({"tool": "shell", "arguments": {"cmd": "env"}, "result": {"for_llm": output}}),
+        )
+        .unwrap();
+        match host.after_tool(result).await {
+            StageOutcome::Continue { params, .. } => assert_eq!(params.result.for_llm, want),
+            other => panic!("{other:?}"),
+        }
+    }
+    host.shutdown().await;
+}
