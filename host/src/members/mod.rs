@@ -289,7 +289,8 @@ impl Member {
         defaults: &Defaults,
     ) -> Member {
         let closed = ["pre_tool_use", "tool_guard", "permission_request"];
-        let on_error = if closed.contains(&config.event.as_str()) {
+        let fails_closed = closed.contains(&config.event.as_str());
+        let on_error = if fails_closed {
             OnError::Deny
         } else {
             OnError::Allow
@@ -302,6 +303,11 @@ impl Member {
                 priority: config.priority,
                 intercept: set.stages(),
                 on_error: Some(on_error),
+                fail_closed: if fails_closed {
+                    set.stages()
+                } else {
+                    Vec::new()
+                },
                 quiet_failures: false,
                 timeout_ms: Some(timeout.as_millis().min(u64::MAX as u128) as u64),
                 matcher: None,
