@@ -29,6 +29,16 @@ use crate::policy::breaker::Breaker;
 use crate::policy::filter::Filter;
 use crate::supervise::peer::{Peer, PeerKind};
 
+/// The answer of a hook (or group) that has nothing to say at `stage`:
+/// approval at approve_tool, where `continue` is not an answer, and
+/// `continue` everywhere else.
+pub(crate) fn neutral(stage: Stage) -> Value {
+    match stage {
+        Stage::ApproveTool => serde_json::json!({"approved": true}),
+        _ => serde_json::json!({"action": "continue"}),
+    }
+}
+
 /// What answers the calls.
 #[derive(Clone)]
 pub enum MemberKind {

@@ -18,17 +18,10 @@ use crate::dialect::messages;
 use crate::dialect::reply::{Permission, Reply};
 use crate::dialect::spec::{Event, Rewrite, Spec, Target};
 use crate::dialect::tools;
+use crate::members::neutral;
 
 /// The longest tail of output quoted in an error or a log line.
 pub(super) const LOG_TAIL: usize = 500;
-
-/// The answer of a hook that has nothing to say at `stage`.
-pub(super) fn neutral(stage: Stage) -> Value {
-    match stage {
-        Stage::ApproveTool => json!({"approved": true}),
-        _ => json!({"action": "continue"}),
-    }
-}
 
 /// The last `max` bytes of a text, on a char boundary, for error reports.
 pub(super) fn tail(text: &str, max: usize) -> &str {

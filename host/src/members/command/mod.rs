@@ -36,7 +36,8 @@ use crate::dialect::spec::{Caps, EnvValue, Event, Spec, Target};
 use crate::dialect::stdin::Call;
 use crate::dialect::tools;
 use crate::error::CallError;
-use answer::{Answering, LOG_TAIL, neutral, tail};
+use crate::members::neutral;
+use answer::{Answering, LOG_TAIL, tail};
 use run::{Finished, Program};
 
 #[cfg(test)]

@@ -12,15 +12,7 @@ use hookhost_protocol::{
 use serde_json::{Map, Value, json};
 
 use crate::error::CallError;
-use crate::members::Member;
-
-/// The answer of a group with nothing to say at `stage`.
-pub(super) fn neutral(stage: Stage) -> Value {
-    match stage {
-        Stage::ApproveTool => json!({"approved": true}),
-        _ => json!({"action": "continue"}),
-    }
-}
+use crate::members::{Member, neutral};
 
 /// A group's answers so far.
 pub(super) struct Merge {

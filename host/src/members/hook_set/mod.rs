@@ -196,7 +196,7 @@ impl HookSet {
         budget: Duration,
     ) -> Result<Value, CallError> {
         if !self.is_for(stage, params) {
-            return Ok(merge::neutral(stage));
+            return Ok(crate::members::neutral(stage));
         }
         let hooks = self.selected(params);
         let event = lifecycle_event(stage, params);
