@@ -117,7 +117,7 @@ pub use chain::NoAnswer;
 pub use config::SkippedHook;
 pub use config::{
     AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
-    Config, ConfigError, Defaults, EnvError, HookSource, ProcessConfig, RemoteConfig,
+    Config, ConfigError, Defaults, EnvError, Format, HookSource, ProcessConfig, RemoteConfig,
     RemoteConfigError, RemoteTransport, Transport,
 };
 #[cfg(feature = "conformance")]
