@@ -900,7 +900,15 @@ intercept = ["after_tool"]
             "{:?}",
             c.skipped[0]
         );
-        // The same hook in TOML keeps hookhost's checks at load.
+    }
+
+    /// The counterpart of picoclaws_own_test_config_loads_as_it_is: the
+    /// same missing folder in TOML fails at load, and an unknown builtin
+    /// stays (a start failure, so that a typo is seen).
+    #[test]
+    fn a_toml_config_keeps_its_checks_at_load() {
+        let dir = std::env::temp_dir().join(format!("hookhost-toml-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch folder");
         let toml = dir.join("hooks.toml");
         std::fs::write(
             &toml,
