@@ -116,7 +116,7 @@ mod transport;
 pub use chain::NoAnswer;
 pub use config::{
     AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
-    Config, ConfigError, Defaults, EnvError, HookSource, ProcessConfig, RemoteConfig,
+    Config, ConfigError, Defaults, EnvError, Format, HookSource, ProcessConfig, RemoteConfig,
     RemoteConfigError, RemoteTransport, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};

@@ -33,18 +33,90 @@ pub struct RuntimeEvent {
     pub time: String,
     /// The component that emitted it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
+    pub source: Option<EventSource>,
     /// The agent, session and turn it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<Meta>,
     /// How much it matters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
-    /// Kind-specific data.
+    /// Kind-specific data; `null` when absent (PicoClaw leaves an empty
+    /// payload out).
+    #[serde(default)]
     pub payload: Value,
     /// Unknown keys, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// What emitted a runtime event: a component's name, or PicoClaw's object
+/// of the component and, optionally, which one of it (`{"component":
+/// "channel", "name": "telegram"}`), passed on as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum EventSource {
+    /// A component's name.
+    Name(String),
+    /// PicoClaw's `source` object.
+    Component {
+        /// The component (`agent`, `channel`, `mcp`, ...).
+        component: String,
+        /// Which one, when there are several.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+}
+
+impl From<&str> for EventSource {
+    fn from(name: &str) -> Self {
+        EventSource::Name(name.to_string())
+    }
+}
+
+impl From<String> for EventSource {
+    fn from(name: String) -> Self {
+        EventSource::Name(name)
+    }
+}
+
+/// PicoClaw's short names for its agent event kinds, as its config
+/// accepts them in `observe` (pkg/agent/hook_mount.go), with the kind
+/// each stands for.
+pub const SHORT_NAMES: [(&str, &str); 19] = [
+    ("turn_start", "agent.turn.start"),
+    ("turn_end", "agent.turn.end"),
+    ("llm_request", "agent.llm.request"),
+    ("llm_delta", "agent.llm.delta"),
+    ("llm_response", "agent.llm.response"),
+    ("llm_retry", "agent.llm.retry"),
+    ("context_compress", "agent.context.compress"),
+    ("session_summarize", "agent.session.summarize"),
+    ("tool_exec_start", "agent.tool.exec_start"),
+    ("tool_exec_end", "agent.tool.exec_end"),
+    ("tool_exec_skipped", "agent.tool.exec_skipped"),
+    ("steering_injected", "agent.steering.injected"),
+    ("follow_up_queued", "agent.follow_up.queued"),
+    ("interrupt_received", "agent.interrupt.received"),
+    ("subturn_spawn", "agent.subturn.spawn"),
+    ("subturn_end", "agent.subturn.end"),
+    ("subturn_result_delivered", "agent.subturn.result_delivered"),
+    ("subturn_orphan", "agent.subturn.orphan"),
+    ("error", "agent.error"),
+];
+
+/// Why a name without a dot is refused.
+const UNKNOWN_NAME: &str = "unknown event name: not a dotted kind, `*`, `all`, or one of \
+     PicoClaw's short names (turn_start, turn_end, llm_request, llm_delta, llm_response, \
+     llm_retry, context_compress, session_summarize, tool_exec_start, tool_exec_end, \
+     tool_exec_skipped, steering_injected, follow_up_queued, interrupt_received, \
+     subturn_spawn, subturn_end, subturn_result_delivered, subturn_orphan, error)";
+
+/// The kind a PicoClaw short name stands for.
+pub fn short_name(name: &str) -> Option<&'static str> {
+    SHORT_NAMES
+        .iter()
+        .find(|(short, _)| *short == name)
+        .map(|(_, kind)| *kind)
 }
 
 /// A pattern over event kinds, as written in `observe` lists.
@@ -69,18 +141,28 @@ pub struct PatternError {
 }
 
 impl EventPattern {
-    /// Parses `*`, `prefix.*` or an exact kind. A `*` anywhere else is an
+    /// Parses an `observe` entry, as a config or a hello declaration
+    /// writes it: `*`, `prefix.*` or an exact kind, plus PicoClaw's
+    /// spellings. `all` and `""` mean every event, as `*` does, and a
+    /// short name ([`SHORT_NAMES`]: `turn_end`, `tool_exec_start`, ...) is
+    /// the kind it stands for, so a PicoClaw hook's list means what it
+    /// meant there. Every kind is dotted, so any other name without a dot
+    /// is refused as unknown (a typo would otherwise match nothing,
+    /// silently). A `*` anywhere else than alone or in a final `.*` is an
     /// error rather than a literal, since no kind contains one.
     pub fn parse(s: &str) -> Result<EventPattern, PatternError> {
         let err = |why| PatternError {
             pattern: s.to_string(),
             why,
         };
-        if s.is_empty() {
-            return Err(err("empty pattern"));
-        }
-        if s == "*" {
+        if matches!(s, "*" | "all" | "") {
             return Ok(EventPattern::All);
+        }
+        if let Some(kind) = short_name(s) {
+            return Ok(EventPattern::Exact(kind.to_string()));
+        }
+        if !s.contains('.') && !s.contains('*') {
+            return Err(err(UNKNOWN_NAME));
         }
         if let Some(prefix) = s.strip_suffix(".*") {
             if prefix.is_empty() || prefix.contains('*') {
@@ -174,18 +256,88 @@ mod tests {
         assert!(!p("agent.turn.start").matches("agent.turn.started"));
     }
 
+    /// From PicoClaw pkg/events/types.go Event: `source` is an object of
+    /// `component` and `name`, `payload` is left out when empty; both are
+    /// accepted, and a name string still is.
+    #[test]
+    fn a_picoclaw_event_with_a_source_object_and_no_payload_reads() {
+        let e: RuntimeEvent = serde_json::from_value(serde_json::json!({
+            "id": "e1", "kind": "agent.turn.end", "time": "2026-01-01T00:00:00Z",
+            "source": {"component": "agent", "name": "main"},
+            "scope": {"session_key": "s1", "runtime_id": "r"},
+            "correlation": {"trace_id": "t"}, "attrs": {"k": 1}
+        }))
+        .expect("PicoClaw's event shape reads");
+        assert_eq!(
+            e.source,
+            Some(EventSource::Component {
+                component: "agent".into(),
+                name: Some("main".into())
+            })
+        );
+        assert_eq!(e.payload, Value::Null);
+        assert_eq!(e.extra["correlation"]["trace_id"], "t");
+        let back = serde_json::to_value(&e).expect("encodes");
+        assert_eq!(
+            back["source"],
+            serde_json::json!({"component": "agent", "name": "main"})
+        );
+        let named: RuntimeEvent = serde_json::from_value(serde_json::json!({
+            "id": "e2", "kind": "x.y", "time": "2026-01-01T00:00:00Z", "source": "agent", "payload": 1
+        }))
+        .expect("a name string reads");
+        assert_eq!(named.source, Some("agent".into()));
+    }
+
     #[test]
     fn misplaced_stars_are_rejected() {
         assert!(EventPattern::parse("agent.*.start").is_err());
         assert!(EventPattern::parse("agent*").is_err());
         assert!(EventPattern::parse(".*").is_err());
-        assert!(EventPattern::parse("").is_err());
+    }
+
+    /// From PicoClaw pkg/agent/hook_mount_test.go
+    /// TestProcessHookObserveKindsFromConfigAcceptsRuntimeNames (and
+    /// TestAgentLoop_MountProcessHook_LLMAndObserver's `observe` wildcards):
+    /// short names are their kinds, dotted kinds stay themselves, `all`,
+    /// `""` and `*` are every event, and an unknown name is refused.
+    #[test]
+    fn picoclaw_names_are_their_kinds_and_unknown_names_are_refused() {
+        let got: Vec<EventPattern> = [
+            "tool_exec_start",
+            "agent.tool.exec_end",
+            "gateway.ready",
+            "mcp.server.failed",
+        ]
+        .iter()
+        .map(|s| p(s))
+        .collect();
+        let want = [
+            "agent.tool.exec_start",
+            "agent.tool.exec_end",
+            "gateway.ready",
+            "mcp.server.failed",
+        ];
+        assert_eq!(got, want.map(|k| EventPattern::Exact(k.into())));
+        assert!(p("turn_end").matches("agent.turn.end"));
+        assert!(!p("turn_end").matches("turn_end"));
+        assert!(p("error").matches("agent.error"));
+        for all in ["all", "", "*"] {
+            assert_eq!(p(all), EventPattern::All, "{all:?}");
+        }
+        for unknown in ["turn_ends", "not_supported", "All"] {
+            let e = EventPattern::parse(unknown).expect_err(unknown);
+            assert!(e.to_string().contains("unknown event name"), "{e}");
+            assert!(e.to_string().contains("turn_end"), "{e}");
+        }
     }
 
     #[test]
     fn intersection_keeps_the_narrower_side() {
         let got = intersect_patterns(Some(&[p("agent.*")]), &[p("agent.tool.*"), p("other.x")]);
         assert_eq!(got, vec![p("agent.tool.*")]);
+        let got = intersect_patterns(Some(&[p("turn_end")]), &[p("agent.turn.*")]);
+        assert_eq!(got, vec![p("agent.turn.end")]);
         let got = intersect_patterns(Some(&[p("agent.tool.exec_start")]), &[p("*")]);
         assert_eq!(got, vec![p("agent.tool.exec_start")]);
         let got = intersect_patterns(Some(&[p("llm.*")]), &[p("agent.*")]);

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::event::{RuntimeEvent, Severity};
+use crate::event::{EventSource, RuntimeEvent, Severity};
 use crate::meta::Meta;
 
 /// `host.emit` params: a runtime event whose `id` and `time` the sidecar
@@ -22,16 +22,17 @@ pub struct EmitParams {
     /// RFC 3339 in UTC; the time of receipt when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
-    /// The component that emitted it.
+    /// The component that emitted it: a name, or PicoClaw's object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
+    pub source: Option<EventSource>,
     /// The agent, session and turn it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<Meta>,
     /// How much it matters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
-    /// Kind-specific data.
+    /// Kind-specific data; `null` when absent.
+    #[serde(default)]
     pub payload: Value,
     /// Unknown keys, kept.
     #[serde(flatten)]

@@ -176,7 +176,7 @@ def test_decorators_register_stages_and_hello_lists_exactly_them() -> None:
         app.after_tool(one)
 
 
-@pytest.mark.parametrize("pattern", ["", ".*", "agent*", "a.*.b", "*.x"])
+@pytest.mark.parametrize("pattern", ["turn_ends", ".*", "agent*", "a.*.b", "*.x"])
 def test_bad_event_patterns_fail_at_registration(pattern: str) -> None:
     with pytest.raises(ValueError, match="bad observe pattern"):
         App("x").on_event(pattern)

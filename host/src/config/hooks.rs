@@ -42,7 +42,8 @@ pub struct ProcessConfig {
     pub transport: Transport,
     /// argv: the program and its arguments. Never run through a shell.
     pub command: Vec<String>,
-    /// Working directory, relative to the config file's folder.
+    /// Working directory, relative to the config file's folder (in a
+    /// PicoClaw config, to the agent's working directory).
     #[serde(default)]
     pub dir: Option<PathBuf>,
     /// Variables set for the hook.
@@ -86,6 +87,13 @@ pub struct ProcessConfig {
     /// Overrides `breaker_cooldown_ms` for this hook.
     #[serde(default)]
     pub breaker_cooldown_ms: Option<u64>,
+    /// Speak PicoClaw's variant of the wire to this hook: PascalCase `meta`
+    /// keys beside the snake_case ones, `duration` in nanoseconds at
+    /// after_tool, and a payload sent with `continue` applied as PicoClaw
+    /// applies it. Set for every process hook of a PicoClaw `.json`
+    /// config; never read from a file.
+    #[serde(skip)]
+    pub picoclaw: bool,
 }
 
 /// `[hooks.builtins.NAME]`: an in-process hook from the registry.
@@ -196,6 +204,7 @@ impl ProcessConfig {
             breaker_failures: None,
             breaker_window_ms: None,
             breaker_cooldown_ms: None,
+            picoclaw: false,
         }
     }
 

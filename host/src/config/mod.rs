@@ -13,6 +13,7 @@
 mod command;
 mod hooks;
 mod import;
+mod picoclaw;
 pub(crate) mod preflight;
 mod remote;
 mod validate;
@@ -66,11 +67,30 @@ pub struct Config {
     /// The folder relative paths are resolved against (the config file's
     /// folder, or the working directory for a config built in code).
     pub base_dir: PathBuf,
+    /// Whose rules the file was read by: hookhost's (TOML, or a config
+    /// built in code) or PicoClaw's (a `.json` file).
+    pub format: Format,
     /// Every file and folder the config was read from: the config file and
     /// each `[hooks.import]` path, whether or not it exists yet, so that a
     /// daemon can reload when any of them changes (a settings file the
     /// user edits, a folder that gains a file).
     pub sources: Vec<PathBuf>,
+}
+
+/// Whose rules a config was read by. A `.json` file is a PicoClaw config
+/// and is read as PicoClaw reads it (spec/protocol.md section 15), so that
+/// it runs unchanged; TOML keeps hookhost's strictness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Format {
+    /// hookhost's own: a TOML file, or a config built in code.
+    #[default]
+    Hookhost,
+    /// A PicoClaw `.json` file: a process hook's folder and program are
+    /// checked when it is spawned, a relative `dir` is the working
+    /// directory's, an unknown builtin is skipped, builtins run before the
+    /// other hooks, and process hooks get PicoClaw's wire extras.
+    PicoClaw,
 }
 
 /// `[hooks.defaults]`.
@@ -310,6 +330,7 @@ impl Config {
             hook_sets: BTreeMap::new(),
             tool_names: BTreeMap::new(),
             base_dir: base_dir.into(),
+            format: Format::Hookhost,
             sources: Vec::new(),
         }
     }
@@ -402,6 +423,9 @@ impl Config {
             toml::from_str(text).map_err(|e| syntax(format!("invalid TOML: {e}")))?
         };
         let mut config = Config::empty(base_dir);
+        if is_json {
+            config.format = Format::PicoClaw;
+        }
         if let Some(hooks) = root.hooks {
             let src = Source { path };
             let section: HooksSection = src.decode("[hooks]", hooks)?;
@@ -413,7 +437,10 @@ impl Config {
     /// Fills the config from `[hooks]`, section by section.
     fn read_section(&mut self, src: &Source<'_>, section: HooksSection) -> Result<(), ConfigError> {
         self.enabled = section.enabled;
-        if let Some(d) = section.defaults {
+        if let Some(mut d) = section.defaults {
+            if self.format == Format::PicoClaw {
+                picoclaw::defaults(&mut d);
+            }
             self.defaults = src.decode("[hooks.defaults]", d)?;
         }
         self.read_builtins(src, section.builtins)?;
@@ -481,9 +508,13 @@ impl Config {
         src: &Source<'_>,
         raw: BTreeMap<String, Value>,
     ) -> Result<(), ConfigError> {
-        for (name, raw) in raw {
+        for (name, mut raw) in raw {
             let at = format!("hook `{name}`");
-            let hook: ProcessConfig = src.decode(&at, raw)?;
+            if self.format == Format::PicoClaw {
+                picoclaw::process(&name, &mut raw);
+            }
+            let mut hook: ProcessConfig = src.decode(&at, raw)?;
+            hook.picoclaw = self.format == Format::PicoClaw;
             validate::process(&hook).map_err(|e| src.invalid(&at, e))?;
             src.filter(&at, hook.matcher.as_deref(), hook.condition.as_deref())?;
             self.processes.insert(name, hook);
@@ -527,12 +558,51 @@ impl Config {
         }
     }
 
-    /// The folder a hook runs in.
+    /// The folder a hook runs in: its `dir`, relative to the config
+    /// file's folder; in a PicoClaw config, relative to the agent's
+    /// working directory (the process's), which is also where a hook with
+    /// no `dir` runs, as in PicoClaw.
     pub fn hook_dir(&self, hook: &ProcessConfig) -> PathBuf {
+        let base = match self.format {
+            Format::PicoClaw => std::env::current_dir().unwrap_or_else(|_| self.base_dir.clone()),
+            Format::Hookhost => self.base_dir.clone(),
+        };
         match &hook.dir {
             Some(d) if d.is_absolute() => d.clone(),
-            Some(d) => self.base_dir.join(d),
-            None => self.base_dir.clone(),
+            Some(d) => base.join(d),
+            None => base,
+        }
+    }
+
+    /// In a PicoClaw config, takes out the enabled builtins that `known`
+    /// (the host's registry) does not name, each logged and listed in
+    /// [`Config::skipped`]: PicoClaw's own builtins (`audit`, ...) are Go
+    /// code compiled into PicoClaw, and a hook that cannot exist must not
+    /// refuse every call through its failure policy. A hookhost config
+    /// keeps them, so that a typo there is a start failure.
+    pub fn skip_unknown_builtins(&mut self, known: impl Fn(&str) -> bool) {
+        if self.format != Format::PicoClaw {
+            return;
+        }
+        let file = self.sources.first().cloned().unwrap_or_default();
+        let unknown: Vec<String> = self
+            .builtins
+            .iter()
+            .filter(|(name, b)| b.enabled && !known(name))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in unknown {
+            self.builtins.remove(&name);
+            let why = format!(
+                "hookhost has no builtin `{name}` (PicoClaw's builtins are compiled into PicoClaw); not run"
+            );
+            tracing::warn!(hook = %name, "builtin `{name}` skipped: {why}");
+            let source = HookSource::new(file.clone(), format!("hooks.builtins.{name}"), None);
+            self.skipped.push(SkippedHook {
+                source,
+                kind: "builtin".into(),
+                why,
+            });
         }
     }
 }
@@ -771,6 +841,129 @@ intercept = ["after_tool"]
         let c = Config::parse(json, true, Path::new("config.json"), PathBuf::from("/"))
             .expect("PicoClaw config loads");
         assert_eq!(c.processes["py_review_gate"].priority, 100);
+    }
+
+    /// From PicoClaw pkg/config/config_test.go
+    /// TestLoadConfig_HooksProcessConfig: its config loads as it is,
+    /// although `dir` does not exist and `uvx` may not be installed
+    /// (PicoClaw checks both at spawn), with the short observe names as
+    /// their kinds and PicoClaw's `audit` builtin skipped and listed.
+    #[test]
+    fn picoclaws_own_test_config_loads_as_it_is() {
+        let dir = std::env::temp_dir().join(format!("hookhost-pico-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch folder");
+        let path = dir.join("config.json");
+        let json = r#"{
+  "version": 1,
+  "hooks": {
+    "processes": {
+      "review-gate": {
+        "enabled": true,
+        "transport": "stdio",
+        "command": ["uvx-not-installed-here", "picoclaw-hook-reviewer"],
+        "dir": "/tmp/hooks/no-such-folder",
+        "env": {"HOOK_MODE": "rewrite"},
+        "observe": ["turn_start", "turn_end"],
+        "intercept": ["before_tool", "approve_tool"]
+      }
+    },
+    "builtins": {
+      "audit": {"enabled": true, "priority": 5, "config": {"label": "audit"}}
+    }
+  }
+}"#;
+        std::fs::write(&path, json).expect("config written");
+        let mut c = Config::load(&path).expect("PicoClaw's test config loads");
+        assert_eq!(c.format, Format::PicoClaw);
+        let gate = &c.processes["review-gate"];
+        assert_eq!(
+            gate.dir.as_deref(),
+            Some(Path::new("/tmp/hooks/no-such-folder"))
+        );
+        assert_eq!(gate.env["HOOK_MODE"], "rewrite");
+        assert!(gate.picoclaw);
+        let kinds: Vec<String> = gate
+            .observe_patterns()
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(kinds, ["agent.turn.start", "agent.turn.end"]);
+        assert_eq!(
+            gate.intercept,
+            [Stage::BeforeTool, Stage::AfterTool, Stage::ApproveTool]
+        );
+        assert_eq!(c.builtins["audit"].priority, 5);
+        assert_eq!(c.defaults.approval_timeout_ms, 60_000);
+        c.skip_unknown_builtins(|name| name == "deny_tools");
+        assert!(c.builtins.is_empty());
+        assert_eq!(c.skipped.len(), 1);
+        assert_eq!(c.skipped[0].kind, "builtin");
+        assert_eq!(c.skipped[0].source.event, "hooks.builtins.audit");
+        assert!(
+            c.skipped[0].why.contains("no builtin `audit`"),
+            "{:?}",
+            c.skipped[0]
+        );
+    }
+
+    /// The counterpart of picoclaws_own_test_config_loads_as_it_is: the
+    /// same missing folder in TOML fails at load, and an unknown builtin
+    /// stays (a start failure, so that a typo is seen).
+    #[test]
+    fn a_toml_config_keeps_its_checks_at_load() {
+        let dir = std::env::temp_dir().join(format!("hookhost-toml-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch folder");
+        let toml = dir.join("hooks.toml");
+        std::fs::write(
+            &toml,
+            "[hooks.processes.g]\ncommand = [\"true\"]\ndir = \"/tmp/hooks/no-such-folder\"\n",
+        )
+        .expect("toml written");
+        let err = Config::load(&toml).expect_err("a missing folder fails a TOML load");
+        assert!(err.to_string().contains("key `dir`"), "{err}");
+        let mut t = Config::read(&toml).expect("reads");
+        t.builtins.insert("audit".into(), c_builtin());
+        t.skip_unknown_builtins(|_| false);
+        assert!(t.builtins.contains_key("audit") && t.skipped.is_empty());
+    }
+
+    fn c_builtin() -> BuiltinConfig {
+        serde_json::from_value(serde_json::json!({})).expect("a builtin section")
+    }
+
+    /// From PicoClaw pkg/agent/hook_mount.go processHookObserveKindsFromConfig
+    /// (TestAgentLoop_ProcessDirectWithChannel_InvalidConfiguredHookFails for
+    /// the failing case): an unknown observe name fails at load, naming the
+    /// hook and the name; PicoClaw's wildcards load.
+    #[test]
+    fn an_unknown_observe_name_fails_naming_hook_and_name() {
+        let at = |observe: &str| {
+            let json = format!(
+                r#"{{"hooks": {{"processes": {{"g": {{"enabled": true, "command": ["x"], "observe": {observe}}}}}}}}}"#
+            );
+            Config::parse(&json, true, Path::new("config.json"), PathBuf::from("/"))
+        };
+        let err = at(r#"["turn_end", "turn_ends"]"#)
+            .expect_err("unknown name")
+            .to_string();
+        assert!(
+            err.contains("hook `g`: key `observe[1]`: \"turn_ends\": unknown event name"),
+            "{err}"
+        );
+        for wildcard in [r#"["all"]"#, r#"[""]"#, r#"["*"]"#] {
+            let c = at(wildcard).expect(wildcard);
+            let all = c.processes["g"].observe_patterns();
+            assert_eq!(
+                all,
+                [hookhost_protocol::event::EventPattern::All],
+                "{wildcard}"
+            );
+        }
+        let err =
+            parse_toml("[hooks.processes.g]\ncommand=[\"x\"]\nobserve=[\"tool_exec_strat\"]\n")
+                .expect_err("TOML too")
+                .to_string();
+        assert!(err.contains("hook `g`: key `observe[0]`"), "{err}");
     }
 
     #[test]

@@ -2,12 +2,14 @@
 //! each hook's folder exists and its program is an executable file. A
 //! typo in `dir` or a script without its execute bit is then a config
 //! error naming the hook and the key, rather than a start failure found
-//! later in a log (or, for a hook that restarts, never looked at).
+//! later in a log (or, for a hook that restarts, never looked at). A
+//! PicoClaw config's process hooks are checked at spawn instead, as
+//! PicoClaw does.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Format};
 
 /// Why a hook's folder or program cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -75,7 +77,14 @@ pub fn check(config: &Config, path: &Path) -> Result<(), ConfigError> {
         location,
         message: format!("key `{key}`: {e}"),
     };
-    for (name, hook) in config.processes.iter().filter(|(_, h)| h.enabled) {
+    // PicoClaw checks a process hook's folder and program when it spawns
+    // it: in a PicoClaw config a missing one is that hook's start failure.
+    let checked = config.format == Format::Hookhost;
+    for (name, hook) in config
+        .processes
+        .iter()
+        .filter(|(_, h)| h.enabled && checked)
+    {
         let at = format!("hook `{name}`");
         let dir = config.hook_dir(hook);
         folder(&dir).map_err(|e| invalid(at.clone(), "dir", e))?;

@@ -60,8 +60,9 @@ struct Started {
 
 impl Host {
     /// Applies `config`: see [`Host::reload`].
-    pub(super) async fn apply(&self, config: Config) -> ReloadReport {
+    pub(super) async fn apply(&self, mut config: Config) -> ReloadReport {
         let _one_at_a_time = self.inner.applying.lock().await;
+        config.skip_unknown_builtins(|name| self.inner.registry.contains(name));
         let plan = plan::plan(&self.running(), &config);
         let defaults = &config.defaults;
         let started = start_peers(&plan.start, defaults).await;
@@ -181,7 +182,7 @@ impl Host {
             }
             members.push(member);
         }
-        members.sort_by(|a, b| (a.priority, &*a.name).cmp(&(b.priority, &*b.name)));
+        members.sort_by(|a, b| plan::chain_order(config.format, a, b));
         *self.inner.chain.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(members);
         report
     }

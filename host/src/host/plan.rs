@@ -4,6 +4,7 @@
 //! build or reuse. Process hooks with the same command, folder and
 //! environment share one peer. [`super::apply`] carries the plan out.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -12,9 +13,10 @@ use hookhost_protocol::event::EventPattern;
 #[cfg(feature = "remote")]
 use crate::config::RemoteConfig;
 use crate::config::{
-    BuiltinConfig, CommandConfig, Config, Defaults, HookSetConfig, ProcessConfig, SpawnKey,
+    BuiltinConfig, CommandConfig, Config, Defaults, Format, HookSetConfig, ProcessConfig,
+    SpawnKey,
 };
-use crate::members::Configured;
+use crate::members::{Configured, Member};
 
 /// What identifies a running peer across a reload.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -125,6 +127,19 @@ pub(super) struct Plan {
     pub(super) observe: BTreeMap<PeerKey, Vec<EventPattern>>,
     /// Running members no longer configured.
     pub(super) removed: Vec<String>,
+}
+
+/// The chain's order: lower `priority` first, ties by name. In a PicoClaw
+/// config the in-process hooks (builtins) come first, whatever their
+/// priority, then the others by priority and name, as PicoClaw's
+/// `HookManager` sorts them.
+pub(super) fn chain_order(format: Format, a: &Member, b: &Member) -> Ordering {
+    let in_process = |m: &Member| m.kind_name() == "builtin";
+    let source = match format {
+        Format::PicoClaw => in_process(b).cmp(&in_process(a)),
+        _ => Ordering::Equal,
+    };
+    source.then_with(|| (a.priority, &*a.name).cmp(&(b.priority, &*b.name)))
 }
 
 /// Plans the move from `running` to `config`.

@@ -5,6 +5,7 @@
 pub(crate) mod builtin;
 pub(crate) mod command;
 pub(crate) mod hook_set;
+mod picoclaw;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -83,6 +84,9 @@ pub struct Member {
     /// Counters and latencies.
     pub stats: MemberStats,
     defaults: Defaults,
+    /// A process hook of a PicoClaw config: spoken to in PicoClaw's
+    /// variant of the wire ([`picoclaw`]).
+    picoclaw: bool,
     /// The member's own settings, to tell on reload whether it changed.
     pub(crate) configured: Configured,
 }
@@ -165,7 +169,7 @@ impl Member {
         peer: Arc<Peer>,
         defaults: &Defaults,
     ) -> Member {
-        Member::assemble(
+        let mut member = Member::assemble(
             name,
             MemberKind::Peer(peer),
             Settings {
@@ -181,7 +185,9 @@ impl Member {
                 configured: Configured::process(config, defaults),
             },
             defaults,
-        )
+        );
+        member.picoclaw = config.picoclaw;
+        member
     }
 
     /// A member answered by a hook service over the network (or by
@@ -356,6 +362,7 @@ impl Member {
             breaker: Breaker::new(name, &breaker, defaults),
             stats: MemberStats::default(),
             defaults: defaults.clone(),
+            picoclaw: false,
             configured: s.configured,
         }
     }
@@ -503,6 +510,11 @@ impl Member {
         budget: Duration,
     ) -> Result<Value, CallError> {
         match &self.kind {
+            MemberKind::Peer(p) if self.picoclaw => {
+                let sent = picoclaw::params(stage, params);
+                let answer = p.request(stage.method(), &sent, deadline, budget).await?;
+                Ok(picoclaw::answer(stage, answer, &self.name))
+            }
             MemberKind::Peer(p) => p.request(stage.method(), params, deadline, budget).await,
             MemberKind::Builtin(b) => {
                 match tokio::time::timeout_at(deadline, b.call(stage, params)).await {

@@ -216,6 +216,15 @@ async fn hello(config: &ProcessConfig, peer: &Peer, conn: &Connection) -> Result
                 reason: other.to_string(),
             },
         })?;
+    if config.picoclaw && reply.get("ok") == Some(&serde_json::Value::Bool(false)) {
+        tracing::warn!(
+            hook = %peer.name,
+            "hook `{}` answered hello with ok: false; PicoClaw never reads the hello result and \
+             would have called it anyway, hookhost does not call a hook that refused \
+             (spec/protocol.md section 15)",
+            peer.name
+        );
+    }
     let (version, result) = accept_hello(&reply)?;
     peer.apply_hello(&result);
     Ok(version)

@@ -262,6 +262,16 @@ _TOOL_CALL_FIELDS = {
     "tool_call_id": (_opt_str, False),
 }
 
+def _event_source(value: Any) -> None:
+    """A runtime event's ``source``: a name, or PicoClaw's ``{component, name}``."""
+    if value is None or isinstance(value, str):
+        return
+    if isinstance(value, dict) and isinstance(value.get("component"), str):
+        _opt_str(value.get("name"))
+        return
+    raise ProtocolError(f"data {_unexpected(value)} did not match any variant of untagged enum EventSource")
+
+
 _PARAMS: dict[str, Check] = {
     "hook.before_llm": _struct(
         "BeforeLlmParams",
@@ -321,8 +331,8 @@ _PARAMS: dict[str, Check] = {
             "id": (_string, True),
             "kind": (_string, True),
             "time": (_string, True),
-            "payload": (_anything, True),
-            "source": (_opt_str, False),
+            "payload": (_anything, False),
+            "source": (_event_source, False),
             "scope": (_nullable(_META), False),
             "severity": (_nullable(_one_of("debug", "info", "warn", "error")), False),
         },
@@ -513,12 +523,45 @@ def decode_hello_result(value: Any, host_version: int = HOST_VERSION) -> dict[st
 # --- observe patterns -------------------------------------------------------
 
 
+#: PicoClaw's short names for its agent event kinds, as its ``observe``
+#: lists accept them (spec section 4.3), with the kind each stands for.
+SHORT_NAMES = {
+    "turn_start": "agent.turn.start",
+    "turn_end": "agent.turn.end",
+    "llm_request": "agent.llm.request",
+    "llm_delta": "agent.llm.delta",
+    "llm_response": "agent.llm.response",
+    "llm_retry": "agent.llm.retry",
+    "context_compress": "agent.context.compress",
+    "session_summarize": "agent.session.summarize",
+    "tool_exec_start": "agent.tool.exec_start",
+    "tool_exec_end": "agent.tool.exec_end",
+    "tool_exec_skipped": "agent.tool.exec_skipped",
+    "steering_injected": "agent.steering.injected",
+    "follow_up_queued": "agent.follow_up.queued",
+    "interrupt_received": "agent.interrupt.received",
+    "subturn_spawn": "agent.subturn.spawn",
+    "subturn_end": "agent.subturn.end",
+    "subturn_result_delivered": "agent.subturn.result_delivered",
+    "subturn_orphan": "agent.subturn.orphan",
+    "error": "agent.error",
+}
+
+#: The spellings of "every event".
+_EVERY = {"*", "all", ""}
+
+
 def check_pattern(pattern: str) -> None:
-    """Raise :class:`ProtocolError` unless ``pattern`` is ``*``, ``prefix.*`` or an exact kind."""
-    if pattern == "":
-        raise ProtocolError("bad observe pattern: empty pattern")
-    if pattern == "*":
+    """Raise :class:`ProtocolError` unless ``pattern`` is an ``observe`` entry.
+
+    That is ``*`` (or ``all`` or ``""``), ``prefix.*``, a dotted kind, or one
+    of PicoClaw's short names (:data:`SHORT_NAMES`); any other name without
+    a dot is unknown, since every kind is dotted.
+    """
+    if pattern in _EVERY or pattern in SHORT_NAMES:
         return
+    if "." not in pattern and "*" not in pattern:
+        raise ProtocolError(f"bad observe pattern: {_quote(pattern)}: unknown event name")
     stem = pattern[:-2] if pattern.endswith(".*") else pattern
     if stem == "" or "*" in stem:
         raise ProtocolError(f"bad observe pattern: {_quote(pattern)}")
@@ -526,8 +569,9 @@ def check_pattern(pattern: str) -> None:
 
 def pattern_matches(pattern: str, kind: str) -> bool:
     """Whether an event of ``kind`` is matched by ``pattern`` (spec section 4.3)."""
-    if pattern == "*":
+    if pattern in _EVERY:
         return True
+    pattern = SHORT_NAMES.get(pattern, pattern)
     if pattern.endswith(".*"):
         return kind.startswith(pattern[:-1])
     return kind == pattern
