@@ -13,8 +13,7 @@ use hookhost_protocol::event::EventPattern;
 #[cfg(feature = "remote")]
 use crate::config::RemoteConfig;
 use crate::config::{
-    BuiltinConfig, CommandConfig, Config, Defaults, Format, HookSetConfig, ProcessConfig,
-    SpawnKey,
+    BuiltinConfig, CommandConfig, Config, Defaults, Format, HookSetConfig, ProcessConfig, SpawnKey,
 };
 use crate::members::{Configured, Member};
 
