@@ -272,6 +272,25 @@ async fn the_example_agent_file_decides_as_documented() {
     assert_eq!(call.arguments["cmd"], "npm ci");
     let out = host.before_tool(shell("cat /etc/passwd")).await;
     assert!(matches!(&out, ToolOutcome::Deny { .. }), "{out:?}");
+    // Both the pre_tool_use guard (any push) and the tool_guard (a force
+    // push) ask; the chain keeps the first asker's reason.
+    let out = host
+        .before_tool(shell("git push --force origin main"))
+        .await;
+    assert!(matches!(&out, ToolOutcome::Ask { .. }), "{out:?}");
+    let params: LifecycleParams = serde_json::from_value(
+        json!({"event": "session_start", "meta": {"cwd": dir}, "payload": {"source": "startup"}}),
+    )
+    .unwrap();
+    let contexts = host.lifecycle_with(params).await.contexts.join("\n");
+    assert!(
+        contexts.contains(&format!("Working directory: {}", dir.display())),
+        "{contexts}"
+    );
+    assert!(
+        contexts.contains("Project rules") && contexts.contains("audited"),
+        "{contexts}"
+    );
     host.shutdown().await;
 }
 

@@ -123,7 +123,7 @@ impl BuiltinRegistry {
 
     /// The shipped builtins: `deny_tools`, `max_iterations`,
     /// `redact_secrets` and docker-agent's eight context builtins
-    /// (`add_date`, `add_git_status`, ...; see [`context`]); what a config
+    /// (`add_date`, `add_git_status`, ...); what a config
     /// can name without any embedder code.
     pub fn with_defaults() -> Self {
         let mut registry = Self::empty();
