@@ -54,6 +54,6 @@ pub use chain::{Chain, Flow, OnError, Outcome};
 pub use envelope::{ErrorObject, Id, Message, error_code};
 pub use hello::{HelloParams, HelloResult, PROTOCOL_VERSION};
 pub use lifecycle::LifecycleEvent;
-pub use merge_patch::apply_merge_patch;
+pub use merge_patch::{apply_merge_patch, merge_patch_between};
 pub use params::LifecycleParams;
 pub use stage::Stage;

@@ -37,6 +37,30 @@ pub fn merged(target: &Value, patch: &Value) -> Value {
     out
 }
 
+/// The merge patch that turns `from` into `to`, the inverse of
+/// [`apply_merge_patch`]: only what changed, nested objects key by key, a
+/// removed key as `null`. `None` when the two are equal.
+pub fn merge_patch_between(from: &Value, to: &Value) -> Option<Value> {
+    if from == to {
+        return None;
+    }
+    let (Value::Object(a), Value::Object(b)) = (from, to) else {
+        return Some(to.clone());
+    };
+    let mut patch = Map::new();
+    for k in a.keys().filter(|k| !b.contains_key(*k)) {
+        patch.insert(k.clone(), Value::Null);
+    }
+    for (k, v) in b {
+        let change = match a.get(k) {
+            Some(old) => merge_patch_between(old, v),
+            None => Some(v.clone()),
+        };
+        patch.extend(change.map(|c| (k.clone(), c)));
+    }
+    Some(Value::Object(patch))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +140,25 @@ mod tests {
         let out = merged(&params, &full);
         assert_eq!(out["meta"]["turn_id"], "t1");
         assert_eq!(out["arguments"], json!({"path":"/tmp","human":true}));
+    }
+
+    /// From docker-agent pkg/hooks/pipeline_test.go
+    /// TestPipelineToolInputPatchesCompose: a docker-agent group answers
+    /// its composed rewrite as one patch, keeping the keys nobody touched.
+    #[test]
+    fn the_patch_is_the_whole_rewrite_against_the_original() {
+        let from = json!({"tool": "bash", "arguments": {"command": "x", "cwd": "work", "n": {"keep": true}}});
+        let to = json!({"tool": "bash", "arguments": {"command": "ls -l -h", "cwd": "work", "n": {"keep": true}}});
+        assert_eq!(
+            merge_patch_between(&from, &to),
+            Some(json!({"arguments": {"command": "ls -l -h"}}))
+        );
+        let mut back = from.clone();
+        apply_merge_patch(
+            &mut back,
+            &merge_patch_between(&from, &to).unwrap_or_default(),
+        );
+        assert_eq!(back, to);
+        assert_eq!(merge_patch_between(&from, &from), None);
     }
 }

@@ -25,7 +25,7 @@ pub(crate) mod tools;
 use std::fmt;
 use std::str::FromStr;
 
-use hookhost_protocol::{LifecycleEvent, Stage};
+use hookhost_protocol::LifecycleEvent;
 use serde::{Deserialize, Serialize};
 
 use spec::{Casing, Target};
@@ -93,10 +93,7 @@ impl Dialect {
                     Target::Lifecycle(name) => name,
                 },
                 can_refuse: can_refuse(e.target),
-                tool: matches!(
-                    e.target,
-                    Target::Stage(Stage::BeforeTool | Stage::ApproveTool | Stage::AfterTool)
-                ),
+                tool: e.is_about_a_tool(),
                 named_in_payload: spec.casing_of(e.native) == Casing::Snake,
                 takes_over: TAKES_OVER.contains(&(self, e.native)),
             })

@@ -239,6 +239,15 @@ pub(crate) struct Spec {
 }
 
 impl Event {
+    /// Whether it is about one tool call (a tool stage), so that its
+    /// hooks are selected by a matcher on the tool's name.
+    pub(crate) fn is_about_a_tool(&self) -> bool {
+        matches!(
+            self.target,
+            Target::Stage(Stage::BeforeTool | Stage::ApproveTool | Stage::AfterTool)
+        )
+    }
+
     /// Whether a failure of the hook refuses at this event whatever its
     /// `on_error` says (docker-agent's pre_tool_use and tool_guard).
     pub(crate) fn fails_closed(&self) -> bool {

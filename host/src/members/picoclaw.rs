@@ -55,22 +55,11 @@ pub(crate) fn params(stage: Stage, params: &Value) -> Value {
     out
 }
 
-/// The stage's payload key in a result.
-fn payload_key(stage: Stage) -> Option<&'static str> {
-    match stage {
-        Stage::BeforeLlm => Some("request"),
-        Stage::AfterLlm => Some("response"),
-        Stage::BeforeTool => Some("call"),
-        Stage::AfterTool => Some("result"),
-        Stage::ApproveTool | Stage::Lifecycle => None,
-    }
-}
-
 /// The hook's result as PicoClaw read it: a payload sent with `continue`
 /// (or no action) becomes a `modify`, and the keys [`params`] added are
 /// taken out of the payload.
 pub(crate) fn answer(stage: Stage, mut result: Value, hook: &str) -> Value {
-    let Some(key) = payload_key(stage) else {
+    let Some(key) = stage.payload_key() else {
         return result;
     };
     let Some(obj) = result.as_object_mut() else {

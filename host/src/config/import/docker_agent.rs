@@ -127,39 +127,6 @@ struct MatcherEntry {
     preempt_yolo: Option<bool>,
 }
 
-/// docker-agent's events (pkg/hooks/events): its name, whether it is
-/// listed by matcher entries, and whether it can block.
-const EVENTS: &[(&str, bool, bool)] = &[
-    ("pre_tool_use", true, true),
-    ("post_tool_use", true, true),
-    ("permission_request", true, true),
-    ("session_start", false, false),
-    ("user_prompt_submit", false, true),
-    ("user_steering_messages_submit", false, true),
-    ("user_followup_submit", false, true),
-    ("turn_start", false, false),
-    ("turn_end", false, false),
-    ("before_llm_call", false, true),
-    ("after_llm_call", false, false),
-    ("session_end", false, false),
-    ("pre_compact", false, true),
-    ("subagent_stop", false, false),
-    ("on_user_input", false, false),
-    ("stop", false, false),
-    ("notification", false, false),
-    ("on_error", false, false),
-    ("on_max_iterations", false, false),
-    ("on_agent_switch", false, false),
-    ("on_session_resume", false, false),
-    ("on_tool_approval_decision", false, false),
-    ("before_compaction", false, true),
-    ("after_compaction", false, false),
-    ("tool_response_transform", true, false),
-    ("tool_input_transform", true, true),
-    ("tool_guard", true, true),
-    ("worktree_create", false, true),
-];
-
 /// What one agent file yields: its groups and the hooks left out.
 #[derive(Default)]
 pub(super) struct Read {
@@ -213,27 +180,23 @@ fn event_set(
     at: &str,
     skipped: &mut Vec<(String, Option<String>, String, String)>,
 ) -> Result<Vec<SetEntry>, Bad> {
-    let Some(&(_, tool_matched, can_block)) = EVENTS.iter().find(|(n, _, _)| *n == event) else {
+    // docker-agent's own events are the dialect's rows with its contract
+    // (the others, such as subagent_start, are hookhost's).
+    let row = Dialect::DockerAgent.spec().event(event);
+    let Some((row, caps)) = row.and_then(|r| Some((r, r.caps?))) else {
         return Err(Bad::new(at, format!("docker-agent has no event `{event}`")));
     };
+    let (tool_matched, can_block) = (row.is_about_a_tool(), caps.block);
     let Value::Array(list) = list else {
         return Err(Bad::new(at, "expected a list"));
     };
     let groups = matcher_groups(list, event, tool_matched, at)?;
-    let known = Dialect::DockerAgent.spec().event(event).is_some();
     let mut entries = Vec::new();
     for (matcher, hooks, place) in groups {
         for (j, value) in hooks.iter().enumerate() {
             let at = format!("{place}[{j}]");
             let def: Definition = handler(value, &at)?;
-            let hook = match convert(&def, event, can_block, file).map_err(|m| Bad::new(&at, m))? {
-                Ok(_) if !known => Err((
-                    def.kind.clone(),
-                    format!("hookhost's docker-agent dialect has no `{event}` event yet"),
-                )),
-                other => other,
-            };
-            match hook {
+            match convert(&def, event, can_block, file).map_err(|m| Bad::new(&at, m))? {
                 Ok(hook) => entries.push(SetEntry {
                     matcher: matcher.clone(),
                     hook,

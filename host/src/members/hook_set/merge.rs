@@ -7,7 +7,7 @@
 
 use hookhost_protocol::{
     Decision, LifecycleEvent, OnError, Stage, apply_merge_patch, decode_answer,
-    decode_lifecycle_result,
+    decode_lifecycle_result, merge_patch_between,
 };
 use serde_json::{Map, Value, json};
 
@@ -15,13 +15,14 @@ use crate::error::CallError;
 use crate::members::{Member, neutral};
 
 /// A group's answers so far.
-pub(super) struct Merge {
+pub(super) struct Merge<'a> {
     stage: Stage,
     event: Option<LifecycleEvent>,
-    original: Value,
-    /// The params with every rewrite so far applied: what the next hook of
-    /// a pipeline sees.
-    params: Value,
+    /// The params the group was given.
+    original: &'a Value,
+    /// The params with every rewrite so far applied, once there is one:
+    /// what the next hook of a pipeline sees.
+    rewritten: Option<Value>,
     /// The strongest verdict yet, by rank.
     strongest: Option<(u8, Decision)>,
     contexts: Vec<String>,
@@ -43,13 +44,13 @@ fn rank(d: &Decision) -> u8 {
     }
 }
 
-impl Merge {
-    pub(super) fn new(stage: Stage, event: Option<LifecycleEvent>, params: Value) -> Merge {
+impl<'a> Merge<'a> {
+    pub(super) fn new(stage: Stage, event: Option<LifecycleEvent>, params: &'a Value) -> Self {
         Merge {
             stage,
             event,
-            original: params.clone(),
-            params,
+            original: params,
+            rewritten: None,
             strongest: None,
             contexts: Vec::new(),
             system: Vec::new(),
@@ -59,7 +60,7 @@ impl Merge {
 
     /// The params as rewritten so far.
     pub(super) fn params(&self) -> &Value {
-        &self.params
+        self.rewritten.as_ref().unwrap_or(self.original)
     }
 
     /// Adds one hook's answer, or its failure judged by its policy.
@@ -87,10 +88,14 @@ impl Merge {
 
     fn decision(&mut self, d: Decision, context: Option<String>) {
         self.contexts.extend(context);
+        if let Decision::Modify(patch) = d {
+            // A rewrite is never a verdict (rank 0): applied, not kept.
+            let original = self.original;
+            let params = self.rewritten.get_or_insert_with(|| original.clone());
+            apply_merge_patch(params, &Value::Object(patch));
+            return;
+        }
         match &d {
-            Decision::Modify(patch) => {
-                apply_merge_patch(&mut self.params, &Value::Object(patch.clone()));
-            }
             Decision::Lifecycle {
                 additional_context,
                 system_message,
@@ -149,12 +154,15 @@ impl Merge {
         if self.stage == Stage::Lifecycle {
             return self.lifecycle(context);
         }
-        let mut out = match &self.strongest {
-            Some((_, d)) => verdict(self.stage, d),
-            None => match diff(&self.original, &self.params) {
-                Some(patch) => json!({"action": "modify", patch_field(self.stage): patch}),
-                None => neutral(self.stage),
-            },
+        let rewrite = self
+            .rewritten
+            .as_ref()
+            .and_then(|p| merge_patch_between(self.original, p))
+            .zip(self.stage.payload_key());
+        let mut out = match (&self.strongest, rewrite) {
+            (Some((_, d)), _) => d.to_value(),
+            (None, Some((patch, key))) => json!({"action": "modify", key: patch}),
+            (None, None) => neutral(self.stage),
         };
         let carries = matches!(self.stage, Stage::BeforeTool | Stage::AfterTool);
         let goes_on = self.strongest.as_ref().is_none_or(|(r, _)| *r < 3);
@@ -188,89 +196,17 @@ impl Merge {
     }
 }
 
-/// The field a stage's `modify` carries its patch in.
-fn patch_field(stage: Stage) -> &'static str {
-    match stage {
-        Stage::BeforeTool => "call",
-        Stage::AfterTool => "result",
-        Stage::BeforeLlm => "request",
-        _ => "response",
-    }
-}
-
-/// A blocking verdict as the stage's result.
-fn verdict(stage: Stage, d: &Decision) -> Value {
-    let with_reason = |action: &str, reason: &Option<String>| {
-        let mut o = json!({"action": action});
-        if let (Some(r), Some(obj)) = (reason, o.as_object_mut()) {
-            obj.insert("reason".into(), Value::from(r.clone()));
-        }
-        o
-    };
-    match d {
-        Decision::Approval { approved, reason } => json!({"approved": approved, "reason": reason}),
-        Decision::Ask(r) => with_reason("ask", r),
-        Decision::DenyTool(r) => with_reason("deny_tool", r),
-        Decision::Respond(result) => json!({"action": "respond", "result": result}),
-        Decision::Abort { hard: true, reason } => with_reason("hard_abort", reason),
-        Decision::Abort { reason, .. } => with_reason("abort_turn", reason),
-        _ => neutral(stage),
-    }
-}
-
-/// The merge patch that turns `from` into `to`; `None` when equal.
-fn diff(from: &Value, to: &Value) -> Option<Value> {
-    if from == to {
-        return None;
-    }
-    let (Value::Object(a), Value::Object(b)) = (from, to) else {
-        return Some(to.clone());
-    };
-    let mut patch = Map::new();
-    for k in a.keys().filter(|k| !b.contains_key(*k)) {
-        patch.insert(k.clone(), Value::Null);
-    }
-    for (k, v) in b {
-        let change = match a.get(k) {
-            Some(old) => diff(old, v),
-            None => Some(v.clone()),
-        };
-        patch.extend(change.map(|c| (k.clone(), c)));
-    }
-    Some(Value::Object(patch))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// From docker-agent pkg/hooks/pipeline_test.go
-    /// TestPipelineToolInputPatchesCompose: the group answers the composed
-    /// rewrite as one patch, keeping the keys nobody touched.
-    #[test]
-    fn the_patch_is_the_whole_rewrite_against_the_original() {
-        let from = json!({"tool": "bash", "arguments": {"command": "x", "cwd": "work", "n": {"keep": true}}});
-        let to = json!({"tool": "bash", "arguments": {"command": "ls -l -h", "cwd": "work", "n": {"keep": true}}});
-        assert_eq!(
-            diff(&from, &to),
-            Some(json!({"arguments": {"command": "ls -l -h"}}))
-        );
-        let mut back = from.clone();
-        apply_merge_patch(&mut back, &diff(&from, &to).unwrap_or_default());
-        assert_eq!(back, to);
-        assert_eq!(diff(&from, &from), None);
-    }
 
     /// From docker-agent pkg/hooks/executor.go strongerDecision (covered by
     /// hooks_test.go's aggregation cases): deny beats ask beats allow, and a
     /// tie keeps the first reason.
     #[test]
     fn the_strongest_verdict_wins_and_ties_keep_the_first_reason() {
-        let mut m = Merge::new(
-            Stage::BeforeTool,
-            None,
-            json!({"tool": "bash", "arguments": {}}),
-        );
+        let params = json!({"tool": "bash", "arguments": {}});
+        let mut m = Merge::new(Stage::BeforeTool, None, &params);
         m.decision(Decision::Ask(Some("ask-1".into())), None);
         m.decision(Decision::DenyTool(Some("deny-1".into())), Some("c1".into()));
         m.decision(Decision::Ask(Some("ask-2".into())), Some("c2".into()));

@@ -148,12 +148,10 @@ impl HookSet {
     /// The hooks this call runs: each distinct definition once, in the order
     /// of its first entry whose matcher selects the tool.
     fn selected(&self, params: &Value) -> Vec<&Arc<Member>> {
-        let tool = match self.event.target {
-            Target::Stage(Stage::BeforeTool | Stage::ApproveTool | Stage::AfterTool) => {
-                Some(self.native_tool(params))
-            }
-            _ => None,
-        };
+        let tool = self
+            .event
+            .is_about_a_tool()
+            .then(|| self.native_tool(params));
         let mut out: Vec<usize> = Vec::new();
         for (m, i) in &self.entries {
             if !out.contains(i) && m.matches(tool.as_deref()) {
@@ -200,11 +198,10 @@ impl HookSet {
         }
         let hooks = self.selected(params);
         let event = lifecycle_event(stage, params);
-        let mut merged = Merge::new(stage, event, params.clone());
+        let mut merged = Merge::new(stage, event, params);
         if self.sequential {
             for h in hooks {
-                let current = merged.params().clone();
-                let reply = h.call_one(stage, &current, deadline, budget).await;
+                let reply = h.call_one(stage, merged.params(), deadline, budget).await;
                 merged.add(h, reply);
             }
         } else {
