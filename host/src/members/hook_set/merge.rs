@@ -95,20 +95,18 @@ impl<'a> Merge<'a> {
             apply_merge_patch(params, &Value::Object(patch));
             return;
         }
-        match &d {
-            Decision::Lifecycle {
-                additional_context,
-                system_message,
-                summary,
-                ..
-            } => {
-                self.contexts.extend(additional_context.clone());
-                self.system.extend(system_message.clone());
-                if self.summary.is_none() {
-                    self.summary = summary.clone();
-                }
+        if let Decision::Lifecycle {
+            additional_context,
+            system_message,
+            summary,
+            ..
+        } = &d
+        {
+            self.contexts.extend(additional_context.clone());
+            self.system.extend(system_message.clone());
+            if self.summary.is_none() {
+                self.summary = summary.clone();
             }
-            _ => {}
         }
         let r = rank(&d);
         if r > 0 && self.strongest.as_ref().is_none_or(|(s, _)| r > *s) {
