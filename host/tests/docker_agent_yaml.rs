@@ -333,3 +333,25 @@ async fn builtins_run_at_the_event_they_are_listed_under_with_their_args() {
     );
     host.shutdown().await;
 }
+
+/// From docker-agent pkg/hooks/failure_test.go
+/// TestStrictHookRejectsWrongEventAndUnsupportedOutput: `strict_output`
+/// written in an agent file holds there too; a guard whose output is not
+/// one usable JSON object has failed, and a guard's failure refuses. The
+/// same guard without it lets the call through.
+#[tokio::test]
+async fn strict_output_in_an_agent_file_is_honoured() {
+    for (strict, refused) in [(true, true), (false, false)] {
+        let yaml = hooks(&format!(
+            "tool_guard:\n  - matcher: shell\n    hooks:\n      - {{type: command, command: \"echo plain text\", strict_output: {strict}}}"
+        ));
+        let host = Host::start(agent(&yaml).unwrap()).await;
+        let out = host.before_tool(shell("ls")).await;
+        assert_eq!(
+            matches!(out, ToolOutcome::Deny { .. }),
+            refused,
+            "strict_output: {strict}: {out:?}"
+        );
+        host.shutdown().await;
+    }
+}

@@ -284,6 +284,7 @@ fn convert(
                 env: def.env.clone(),
                 working_dir: Some(working_dir(def.working_dir.as_deref(), &file.project)),
                 on_error,
+                strict_output: def.strict_output,
                 dialect: Dialect::DockerAgent,
                 ..CommandConfig::default()
             }))))
