@@ -33,63 +33,74 @@ const SPECIFIC_KEYS: [&str; 10] = [
     "metadata",
 ];
 
-/// The parts of an answer `caps` does not take, by the name docker-agent
-/// gives them.
-fn unsupported(caps: &Caps, r: &Reply) -> Vec<&'static str> {
-    let present = [
-        (
-            "a block",
-            (r.halt.is_some() || r.block.is_some()) && !caps.block,
-        ),
-        (
-            "permission_decision",
-            r.permission.is_some() && !caps.decision,
-        ),
-        (
-            "updated_input",
-            r.updated_input.is_some() && caps.replaces != Replaces::ToolInput,
-        ),
-        (
-            "updated_messages",
-            r.updated_messages.is_some() && caps.replaces != Replaces::Messages,
-        ),
-        (
-            "updated_tool_response",
-            r.updated_tool_response.is_some() && caps.replaces != Replaces::ToolResponse,
-        ),
-        ("metadata", r.metadata.is_some() && !caps.metadata),
-        (
-            "additional_context",
-            r.additional_context.is_some() && !caps.context,
-        ),
-        ("summary", r.summary.is_some() && !caps.summary),
-    ];
-    present
-        .into_iter()
-        .filter(|(_, p)| *p)
-        .map(|(n, _)| n)
-        .collect()
+/// One part of an answer an event may not take: its name as docker-agent
+/// gives it, whether `reply` has it where `caps` does not take it, and how
+/// to drop it.
+struct Part {
+    name: &'static str,
+    unused: fn(&Caps, &Reply) -> bool,
+    drop: fn(&mut Reply),
 }
+
+/// Every part an event's contract decides on, in one table, so that what
+/// is checked and what is dropped cannot drift apart.
+const PARTS: [Part; 8] = [
+    Part {
+        name: "a block",
+        unused: |c, r| (r.halt.is_some() || r.block.is_some()) && !c.block,
+        drop: |r| (r.halt, r.block) = (None, None),
+    },
+    Part {
+        name: "permission_decision",
+        unused: |c, r| r.permission.is_some() && !c.decision,
+        drop: |r| r.permission = None,
+    },
+    Part {
+        name: "updated_input",
+        unused: |c, r| r.updated_input.is_some() && c.replaces != Replaces::ToolInput,
+        drop: |r| r.updated_input = None,
+    },
+    Part {
+        name: "updated_messages",
+        unused: |c, r| r.updated_messages.is_some() && c.replaces != Replaces::Messages,
+        drop: |r| r.updated_messages = None,
+    },
+    Part {
+        name: "updated_tool_response",
+        unused: |c, r| r.updated_tool_response.is_some() && c.replaces != Replaces::ToolResponse,
+        drop: |r| r.updated_tool_response = None,
+    },
+    Part {
+        name: "metadata",
+        unused: |c, r| r.metadata.is_some() && !c.metadata,
+        drop: |r| r.metadata = None,
+    },
+    Part {
+        name: "additional_context",
+        unused: |c, r| r.additional_context.is_some() && !c.context,
+        drop: |r| r.additional_context = None,
+    },
+    Part {
+        name: "summary",
+        unused: |c, r| r.summary.is_some() && !c.summary,
+        drop: |r| r.summary = None,
+    },
+];
 
 /// Drops from `reply` what `caps` does not take, logging a warning that
 /// names each part: the hook's author thinks it mattered.
 pub(crate) fn limit(caps: &Caps, reply: &mut Reply, hook: &str, event: &str) {
-    for part in unsupported(caps, reply) {
+    for part in &PARTS {
+        if !(part.unused)(caps, reply) {
+            continue;
+        }
+        let name = part.name;
         tracing::warn!(
             hook,
             event,
-            "command hook answered {part}, which {event} cannot use here; ignored"
+            "command hook answered {name}, which {event} cannot use here; ignored"
         );
-        match part {
-            "a block" => (reply.halt, reply.block) = (None, None),
-            "permission_decision" => reply.permission = None,
-            "updated_input" => reply.updated_input = None,
-            "updated_messages" => reply.updated_messages = None,
-            "updated_tool_response" => reply.updated_tool_response = None,
-            "metadata" => reply.metadata = None,
-            "additional_context" => reply.additional_context = None,
-            _ => reply.summary = None,
-        }
+        (part.drop)(reply);
     }
 }
 
@@ -133,8 +144,11 @@ pub(crate) fn check_strict(caps: &Caps, event: &str, stdout: &str) -> Result<(),
         }
     }
     let reply = Reply::from_json(&value)?;
-    match unsupported(caps, &reply).first() {
-        Some(part) => Err(format!("strict_output: {event} does not support {part}")),
+    match PARTS.iter().find(|p| (p.unused)(caps, &reply)) {
+        Some(part) => Err(format!(
+            "strict_output: {event} does not support {}",
+            part.name
+        )),
         None => Ok(()),
     }
 }
