@@ -289,6 +289,20 @@ mod tests {
         assert_eq!(named.source, Some("agent".into()));
     }
 
+    /// The refusal of an unknown name lists the short names; it is a
+    /// static text, so this keeps it and [`SHORT_NAMES`] in step.
+    #[test]
+    fn the_unknown_name_message_lists_every_short_name() {
+        let listed = UNKNOWN_NAME.split_once("short names (").map(|(_, l)| l);
+        let listed: Vec<&str> = listed
+            .unwrap_or_default()
+            .trim_end_matches(')')
+            .split(", ")
+            .collect();
+        let names: Vec<&str> = SHORT_NAMES.iter().map(|(short, _)| *short).collect();
+        assert_eq!(listed, names);
+    }
+
     #[test]
     fn misplaced_stars_are_rejected() {
         assert!(EventPattern::parse("agent.*.start").is_err());
