@@ -147,6 +147,15 @@ impl Bad {
             message: message.into(),
         }
     }
+
+    /// The config error it is, in settings file `file`.
+    fn in_file(self, file: &File) -> ConfigError {
+        ConfigError::Invalid {
+            path: file.path.clone(),
+            location: self.at,
+            message: self.message,
+        }
+    }
 }
 
 /// Reads `[hooks.import]` (`raw`) into `config`: its command hooks and
@@ -412,11 +421,7 @@ impl Importer {
         let Some(read) = entry.read else {
             return self.agent_file(entry, &root, &file);
         };
-        let found = read(&root, &file).map_err(|bad| ConfigError::Invalid {
-            path: file.path.clone(),
-            location: bad.at,
-            message: bad.message,
-        })?;
+        let found = read(&root, &file).map_err(|bad| bad.in_file(&file))?;
         for f in found {
             self.push(entry.dialect, entry.priority, &file, f);
         }
@@ -426,11 +431,7 @@ impl Importer {
     /// Reads one docker-agent agent file into hook groups.
     fn agent_file(&mut self, entry: &Entry, root: &Value, file: &File) -> Result<(), ConfigError> {
         let read =
-            docker_agent::read(root, file, entry.priority).map_err(|bad| ConfigError::Invalid {
-                path: file.path.clone(),
-                location: bad.at,
-                message: bad.message,
-            })?;
+            docker_agent::read(root, file, entry.priority).map_err(|bad| bad.in_file(file))?;
         for (event, matcher, kind, why) in read.skipped {
             self.push(
                 entry.dialect,
