@@ -37,6 +37,10 @@ pub enum CallError {
     /// A builtin hook returned an error.
     #[error("the builtin failed: {0}")]
     Builtin(String),
+    /// A prompt hook's model gave no answer: its provider failed, refused
+    /// (an HTTP error, a 429 past the deadline), or a spend cap is reached.
+    #[error("the model provider failed: {0}")]
+    Model(String),
     /// The hook's answer for this call broke the protocol.
     #[error("protocol violation: {0}")]
     Protocol(String),

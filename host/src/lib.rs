@@ -120,6 +120,7 @@ pub use config::{
     RemoteConfigError, RemoteTransport, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
+pub use config::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 #[cfg(feature = "conformance")]
 pub use conformance::{
     Check as ConformanceCheck, Options as ConformanceOptions, Report as ConformanceReport,
@@ -138,6 +139,7 @@ pub use members::builtin::{
 };
 pub use observe::log_budget::LogBudget;
 pub use observe::stats::HookStats;
+pub use observe::usage::ModelUsage;
 pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
 pub use policy::budget::BudgetSpent;
 pub use reaper::{become_subreaper, kill_all_children, reap_adopted_zombies};

@@ -92,6 +92,24 @@ pub struct HookStats {
     pub p50_us: Option<u64>,
     /// 99th percentile latency of recent calls, µs.
     pub p99_us: Option<u64>,
+    /// A prompt hook's model figures; absent for every other kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelStats>,
+}
+
+/// What a prompt hook's model has cost and saved since the hook started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelStats {
+    /// Requests sent to the provider.
+    pub requests: u64,
+    /// Calls answered from the cache, without a request.
+    pub cache_hits: u64,
+    /// Prompt tokens spent, as the provider counted them.
+    pub tokens_in: u64,
+    /// Answer tokens spent.
+    pub tokens_out: u64,
+    /// Calls refused because a spend cap was reached.
+    pub capped: u64,
 }
 
 /// `host.stats` result.

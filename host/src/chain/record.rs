@@ -18,6 +18,7 @@ use crate::members::Member;
 use crate::observe::audit::{AuditLog, AuditRecord};
 use crate::observe::stats::MemberStats;
 use crate::observe::trace;
+use crate::observe::usage::{self, ModelUsage};
 use crate::policy::breaker::Permit;
 use crate::policy::budget::BudgetSpent;
 
@@ -89,6 +90,8 @@ pub(crate) struct CallRecord<'m> {
     elapsed: Duration,
     span: tracing::Span,
     permit: Option<Permit<'m>>,
+    /// What a prompt hook's model spent on the call.
+    usage: Option<ModelUsage>,
 }
 
 impl<'m> CallRecord<'m> {
@@ -107,6 +110,7 @@ impl<'m> CallRecord<'m> {
             elapsed: Duration::ZERO,
             span: trace::call_span(stage, &member.name, &sinks.request_id),
             permit: None,
+            usage: None,
         }
     }
 
@@ -121,11 +125,12 @@ impl<'m> CallRecord<'m> {
         // The length of the wait this record granted: what a timeout's
         // message names ("no answer within 200 ms").
         let granted = admitted.deadline.saturating_duration_since(admitted.begun);
-        let reply = self
+        let call = self
             .member
             .call(self.stage, params, admitted.deadline, granted)
-            .instrument(self.span.clone())
-            .await;
+            .instrument(self.span.clone());
+        let (reply, usage) = usage::collect(call).await;
+        self.usage = usage;
         self.elapsed = self.begun.elapsed();
         reply.map_err(NoAnswer::Call)
     }
@@ -178,6 +183,7 @@ impl<'m> CallRecord<'m> {
                 outcome: outcome.to_string(),
                 reason: trace::decision_reason(step),
                 error: failure.map(str::to_string),
+                model: self.usage,
             });
         }
         if let Some(steps) = sinks.trace.as_deref_mut() {

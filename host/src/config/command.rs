@@ -14,6 +14,7 @@ use hookhost_protocol::lifecycle::LifecycleEvent;
 use hookhost_protocol::{OnError, Stage};
 use serde::Deserialize;
 
+use super::prompt::ModelConfig;
 use crate::dialect::Dialect;
 use crate::dialect::matcher::{Matcher, MatcherError, Rule, RuleError};
 use crate::dialect::spec::{EnvValue, Target};
@@ -107,6 +108,11 @@ pub struct CommandConfig {
     /// dialect's JSON and the response body read as its stdout would be.
     /// Exclusive with `command` and `args`.
     pub url: Option<String>,
+    /// A prompt hook's model: asked for the decision instead of running a
+    /// program. Set by `[hooks.prompts]` and by imported `prompt`
+    /// handlers, never read from a `[hooks.commands]` table.
+    #[serde(skip)]
+    pub model: Option<ModelConfig>,
     /// Headers for `url`; `$NAME` and `${NAME}` are read from the host's
     /// environment, but only for names in `allowed_env_vars`.
     pub headers: BTreeMap<String, String>,
@@ -177,6 +183,7 @@ impl Default for CommandConfig {
             dialect: Dialect::DockerAgent,
             timeout_ms: None,
             url: None,
+            model: None,
             headers: BTreeMap::new(),
             allowed_env_vars: Vec::new(),
             rule: None,
@@ -250,6 +257,13 @@ impl CommandConfig {
 
     /// Exactly one of `command` and `args`, and not an empty one.
     fn validate_program(&self) -> Result<(), CommandConfigError> {
+        if self.model.is_some() {
+            return match (&self.url, &self.command, &self.args) {
+                (None, None, None) if cfg!(feature = "remote") => Ok(()),
+                (None, None, None) => Err(CommandConfigError::ModelNeedsRemote),
+                _ => Err(CommandConfigError::UrlAndCommand),
+            };
+        }
         match (&self.url, &self.command, &self.args) {
             (Some(_), None, None) if cfg!(feature = "remote") => return Ok(()),
             (Some(_), None, None) => return Err(CommandConfigError::HttpNeedsRemote),
@@ -390,6 +404,9 @@ pub enum CommandConfigError {
     /// `url` in a build without the `remote` feature.
     #[error("`url` (an HTTP hook) needs hookhost built with the `remote` feature")]
     HttpNeedsRemote,
+    /// A prompt hook in a build without the `remote` feature.
+    #[error("a prompt hook (a model's HTTP API) needs hookhost built with the `remote` feature")]
+    ModelNeedsRemote,
     /// `url` beside `command` or `args`.
     #[error("`url` excludes `command` and `args`: set only one")]
     UrlAndCommand,

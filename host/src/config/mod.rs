@@ -15,6 +15,7 @@ mod hooks;
 mod import;
 mod picoclaw;
 pub(crate) mod preflight;
+mod prompt;
 mod remote;
 mod validate;
 
@@ -29,6 +30,8 @@ use serde_json::Value;
 pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource};
 pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnKey, Transport};
 pub use import::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
+pub use prompt::{ModelConfig, PromptConfig, PromptConfigError, Provider};
+pub(crate) use remote::expand_env;
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 
 use crate::dialect::{Dialect, tools};
@@ -52,6 +55,9 @@ pub struct Config {
     pub commands: BTreeMap<String, CommandConfig>,
     /// Hooks served over the network (WebSocket or HTTP) by name.
     pub remotes: BTreeMap<String, RemoteConfig>,
+    /// Hooks that ask a language model for the decision, by name; each
+    /// runs as the command hook [`PromptConfig::command`] describes.
+    pub prompts: BTreeMap<String, PromptConfig>,
     /// Where to write the audit log, if anywhere.
     pub audit: Option<AuditConfig>,
     /// Handlers in `[hooks.import]` files that are not run (prompt, agent,
@@ -308,6 +314,8 @@ struct HooksSection {
     #[serde(default)]
     remotes: BTreeMap<String, Value>,
     #[serde(default)]
+    prompts: BTreeMap<String, Value>,
+    #[serde(default)]
     audit: Option<Value>,
     #[serde(default)]
     import: Option<Value>,
@@ -325,6 +333,7 @@ impl Config {
             builtins: BTreeMap::new(),
             commands: BTreeMap::new(),
             remotes: BTreeMap::new(),
+            prompts: BTreeMap::new(),
             audit: None,
             skipped: Vec::new(),
             hook_sets: BTreeMap::new(),
@@ -445,6 +454,7 @@ impl Config {
         }
         self.read_builtins(src, section.builtins)?;
         self.read_commands(src, section.commands)?;
+        self.read_prompts(src, section.prompts)?;
         if let Some(raw) = section.import {
             import::read(self, src, raw)?;
         }
@@ -499,6 +509,31 @@ impl Config {
             )?;
             c.validate().map_err(|e| src.invalid(&at, e))?;
             self.commands.insert(name, c);
+        }
+        Ok(())
+    }
+
+    fn read_prompts(
+        &mut self,
+        src: &Source<'_>,
+        raw: BTreeMap<String, Value>,
+    ) -> Result<(), ConfigError> {
+        for (name, raw) in raw {
+            let at = format!("prompt hook `{name}`");
+            src.needs(&at, "a prompt hook", "remote", cfg!(feature = "remote"))?;
+            let p: PromptConfig = src.decode(&at, raw)?;
+            src.needs(
+                &at,
+                "`if`",
+                "cel",
+                p.r#if.is_none() || cfg!(feature = "cel"),
+            )?;
+            p.validate().map_err(|e| src.invalid(&at, e))?;
+            p.command().validate().map_err(|e| src.invalid(&at, e))?;
+            if self.commands.contains_key(&name) {
+                return Err(src.invalid(&at, "a command hook has the same name"));
+            }
+            self.prompts.insert(name, p);
         }
         Ok(())
     }

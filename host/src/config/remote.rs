@@ -205,7 +205,7 @@ pub enum EnvError {
 }
 
 /// Replaces each `${env:NAME}` in `template`; any other `$` is literal.
-pub(super) fn expand_env(
+pub(crate) fn expand_env(
     template: &str,
     lookup: &impl Fn(&str) -> Option<String>,
 ) -> Result<String, EnvError> {

@@ -55,6 +55,8 @@ pub enum HookKind {
     Builtin,
     /// A one-shot command spawned per call.
     Command,
+    /// A language model asked per call.
+    Prompt,
 }
 
 impl HookKind {
@@ -65,6 +67,7 @@ impl HookKind {
             HookKind::Remote => "remote",
             HookKind::Builtin => "builtin",
             HookKind::Command => "command",
+            HookKind::Prompt => "prompt",
         }
     }
 }
@@ -103,6 +106,7 @@ pub(crate) fn hook_info(m: &Member) -> HookInfo {
     };
     match &m.kind {
         MemberKind::Peer(p) => peer_info(p, &mut info),
+        MemberKind::Command(c) if c.is_prompt() => info.kind = HookKind::Prompt,
         MemberKind::Command(_) | MemberKind::HookSet(_) => info.kind = HookKind::Command,
         MemberKind::Builtin(_) => {}
         MemberKind::Unavailable(why) => info.status = HookStatus::Down(why.clone()),
@@ -172,5 +176,24 @@ pub(crate) fn stats_of(m: &Member) -> HookStats {
         budget_skips: s.budget_skips.load(Ordering::Relaxed),
         p50_us,
         p99_us,
+        model: model_stats(m),
     }
+}
+
+/// A prompt hook's model figures.
+fn model_stats(m: &Member) -> Option<hookhost_protocol::sidecar::ModelStats> {
+    #[cfg(feature = "remote")]
+    if let MemberKind::Command(c) = &m.kind {
+        let c = c.model_counters()?;
+        let n = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        return Some(hookhost_protocol::sidecar::ModelStats {
+            requests: n(&c.requests),
+            cache_hits: n(&c.cache_hits),
+            tokens_in: n(&c.tokens_in),
+            tokens_out: n(&c.tokens_out),
+            capped: n(&c.capped),
+        });
+    }
+    let _ = m;
+    None
 }

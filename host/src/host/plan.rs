@@ -336,6 +336,13 @@ fn members(config: &Config) -> Vec<(String, Build)> {
             };
             out.push((name.clone(), build));
         }
+        for (name, p) in config.prompts.iter().filter(|(_, p)| p.enabled) {
+            let build = Build::Command {
+                config: p.command(),
+                tool_names: tool_names.clone(),
+            };
+            out.push((name.clone(), build));
+        }
         for (name, c) in &config.hook_sets {
             let build = Build::HookSet {
                 config: c.clone(),

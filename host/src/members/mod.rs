@@ -6,6 +6,8 @@ pub(crate) mod builtin;
 pub(crate) mod command;
 pub(crate) mod hook_set;
 mod picoclaw;
+#[cfg(feature = "remote")]
+pub(crate) mod prompt;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -367,7 +369,7 @@ impl Member {
         }
     }
 
-    /// `process`, `remote`, `builtin` or `command`.
+    /// `process`, `remote`, `builtin`, `command` or `prompt`.
     pub fn kind_name(&self) -> &'static str {
         match &self.kind {
             MemberKind::Peer(p) => match p.kind {
@@ -375,6 +377,7 @@ impl Member {
                 #[cfg(feature = "remote")]
                 PeerKind::Remote { .. } => "remote",
             },
+            MemberKind::Command(c) if c.is_prompt() => "prompt",
             MemberKind::Command(_) => "command",
             MemberKind::HookSet(_) => "hook_set",
             MemberKind::Builtin(_) | MemberKind::Unavailable(_) => "builtin",

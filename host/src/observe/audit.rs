@@ -27,6 +27,8 @@ use std::time::{Duration, SystemTime};
 
 use hookhost_protocol::Stage;
 use serde::Serialize;
+
+use super::usage::ModelUsage;
 use tokio::sync::{mpsc, watch};
 
 use crate::observe::redact::redact;
@@ -78,6 +80,8 @@ pub struct AuditRecord {
     pub reason: Option<String>,
     /// How the call failed, if it did; redacted and cut when written.
     pub error: Option<String>,
+    /// A prompt hook's model, tokens and whether the cache answered.
+    pub model: Option<ModelUsage>,
 }
 
 /// A cheap-to-clone handle on one audit file; every clone feeds the same
@@ -442,6 +446,14 @@ struct Line<'a> {
     reason: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tokens_in: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tokens_out: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cached: Option<bool>,
 }
 
 /// Appends `record` as one compact JSON object and a newline to `buf`.
@@ -456,6 +468,10 @@ fn encode_line(buf: &mut Vec<u8>, record: &AuditRecord) -> serde_json::Result<()
         outcome: &record.outcome,
         reason: record.reason.as_deref().map(clean_text),
         error: record.error.as_deref().map(clean_text),
+        model: record.model.as_ref().map(|m| m.model.as_str()),
+        tokens_in: record.model.as_ref().map(|m| m.tokens_in),
+        tokens_out: record.model.as_ref().map(|m| m.tokens_out),
+        cached: record.model.as_ref().map(|m| m.cached),
     };
     serde_json::to_writer(&mut *buf, &line)?;
     buf.push(b'\n');
@@ -513,6 +529,7 @@ mod tests {
             outcome: outcome.into(),
             reason: None,
             error: None,
+            model: None,
         }
     }
 
@@ -572,6 +589,15 @@ mod tests {
             reason: Some("a \"quoted\"\nreason".into()),
             ..rec("slow", "r-3", "timeout")
         });
+        log.record(AuditRecord {
+            model: Some(ModelUsage {
+                model: "gpt-4o-mini".into(),
+                tokens_in: 120,
+                tokens_out: 9,
+                cached: false,
+            }),
+            ..rec("judge", "r-4", "deny_tool")
+        });
         log.close().await;
         assert_eq!(
             lines(&path),
@@ -579,9 +605,10 @@ mod tests {
                 r#"{"ts":"2026-11-22T03:25:09.123456Z","hook":"guard","stage":"before_tool","request_id":"r-1","session":"claude-7f3a","duration_us":412,"outcome":"deny_tool","reason":"rule `sudo` denies this command"}"#,
                 r#"{"ts":"2026-11-22T03:25:09.123456Z","hook":"approval","stage":"approve_tool","request_id":"r-2","duration_us":3000,"outcome":"approved"}"#,
                 r#"{"ts":"2000-02-29T00:00:00.000007Z","hook":"slow","stage":"after_llm","request_id":"r-3","duration_us":412,"outcome":"timeout","reason":"a \"quoted\"\nreason","error":"timed out after 5000 ms"}"#,
+                r#"{"ts":"2026-11-22T03:25:09.123456Z","hook":"judge","stage":"before_tool","request_id":"r-4","duration_us":412,"outcome":"deny_tool","model":"gpt-4o-mini","tokens_in":120,"tokens_out":9,"cached":false}"#,
             ]
         );
-        assert_eq!((log.written(), log.lost()), (3, 0));
+        assert_eq!((log.written(), log.lost()), (4, 0));
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -9,3 +9,4 @@ pub(crate) mod log_budget;
 pub(crate) mod redact;
 pub(crate) mod stats;
 pub(crate) mod trace;
+pub(crate) mod usage;

@@ -31,12 +31,14 @@ use tokio::time::Instant;
 use crate::config::{CommandConfig, CommandConfigError, CommandOnError};
 use crate::dialect::contract;
 use crate::dialect::matcher::{Matcher, Rule};
-use crate::dialect::reply::{self, Ending, ReadError};
+use crate::dialect::reply::{self, Ending, ReadError, Reply};
 use crate::dialect::spec::{Caps, EnvValue, Event, Spec, Target};
 use crate::dialect::stdin::Call;
 use crate::dialect::tools;
 use crate::error::CallError;
 use crate::members::neutral;
+#[cfg(feature = "remote")]
+use crate::members::prompt::Evaluator;
 use answer::{Answering, LOG_TAIL, tail};
 use run::{Finished, Program};
 
@@ -61,6 +63,9 @@ pub struct CommandHook {
     /// Where an HTTP hook (`url`) POSTs instead of spawning.
     #[cfg(feature = "remote")]
     http: Option<http::Target>,
+    /// A prompt hook's model, asked instead of spawning.
+    #[cfg(feature = "remote")]
+    model: Option<Evaluator>,
 }
 
 /// How the script ended, for error reports.
@@ -104,7 +109,28 @@ impl CommandHook {
             tool_names,
             #[cfg(feature = "remote")]
             http: http_target(config)?,
+            #[cfg(feature = "remote")]
+            model: config
+                .model
+                .as_ref()
+                .map(|m| Evaluator::new(name, m))
+                .transpose()
+                .map_err(CommandConfigError::Http)?,
         })
+    }
+
+    /// A prompt hook's model figures; `None` for a command.
+    #[cfg(feature = "remote")]
+    pub(crate) fn model_counters(&self) -> Option<&crate::members::prompt::ModelCounters> {
+        self.model.as_ref().map(|m| &m.counters)
+    }
+
+    /// Whether a model answers for it rather than a program.
+    pub(crate) fn is_prompt(&self) -> bool {
+        #[cfg(feature = "remote")]
+        return self.model.is_some();
+        #[cfg(not(feature = "remote"))]
+        false
     }
 
     /// The `[hooks.tool_names]` it translates by.
@@ -231,14 +257,31 @@ impl CommandHook {
             return Ok(neutral(stage));
         }
         let input = call.input();
-        let result = match self.execute(&input, &call, deadline).await {
-            Ok(done) => self.read(&call, &done, &input),
-            Err(e) => Err(e),
-        };
+        let result = self.respond(&call, &input, deadline).await;
         if let Err(e) = &result {
             self.log_failure(event, e);
         }
         result
+    }
+
+    /// The stage's protocol result for one selected call: the model's
+    /// decision for a prompt hook, the run's answer for a command.
+    async fn respond(
+        &self,
+        call: &Call<'_>,
+        input: &Value,
+        deadline: Instant,
+    ) -> Result<Value, CallError> {
+        #[cfg(feature = "remote")]
+        if let Some(model) = &self.model {
+            let limit = deadline.min(Instant::now() + self.program.timeout);
+            let reply = model
+                .decide(call.event, input, &call.session(), limit)
+                .await?;
+            return self.answer(call, reply, input);
+        }
+        let done = self.execute(input, call, deadline).await?;
+        self.read(call, &done, input)
     }
 
     /// Reads a finished run into the stage's protocol result.
@@ -264,11 +307,19 @@ impl CommandHook {
             },
             |c| c.context,
         );
-        let mut reply = reply::read(self.spec, ending, plain).map_err(|e| match e {
+        let reply = reply::read(self.spec, ending, plain).map_err(|e| match e {
             ReadError::Exit => self.exit_error(done),
             ReadError::Invalid(why) => protocol(why),
         })?;
-        if let Some(c) = caps {
+        self.answer(call, reply, input)
+    }
+
+    /// A reply, limited to what its event can use, as the stage's
+    /// protocol result.
+    fn answer(&self, call: &Call<'_>, mut reply: Reply, input: &Value) -> Result<Value, CallError> {
+        let protocol =
+            |why: String| CallError::Protocol(format!("command hook `{}`: {why}", self.name));
+        if let Some(c) = call.event.caps {
             contract::limit(&c, &mut reply, &self.name, call.event.native);
         }
         let loop_count = input.get("loop_count").and_then(Value::as_u64);
@@ -295,6 +346,11 @@ impl CommandHook {
         let Some(row) = self.event_for(Stage::Lifecycle, &params) else {
             return;
         };
+        if self.is_prompt() {
+            // Nobody reads the answer: asking the model would only spend.
+            tracing::debug!(hook = %self.name, event, "prompt hook not asked: the event takes no answer");
+            return;
+        }
         let call = Call {
             spec: self.spec,
             event: row,
@@ -405,6 +461,7 @@ fn program(config: &CommandConfig, dir: &Path) -> Result<Program, CommandConfigE
         ),
         (None, Some(_), _) => argv_program(&config.expanded_args(dir).unwrap_or_default(), dir),
         (None, None, Some(_)) => (PathBuf::new(), Vec::new()),
+        (None, None, None) if config.model.is_some() => (PathBuf::new(), Vec::new()),
         (None, None, None) => return Err(CommandConfigError::NoCommand),
     };
     Ok(Program {

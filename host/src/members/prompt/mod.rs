@@ -1,0 +1,184 @@
+//! Prompt hooks: a language model asked for a hook's decision, through
+//! the provider's HTTP API with the answer forced into a `decide` tool
+//! call (never read from free text).
+//!
+//! An [`Evaluator`] is the runner of a command hook whose config carries a
+//! [`ModelConfig`]: the command hook selects the call and renders the
+//! event in its dialect as usual; the evaluator asks the model and hands
+//! back the [`Reply`] a script would have printed. Around the request,
+//! in this order: the cache (an identical question within the TTL is
+//! answered from memory), the spend caps (per session, per process,
+//! counted in tokens), the concurrency limit, then the POST within the
+//! hook's deadline. Every way of not getting a decision is a
+//! [`CallError`], decided by the hook's `on_error`: `block` unless set
+//! otherwise, so a guard that could not ask its model refuses.
+
+mod cache;
+mod decide;
+mod provider;
+mod spend;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use crate::config::{ModelConfig, expand_env};
+use crate::dialect::reply::Reply;
+use crate::dialect::spec::Event;
+use crate::error::CallError;
+use crate::observe::usage::{self, ModelUsage};
+use cache::Cache;
+use decide::{Decision, Form};
+use provider::{Endpoint, Failure};
+
+pub(crate) use provider::Tokens;
+
+/// What a prompt hook has cost and saved since it started.
+#[derive(Debug, Default)]
+pub(crate) struct ModelCounters {
+    /// Requests sent to the provider (a retried 429 counts once).
+    pub(crate) requests: AtomicU64,
+    /// Calls answered from the cache.
+    pub(crate) cache_hits: AtomicU64,
+    /// Prompt tokens, as the provider counted them.
+    pub(crate) tokens_in: AtomicU64,
+    /// Answer tokens.
+    pub(crate) tokens_out: AtomicU64,
+    /// Calls refused because a spend cap was reached.
+    pub(crate) capped: AtomicU64,
+}
+
+/// One prompt hook's model, bounds and memory.
+#[derive(Debug)]
+pub(crate) struct Evaluator {
+    name: String,
+    config: ModelConfig,
+    endpoint: Endpoint,
+    cache: Cache,
+    spend: spend::Spend,
+    permits: Semaphore,
+    pub(crate) counters: ModelCounters,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+impl Evaluator {
+    /// Sets up the endpoint once; a `base_url` that cannot be used (or
+    /// names an unset variable) is a setup error naming it.
+    pub(crate) fn new(name: &str, config: &ModelConfig) -> Result<Evaluator, String> {
+        let base = expand_env(&config.base_url, &env).map_err(|e| format!("`base_url`: {e}"))?;
+        Ok(Evaluator {
+            name: name.to_string(),
+            config: config.clone(),
+            endpoint: Endpoint::new(config.provider, &base)?,
+            cache: Cache::new(Duration::from_millis(config.cache_ttl_ms)),
+            spend: spend::Spend::new(config.session_token_cap, config.process_token_cap),
+            permits: Semaphore::new(config.max_concurrency.max(1)),
+            counters: ModelCounters::default(),
+        })
+    }
+
+    /// The prompt with the event in place of `$ARGUMENTS`, or after it.
+    fn render(&self, input: &Value) -> String {
+        let event = input.to_string();
+        match self.config.prompt.contains("$ARGUMENTS") {
+            true => self.config.prompt.replace("$ARGUMENTS", &event),
+            false => format!("{}\n\nThe event:\n{event}", self.config.prompt),
+        }
+    }
+
+    /// Asks the model about `input` (the event as the hook's dialect
+    /// renders it) at `event`, charging `session`; the reply a command
+    /// hook would have given, or why there is none.
+    pub(crate) async fn decide(
+        &self,
+        event: &Event,
+        input: &Value,
+        session: &str,
+        deadline: Instant,
+    ) -> Result<Reply, CallError> {
+        let form = Form::of(event);
+        let user = self.render(input);
+        let key = format!("{form:?}\n{}\n{user}", self.config.model);
+        if let Some(d) = self.cache.get(&key) {
+            self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+            usage::note(self.usage(Tokens::default(), true));
+            return Ok(d.reply(&self.name));
+        }
+        if let Err(why) = self.spend.check(session) {
+            self.counters.capped.fetch_add(1, Ordering::Relaxed);
+            return Err(CallError::Model(format!(
+                "prompt hook `{}`: {why}",
+                self.name
+            )));
+        }
+        let budget = deadline.saturating_duration_since(Instant::now());
+        let _permit = match tokio::time::timeout_at(deadline, self.permits.acquire()).await {
+            Ok(Ok(p)) => p,
+            Ok(Err(_)) => return Err(CallError::Unavailable("shut down".into())),
+            Err(_) => return Err(CallError::Timeout(budget)),
+        };
+        let decision = self.ask(form, &user, session, deadline, budget).await?;
+        tracing::debug!(hook = %self.name, decision = decision.name(), "prompt hook decided");
+        self.cache.put(key, decision.clone());
+        Ok(decision.reply(&self.name))
+    }
+
+    /// One evaluation by the provider, its tokens charged and noted
+    /// whether or not the answer is usable.
+    async fn ask(
+        &self,
+        form: Form,
+        user: &str,
+        session: &str,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<Decision, CallError> {
+        let key = match &self.config.api_key {
+            Some(t) => {
+                Some(expand_env(t, &env).map_err(|e| CallError::Model(format!("`api_key`: {e}")))?)
+            }
+            None => None,
+        };
+        let body = self
+            .endpoint
+            .body(&self.config.model, self.config.max_tokens, form, user);
+        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        let protocol =
+            |why: String| CallError::Protocol(format!("prompt hook `{}`: {why}", self.name));
+        match self.endpoint.ask(&body, key.as_deref(), deadline).await {
+            Ok((args, tokens)) => {
+                self.charge(session, tokens);
+                Decision::read(form, &args).map_err(protocol)
+            }
+            Err(Failure::Malformed(why, tokens)) => {
+                self.charge(session, tokens);
+                Err(protocol(why))
+            }
+            Err(Failure::Timeout) => Err(CallError::Timeout(budget)),
+            Err(Failure::Failed(why)) => Err(CallError::Model(why)),
+        }
+    }
+
+    fn charge(&self, session: &str, tokens: Tokens) {
+        self.spend.charge(session, tokens.total());
+        let c = &self.counters;
+        c.tokens_in.fetch_add(tokens.input, Ordering::Relaxed);
+        c.tokens_out.fetch_add(tokens.output, Ordering::Relaxed);
+        usage::note(self.usage(tokens, false));
+    }
+
+    fn usage(&self, tokens: Tokens, cached: bool) -> ModelUsage {
+        ModelUsage {
+            model: self.config.model.clone(),
+            tokens_in: tokens.input,
+            tokens_out: tokens.output,
+            cached,
+        }
+    }
+}
