@@ -49,34 +49,6 @@ pub fn serve_listen_under(
     (child, addr)
 }
 
-/// One HTTP/1.1 request read by a fake server (a model API the real agent
-/// CLIs call): its method, path and JSON body (`null` when the body is not
-/// JSON), sized by `Content-Length`.
-pub fn read_http_request(
-    stream: &std::net::TcpStream,
-) -> Option<(String, String, serde_json::Value)> {
-    use std::io::{BufRead, Read};
-    let mut reader = std::io::BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut words = line.split_whitespace();
-    let (method, path) = (words.next()?.to_string(), words.next()?.to_string());
-    let mut len = 0usize;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).ok()? == 0 || h == "\r\n" {
-            break;
-        }
-        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok()?;
-    let body = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
-    Some((method, path, body))
-}
-
 /// Runs `cmd` with `input` on its stdin; its exit code (-1 for a signal),
 /// stdout and stderr.
 pub fn run_with_stdin(cmd: &mut std::process::Command, input: &[u8]) -> (i32, String, String) {

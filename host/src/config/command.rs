@@ -112,7 +112,7 @@ pub struct CommandConfig {
     /// program. Set by `[hooks.prompts]` and by imported `prompt`
     /// handlers, never read from a `[hooks.commands]` table.
     #[serde(skip)]
-    pub model: Option<ModelConfig>,
+    pub model: Option<Box<ModelConfig>>,
     /// Headers for `url`; `$NAME` and `${NAME}` are read from the host's
     /// environment, but only for names in `allowed_env_vars`.
     pub headers: BTreeMap<String, String>,

@@ -31,6 +31,7 @@ pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource}
 pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnKey, Transport};
 pub use import::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use prompt::{ModelConfig, PromptConfig, PromptConfigError, Provider};
+#[cfg(feature = "remote")]
 pub(crate) use remote::expand_env;
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 

@@ -267,7 +267,7 @@ impl PromptConfig {
             dialect: self.dialect,
             timeout_ms: Some(self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
             on_error: Some(self.on_error.unwrap_or(CommandOnError::Block)),
-            model: Some(self.model_config()),
+            model: Some(Box::new(self.model_config())),
             env: BTreeMap::new(),
             ..CommandConfig::default()
         }

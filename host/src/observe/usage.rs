@@ -26,6 +26,7 @@ pub struct ModelUsage {
 
 /// Adds `usage` to the current call's slot: a group of hooks sums its
 /// members' tokens; `cached` stays true only if every evaluation was.
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
 pub(crate) fn note(usage: ModelUsage) {
     let _ = SLOT.try_with(|slot| {
         let mut slot = slot.borrow_mut();

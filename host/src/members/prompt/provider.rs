@@ -214,7 +214,9 @@ fn client() -> Client<Https, Full<Bytes>> {
 fn retry_after(headers: &hyper::HeaderMap) -> Option<Duration> {
     let text = headers.get(hyper::header::RETRY_AFTER)?.to_str().ok()?;
     let secs: f64 = text.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0 && secs < 86_400.0).then(|| Duration::from_secs_f64(secs))
+    (0.0..86_400.0)
+        .contains(&secs)
+        .then(|| Duration::from_secs_f64(secs))
 }
 
 /// The `decide` call's arguments and the tokens, from a 2xx answer.
