@@ -693,3 +693,60 @@ fn a_closed_stdout_is_not_a_panic() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
     }
 }
+
+/// The issue's acceptance line: `hookhost call` with a prompt hook against
+/// the tests' fake provider denies `rm -rf /` with the model's reason, and
+/// `--stats` shows the tokens it spent and its latency.
+#[test]
+fn call_with_a_prompt_hook_denies_with_the_models_reason_and_shows_tokens() {
+    use hookhost_testkit::provider::{Answer, FakeProvider};
+    let provider = FakeProvider::start(vec![Answer::Decide(
+        "deny",
+        "rm -rf / deletes the whole filesystem",
+    )]);
+    let dir = scratch("prompt");
+    let config = write_config(
+        &dir,
+        &format!(
+            r#"
+[hooks.prompts.judge]
+provider = "openai"
+base_url = "{}/v1"
+model = "gpt-4o-mini"
+prompt = "Deny commands that destroy data. $ARGUMENTS"
+events = ["PreToolUse"]
+matcher = "Bash"
+"#,
+            provider.url
+        ),
+    );
+    let out = Command::new(HOOKHOST)
+        .args(["call", "--stats", "-c"])
+        .arg(&config)
+        .args([
+            "before_tool",
+            "--input",
+            r#"{"tool":"shell","arguments":{"command":"rm -rf /"}}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_json(&out),
+        serde_json::json!({"action": "deny_tool", "reason": "rm -rf / deletes the whole filesystem"})
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    let rows: Vec<Vec<&str>> = err
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let head = &rows[0];
+    assert_eq!(head[head.len() - 2..], ["tokens", "cached"], "{err}");
+    let judge = rows.iter().find(|r| r[0] == "judge").expect("judge row");
+    assert_eq!(judge[1..4], ["prompt", "1", "0"], "{err}");
+    assert!(
+        judge[8].parse::<u64>().is_ok() && judge[9] == "µs",
+        "p50 latency: {err}"
+    );
+    assert_eq!(judge[judge.len() - 2..], ["100+20", "0"], "{err}");
+    assert_eq!(provider.requests().len(), 1);
+}

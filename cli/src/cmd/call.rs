@@ -127,17 +127,26 @@ pub async fn run(args: CallArgs) -> ExitCode {
     }
 }
 
-/// Writes `Host::stats` as a table on stderr (stdout holds the verdict).
+/// Writes `Host::stats` as a table on stderr (stdout holds the verdict);
+/// with a prompt hook in the chain, two more columns: the tokens its model
+/// spent (prompt + answer) and the calls its cache answered.
 fn print_stats(host: &Host) {
-    let mut rows = vec![
-        [
-            "hook", "kind", "calls", "errors", "timeouts", "restarts", "breaker", "dropped", "p50",
-            "p99",
-        ]
-        .map(String::from),
+    let stats = host.stats();
+    let head = [
+        "hook", "kind", "calls", "errors", "timeouts", "restarts", "breaker", "dropped", "p50",
+        "p99", "tokens", "cached",
     ];
+    let mut rows = vec![head.map(String::from)];
     let us = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v} µs"));
-    for s in host.stats() {
+    let models = stats.iter().any(|s| s.model.is_some());
+    for s in stats {
+        let (tokens, cached) = match &s.model {
+            Some(m) => (
+                format!("{}+{}", m.tokens_in, m.tokens_out),
+                m.cache_hits.to_string(),
+            ),
+            None => ("-".to_string(), "-".to_string()),
+        };
         rows.push([
             s.hook,
             s.kind.to_string(),
@@ -149,9 +158,21 @@ fn print_stats(host: &Host) {
             s.dropped_events.to_string(),
             us(s.p50_us),
             us(s.p99_us),
+            tokens,
+            cached,
         ]);
     }
-    for line in super::check::table_lines(&rows) {
+    let lines = match models {
+        true => super::check::table_lines(&rows),
+        false => {
+            let short: Vec<[String; 10]> = rows
+                .iter()
+                .map(|r| std::array::from_fn(|i| r[i].clone()))
+                .collect();
+            super::check::table_lines(&short)
+        }
+    };
+    for line in lines {
         eprintln!("{line}");
     }
 }
