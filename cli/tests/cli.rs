@@ -750,3 +750,40 @@ matcher = "Bash"
     assert_eq!(judge[judge.len() - 2..], ["100+20", "0"], "{err}");
     assert_eq!(provider.requests().len(), 1);
 }
+
+/// A Claude Code settings file's `prompt` handler, run by `hookhost relay`
+/// as Claude Code would run it: the Anthropic API at ANTHROPIC_BASE_URL with
+/// ANTHROPIC_API_KEY, `$ARGUMENTS` the event, and the model's deny written
+/// back in Claude's own answer shape.
+#[test]
+fn relay_runs_a_claude_prompt_handler_against_the_anthropic_api() {
+    use hookhost_testkit::provider::{Answer, FakeProvider};
+    let provider = FakeProvider::start(vec![Answer::Decide("deny", "force-pushes over main")]);
+    let dir = scratch("claude-prompt");
+    let settings = dir.join("settings.json");
+    std::fs::write(
+        &settings,
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "prompt", "prompt": "Refuse history rewrites. $ARGUMENTS"}]}]}}"#,
+    )
+    .unwrap();
+    let event = serde_json::json!({"session_id": "s-1", "cwd": dir, "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "git push --force origin main"}});
+    let mut cmd = Command::new(HOOKHOST);
+    cmd.args(["relay", "--dialect", "claude-code", "-c"])
+        .arg(&settings)
+        .env("ANTHROPIC_BASE_URL", &provider.url)
+        .env("ANTHROPIC_API_KEY", "sk-test");
+    let (code, stdout, stderr) = common::run_with_stdin(&mut cmd, event.to_string().as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    let out = &answer["hookSpecificOutput"];
+    assert_eq!(out["permissionDecision"], "deny", "{stdout}");
+    assert_eq!(out["permissionDecisionReason"], "force-pushes over main");
+    let reqs = provider.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].header("x-api-key"), Some("sk-test"));
+    assert_eq!(reqs[0].body["model"], "claude-haiku-4-5");
+    let user = reqs[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(user.contains("git push --force origin main"), "{user}");
+}

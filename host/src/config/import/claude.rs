@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{Bad, File, Found, Run, handler, hooks_object, plugin_root, timeout_ms};
-use crate::config::CommandConfig;
+use crate::config::{CommandConfig, ModelConfig};
 
 /// One matcher group: a matcher and its handlers.
 #[derive(Deserialize)]
@@ -46,6 +46,12 @@ struct Handler {
     headers: BTreeMap<String, String>,
     #[serde(default)]
     allowed_env_vars: Vec<String>,
+    /// A `prompt` handler's instruction, with `$ARGUMENTS`.
+    #[serde(default)]
+    prompt: Option<String>,
+    /// A `prompt` handler's model.
+    #[serde(default)]
+    model: Option<String>,
 }
 
 /// The hooks of a Claude settings file or plugin `hooks.json`. A file with
@@ -116,10 +122,18 @@ fn command(h: Handler, event: &str, file: &File, at: &str) -> Result<Run, Bad> {
             allowed_env_vars: h.allowed_env_vars.clone(),
             ..CommandConfig::default()
         },
+        "prompt" if cfg!(feature = "remote") => prompt(&h, at)?,
+        "prompt" => {
+            let why = "prompt hooks need hookhost built with the `remote` feature";
+            return Ok(Run::skip(kind, why));
+        }
         other => return Ok(Run::skip(other, skip_reason(other))),
     };
     hook.on_error = super::on_error(h.on_failure.as_deref() == Some("block"), event);
     hook.timeout_ms = timeout_ms(h.timeout, 1000.0).map_err(|m| Bad::new(at, m))?;
+    if hook.model.is_some() && hook.timeout_ms.is_none() {
+        hook.timeout_ms = Some(PROMPT_TIMEOUT_MS);
+    }
     hook.rule = h.rule;
     if let Some(root) = plugin_root(&file.path) {
         let root = root.display().to_string();
@@ -128,10 +142,31 @@ fn command(h: Handler, event: &str, file: &File, at: &str) -> Result<Run, Bad> {
     Ok(Run::Hook(Box::new(hook)))
 }
 
+/// Claude Code's deadline for a `prompt` handler that sets none.
+const PROMPT_TIMEOUT_MS: u64 = 30_000;
+
+/// A `prompt` handler as a prompt hook: Claude Code's model at its
+/// Anthropic endpoint (`ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`).
+fn prompt(h: &Handler, at: &str) -> Result<CommandConfig, Bad> {
+    let text = nonblank(h.prompt.clone(), "prompt", at)?;
+    Ok(CommandConfig {
+        model: Some(Box::new(ModelConfig::claude_code(
+            &text,
+            h.model.as_deref(),
+        ))),
+        ..CommandConfig::default()
+    })
+}
+
 /// Why a handler type is not run.
 pub(super) fn skip_reason(kind: &str) -> String {
     match kind {
-        "prompt" | "agent" => format!("{kind} hooks ask a model; hookhost runs commands"),
+        "prompt" => {
+            "this agent's prompt hooks are not imported (Claude Code's are): write a `[hooks.prompts]` entry".into()
+        }
+        "agent" => {
+            "agent hooks run a subagent with tools over many turns; hookhost asks a model once (prompt hooks)".into()
+        }
         "mcp_tool" => "MCP-tool hooks call the agent's MCP servers, which hookhost has not".into(),
         _ => format!("unknown hook type `{kind}`"),
     }

@@ -73,8 +73,7 @@ const CLAUDE_PROJECT: &str = r#"{
     "PreToolUse": [
       {"matcher": "Bash", "hooks": [
         {"type": "command", "command": "~/.claude/hooks/audit.sh"},
-        {"type": "command", "command": "./guard.sh", "timeout": 60, "if": "Bash(rm *)", "onFailure": "block"},
-        {"type": "prompt", "prompt": "Is $ARGUMENTS safe?"}
+        {"type": "command", "command": "./guard.sh", "timeout": 60, "if": "Bash(rm *)", "onFailure": "block"}
       ]}
     ],
     "Stop": [
@@ -181,17 +180,10 @@ fn claude_handlers_keep_their_timeouts_rules_failure_modes_and_kinds() {
         .iter()
         .map(|s| (s.kind.as_str(), s.source.event.as_str()))
         .collect();
+    assert_eq!(skipped, [("agent", "Stop"), ("mcp_tool", "PostToolUse")]);
+    assert_eq!(c.skipped[1].source.matcher.as_deref(), Some("mcp__.*"));
     assert_eq!(
-        skipped,
-        [
-            ("prompt", "PreToolUse"),
-            ("agent", "Stop"),
-            ("mcp_tool", "PostToolUse")
-        ]
-    );
-    assert_eq!(c.skipped[2].source.matcher.as_deref(), Some("mcp__.*"));
-    assert_eq!(
-        c.skipped[2].source.file,
+        c.skipped[1].source.file,
         dir.join("proj/.claude/settings.local.json")
     );
 }
@@ -567,4 +559,50 @@ fn imported_hooks_pass_the_load_checks() {
     .expect("write");
     let c = Config::load(&file).expect("the project folder exists");
     assert_eq!(names(&c), ["import-001-claude-code-Stop"]);
+}
+
+/// Claude Code's `prompt` handlers run as prompt hooks: the Anthropic API
+/// Claude Code itself would ask (its base URL and key from the same
+/// variables), the handler's model or a small fast one, its `$ARGUMENTS`
+/// prompt, Claude's 30 s default deadline and its non-blocking failure
+/// rule unless `onFailure` says `block`.
+#[cfg(feature = "remote")]
+#[test]
+fn claude_prompt_handlers_run_as_prompt_hooks() {
+    let dir = scratch("claude-prompt");
+    write(
+        &dir,
+        ".claude/settings.json",
+        r#"{"hooks": {
+  "PreToolUse": [{"matcher": "Bash", "hooks": [
+    {"type": "prompt", "prompt": "Is $ARGUMENTS safe?", "model": "claude-sonnet-4-5", "onFailure": "block"}]}],
+  "Stop": [{"hooks": [{"type": "prompt", "prompt": "Should Claude stop? $ARGUMENTS", "timeout": 10}]}]
+}}"#,
+    );
+    let c = load(
+        &dir,
+        "[hooks.import]
+claude-code = '.claude/settings.json'
+",
+    )
+    .expect("loads");
+    assert!(c.skipped.is_empty(), "{:?}", c.skipped);
+    let gate = hook(&c, "import-001-claude-code-PreToolUse");
+    let model = gate.model.as_deref().expect("runs as a prompt hook");
+    assert_eq!(model.provider, crate::config::Provider::Anthropic);
+    assert_eq!(model.model, "claude-sonnet-4-5");
+    assert_eq!(model.prompt, "Is $ARGUMENTS safe?");
+    assert_eq!(model.api_key.as_deref(), Some("${env:ANTHROPIC_API_KEY}"));
+    assert_eq!(
+        (gate.timeout_ms, gate.matcher.as_deref()),
+        (Some(30_000), Some("Bash"))
+    );
+    assert_eq!(gate.on_error, Some(CommandOnError::Block));
+    let stop = hook(&c, "import-002-claude-code-Stop");
+    assert_eq!(
+        stop.model.as_deref().map(|m| m.model.as_str()),
+        Some("claude-haiku-4-5")
+    );
+    assert_eq!(stop.timeout_ms, Some(10_000));
+    assert_ne!(stop.on_error, Some(CommandOnError::Block));
 }
