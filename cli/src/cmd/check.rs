@@ -116,14 +116,18 @@ fn imported_rows(config: &Config) -> Vec<[String; 6]> {
     for (name, c) in &config.commands {
         let Some(src) = &c.source else { continue };
         let matcher = src.matcher.clone().unwrap_or_else(|| "-".into());
-        let note = if c.enabled { "runs" } else { "disabled" };
+        let note = match (c.enabled, &c.model) {
+            (false, _) => "disabled".to_string(),
+            (true, Some(m)) => format!("runs as a prompt hook ({})", m.model),
+            (true, None) => "runs".to_string(),
+        };
         rows.push([
             name.clone(),
             c.dialect.to_string(),
             file(&src.file),
             src.event.clone(),
             matcher,
-            note.into(),
+            note,
         ]);
     }
     for s in &config.skipped {

@@ -246,6 +246,12 @@ fn matcher_groups(
     Ok(out)
 }
 
+/// Why a docker-agent `type: model` hook is not run: its prompt is a Go
+/// `text/template` over docker-agent's input and its answer is read by a
+/// response shape the docker-agent runtime registers in code, neither of
+/// which exists outside docker-agent.
+const MODEL_SKIPPED: &str = "docker-agent model hooks render a Go text/template and read a response shape registered in docker-agent's code; write a `[hooks.prompts]` entry instead";
+
 /// What a definition becomes: a hook of the group, or (kind, why) for one
 /// hookhost does not run; the outer error is a bad definition.
 type Converted = Result<SetHook, (String, String)>;
@@ -297,7 +303,7 @@ fn convert(
                 args: def.args.clone(),
             }))
         }
-        "model" => Ok(Err(("model".into(), "model hooks: issue 20".into()))),
+        "model" => Ok(Err(("model".into(), MODEL_SKIPPED.into()))),
         other => Err(format!(
             "unsupported hook type `{other}` (expected command, builtin or model)"
         )),
