@@ -116,8 +116,8 @@ mod transport;
 pub use chain::NoAnswer;
 pub use config::{
     AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
-    Config, ConfigError, Defaults, EnvError, Format, HookSource, ProcessConfig, RemoteConfig,
-    RemoteConfigError, RemoteTransport, Transport,
+    Config, ConfigError, Defaults, EnvError, Format, HookSource, ProcessConfig, QualityGate,
+    RemoteConfig, RemoteConfigError, RemoteTransport, Scope, ScopeError, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 #[cfg(feature = "conformance")]
