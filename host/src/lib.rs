@@ -138,6 +138,6 @@ pub use members::builtin::{
 };
 pub use observe::log_budget::LogBudget;
 pub use observe::stats::HookStats;
-pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
+pub use outcome::{Approval, GateOutcome, LifecycleOutcome, StageOutcome, ToolOutcome};
 pub use policy::budget::BudgetSpent;
 pub use reaper::{become_subreaper, kill_all_children, reap_adopted_zombies};
