@@ -128,19 +128,11 @@ pub struct CommandConfig {
     /// read from TOML.
     #[serde(skip)]
     pub source: Option<HookSource>,
-    /// Who the hook is for: `{ agents, tenants, sessions }` from the call's
-    /// `meta`; every call when absent (`policy/scope.rs`).
-    #[serde(default)]
+    /// Who the hook is for, as for process hooks.
     pub scope: Scope,
-    /// At `subagent_stop`: `false` makes this hook's block a logged
-    /// failure that lets the result through (GoClaw's quality gate);
-    /// default `true` when `max_retries` is set.
-    #[serde(default)]
+    /// Its quality gate at `subagent_stop`, as for process hooks.
     pub block_on_failure: Option<bool>,
-    /// At `subagent_stop`: how many of this hook's blocks in a row send
-    /// the sub-agent back with the reason as feedback, before the result
-    /// is let through with the failure recorded (GoClaw's quality gate).
-    #[serde(default)]
+    /// Its quality gate's retries, as for process hooks.
     pub max_retries: Option<u32>,
 }
 

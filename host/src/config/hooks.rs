@@ -155,18 +155,13 @@ pub struct BuiltinConfig {
     /// Overrides `breaker_cooldown_ms`.
     #[serde(default)]
     pub breaker_cooldown_ms: Option<u64>,
-    /// Who the hook is for: `{ agents, tenants, sessions }` from the call's
-    /// `meta`; every call when absent (`policy/scope.rs`).
+    /// Who the hook is for, as for process hooks.
     #[serde(default)]
     pub scope: Scope,
-    /// At `subagent_stop`: `false` makes this hook's block a logged
-    /// failure that lets the result through (GoClaw's quality gate);
-    /// default `true` when `max_retries` is set.
+    /// Its quality gate at `subagent_stop`, as for process hooks.
     #[serde(default)]
     pub block_on_failure: Option<bool>,
-    /// At `subagent_stop`: how many of this hook's blocks in a row send
-    /// the sub-agent back with the reason as feedback, before the result
-    /// is let through with the failure recorded (GoClaw's quality gate).
+    /// Its quality gate's retries, as for process hooks.
     #[serde(default)]
     pub max_retries: Option<u32>,
 }
