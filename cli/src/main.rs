@@ -2,9 +2,6 @@
 //! The library (`hookhost`) does the hosting; this crate adds the
 //! subcommands, logging, and the sidecar's listeners.
 
-// The sidecar's serving future nests the whole chain's call futures;
-// its layout needs more than the default query depth.
-#![recursion_limit = "256"]
 
 /// `print!` that does not panic when stdout is gone: a reader that closes
 /// early (`hookhost check | head -1`) must not turn into a panic and a

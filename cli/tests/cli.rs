@@ -207,6 +207,40 @@ intercept = ["before_tool"]
     assert!(dir.join("hooks/here.pid").exists());
 }
 
+/// From GoClaw docs/agent-hooks "Web UI Walkthrough" (the Overview tab
+/// shows each hook's event, type, scope and matcher): `hookhost check`
+/// shows each hook's scope in its last column, `global` when it has none.
+#[test]
+fn check_shows_each_hooks_scope() {
+    let dir = scratch("check-scope");
+    let config = write_config(
+        &dir,
+        r#"
+[hooks.processes.acme_guard]
+command = ["TEST_HOOK"]
+intercept = ["before_tool"]
+scope = { agents = ["a1", "a2"], tenants = ["acme"] }
+
+[hooks.builtins.deny_tools]
+config = { tools = ["rm"] }
+"#,
+    );
+    let out = Command::new(HOOKHOST)
+        .args(["check", "-c"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let last = |name: &str| {
+        let line = text.lines().find(|l| l.starts_with(name)).unwrap();
+        line.split_whitespace().last().unwrap().to_string()
+    };
+    assert!(text.lines().next().unwrap().ends_with("scope"), "{text}");
+    assert_eq!(last("acme_guard"), "agents=a1,a2;tenants=acme");
+    assert_eq!(last("deny_tools"), "global");
+}
+
 #[test]
 fn check_prints_a_table_and_names_a_failed_hook() {
     let dir = scratch("check");

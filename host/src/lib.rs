@@ -116,8 +116,8 @@ mod transport;
 pub use chain::NoAnswer;
 pub use config::{
     AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
-    Config, ConfigError, Defaults, EnvError, Format, HookSource, ProcessConfig, RemoteConfig,
-    RemoteConfigError, RemoteTransport, Transport,
+    Config, ConfigError, Defaults, EnvError, Format, HookSource, ProcessConfig, QualityGate,
+    RemoteConfig, RemoteConfigError, RemoteTransport, Scope, ScopeError, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use config::{ModelConfig, PromptConfig, PromptConfigError, Provider};
@@ -140,6 +140,6 @@ pub use members::builtin::{
 pub use observe::log_budget::LogBudget;
 pub use observe::stats::HookStats;
 pub use observe::usage::ModelUsage;
-pub use outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
+pub use outcome::{Approval, GateOutcome, LifecycleOutcome, StageOutcome, ToolOutcome};
 pub use policy::budget::BudgetSpent;
 pub use reaper::{become_subreaper, kill_all_children, reap_adopted_zombies};

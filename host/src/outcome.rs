@@ -93,6 +93,56 @@ pub struct LifecycleOutcome {
     pub system_messages: Vec<String>,
     /// A compaction summary (before_compaction), the first in chain order.
     pub summary: Option<String>,
+    /// At subagent_stop, what the quality gates (hooks that set
+    /// `block_on_failure` or `max_retries`) made of the sub-agent's
+    /// result; `None` when no gate took part, at every other event, and
+    /// when a hook that is no gate blocked. When it is
+    /// [`GateOutcome::Retry`], `blocked` holds the same feedback.
+    pub gate: Option<GateOutcome>,
+}
+
+/// What GoClaw's quality gate decided at `subagent_stop`, so the agent
+/// knows whether to send the sub-agent back or accept its result, and
+/// whether that result failed a check on the way (the wire says only
+/// block or continue; this is the embedding API's fuller answer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GateOutcome {
+    /// Every gate that ran passed: accept the result.
+    Passed,
+    /// A gate failed: send the sub-agent back with `feedback` (also in
+    /// `LifecycleOutcome::blocked`). This is blocked attempt `attempt` of
+    /// at most `max_retries` in a row for this sub-agent.
+    Retry {
+        /// The gate that failed.
+        hook: String,
+        /// Its reason: what the sub-agent is told to fix.
+        feedback: String,
+        /// This blocked attempt's number, from 1.
+        attempt: u32,
+        /// The gate's `max_retries`.
+        max_retries: u32,
+    },
+    /// A gate failed once more after `max_retries` retries (or the host's
+    /// `stop_block_limit` was reached first): accept the result, knowing
+    /// it failed the check; the host logged a warning.
+    Exhausted {
+        /// The gate that failed.
+        hook: String,
+        /// Its last reason.
+        feedback: String,
+        /// Blocked attempts in a row, this one included.
+        attempts: u32,
+    },
+    /// A gate with `block_on_failure = false` failed: accept the result;
+    /// the failure was logged and the chain went on to the later hooks.
+    /// The first such failure, when several gates failed.
+    FailedOpen {
+        /// The gate that failed.
+        hook: String,
+        /// Its reason.
+        feedback: String,
+    },
 }
 
 impl<P> ToolOutcome<P> {

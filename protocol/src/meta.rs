@@ -44,6 +44,10 @@ pub struct Meta {
     /// The model the agent runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The tenant the agent works for, in a multi-tenant agent (GoClaw's
+    /// tenants); what a hook's `scope.tenants` is matched against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant_id: Option<String>,
     /// Keys this version does not know; kept so nothing is lost in transit.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

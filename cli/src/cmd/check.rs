@@ -44,6 +44,7 @@ pub async fn run(args: CheckArgs) -> ExitCode {
         "intercepts".into(),
         "observes".into(),
         "hello".into(),
+        "scope".into(),
     ]];
     for h in host.hooks() {
         let list = |v: Vec<String>| {
@@ -77,6 +78,7 @@ pub async fn run(args: CheckArgs) -> ExitCode {
             h.hello_time
                 .map(|t| format!("{} ms", t.as_millis()))
                 .unwrap_or_else(dash),
+            h.scope.to_string(),
         ]);
     }
     print_table(&rows);

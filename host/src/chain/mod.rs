@@ -12,7 +12,7 @@ mod record;
 
 use std::sync::Arc;
 
-use hookhost_protocol::{Chain, Flow, OnError, Outcome, Stage};
+use hookhost_protocol::{Chain, Flow, LifecycleEvent, OnError, Outcome, Stage};
 use serde_json::Value;
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -31,6 +31,19 @@ pub(crate) struct Run<'a> {
     pub(crate) stage: Stage,
     pub(crate) budget: ChainBudget,
     pub(crate) sinks: Sinks<'a>,
+    /// What the quality gates did at subagent_stop.
+    pub(crate) gates: GateLog,
+}
+
+/// The quality gates' part in a subagent_stop run: whether one was
+/// asked, and the blocks of `block_on_failure = false` gates, which were
+/// logged and let the chain go on.
+#[derive(Debug, Default)]
+pub(crate) struct GateLog {
+    /// A gate was called (or failed without being called).
+    pub(crate) asked: bool,
+    /// `(hook, reason)` of each soft gate's block, in chain order.
+    pub(crate) failed_open: Vec<(String, String)>,
 }
 
 /// Runs `chain` through `members` in order and returns the merged verdict.
@@ -75,6 +88,7 @@ async fn step<'m>(run: &mut Run<'_>, m: &'m Member, gate: Gate<'m>, chain: &mut 
         Ok(a) => record.call(a, chain.params()).await,
         Err(why) => record.skip(why),
     };
+    let reply = quality_gate(&mut run.gates, m, chain, reply);
     let error = reply.as_ref().err().and_then(NoAnswer::call_error);
     let policy = m.failure_policy(run.stage, error);
     let flow = chain.step(&m.name, policy, reply.as_ref().map_err(ToString::to_string));
@@ -82,6 +96,36 @@ async fn step<'m>(run: &mut Run<'_>, m: &'m Member, gate: Gate<'m>, chain: &mut 
         record.finish(&last.outcome, policy, reply, &mut run.sinks);
     }
     flow
+}
+
+/// A quality gate's answer at subagent_stop: noted as asked, and a
+/// `block_on_failure = false` gate's block is logged, kept for the
+/// outcome and turned into `continue`, so the later hooks still judge the
+/// result (GoClaw: "non-blocking failures are logged but do not interrupt
+/// the flow"). Its failures (no answer) stay with its `on_error`.
+fn quality_gate(
+    log: &mut GateLog,
+    m: &Member,
+    chain: &Chain,
+    reply: Result<Value, NoAnswer>,
+) -> Result<Value, NoAnswer> {
+    let Some(gate) = m.gate else { return reply };
+    if chain.event() != Some(LifecycleEvent::SubagentStop) {
+        return reply;
+    }
+    log.asked = true;
+    let Ok(answer) = &reply else { return reply };
+    if gate.block_on_failure || answer.get("action").and_then(Value::as_str) != Some("block") {
+        return reply;
+    }
+    let reason = answer
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    tracing::warn!(hook = %m.name, "quality gate failed at subagent_stop (block_on_failure = false): the result is let through: {reason}");
+    log.failed_open
+        .push((m.name.to_string(), reason.to_string()));
+    Ok(serde_json::json!({"action": "continue"}))
 }
 
 /// A later hook renamed the tool: the guards that judged the old name
@@ -142,6 +186,7 @@ mod tests {
                 audit: None,
                 trace: Some(&mut trace),
             },
+            gates: GateLog::default(),
         };
         let chain = Chain::new(Stage::BeforeLlm, json!({"model": "m", "messages": []})).unwrap();
         let outcome = run(&mut stage_run, members, chain).await;

@@ -129,7 +129,11 @@ impl<'m> CallRecord<'m> {
             .member
             .call(self.stage, params, admitted.deadline, granted)
             .instrument(self.span.clone());
-        let (reply, usage) = usage::collect(call).await;
+        // Boxed: the member's future (a group holds several) would
+        // otherwise be laid out inside every caller's future, past
+        // rustc's default query depth for an agent that nests the host in
+        // its own futures.
+        let (reply, usage) = usage::collect(Box::pin(call)).await;
         self.usage = usage;
         self.elapsed = self.begun.elapsed();
         reply.map_err(NoAnswer::Call)

@@ -19,6 +19,8 @@ use crate::dialect::Dialect;
 use crate::dialect::matcher::{Matcher, MatcherError, Rule, RuleError};
 use crate::dialect::spec::{EnvValue, Target};
 use crate::policy::filter::{Filter, FilterError};
+use crate::policy::quality_gate::QualityGate;
+use crate::policy::scope::{Scope, ScopeError};
 
 /// The longest `timeout` a command hook may set: a day.
 const MAX_TIMEOUT_SECS: u64 = 86_400;
@@ -132,6 +134,12 @@ pub struct CommandConfig {
     /// read from TOML.
     #[serde(skip)]
     pub source: Option<HookSource>,
+    /// Who the hook is for, as for process hooks.
+    pub scope: Scope,
+    /// Its quality gate at `subagent_stop`, as for process hooks.
+    pub block_on_failure: Option<bool>,
+    /// Its quality gate's retries, as for process hooks.
+    pub max_retries: Option<u32>,
 }
 
 /// `timeout`: whole seconds, a negative number read as 0 (docker-agent's
@@ -190,6 +198,9 @@ impl Default for CommandConfig {
             loop_limit: None,
             strict_output: false,
             source: None,
+            scope: Scope::default(),
+            block_on_failure: None,
+            max_retries: None,
         }
     }
 }
@@ -232,7 +243,25 @@ impl CommandConfig {
             Rule::new(rule)?;
         }
         Filter::new(None, self.r#if.as_deref())?;
+        self.scope.validate()?;
+        if self.quality_gate().is_some() && !self.lists_subagent_stop() {
+            return Err(CommandConfigError::GateOffSubagentStop);
+        }
         Ok(())
+    }
+
+    /// Its quality gate at `subagent_stop`, when it sets either key.
+    pub fn quality_gate(&self) -> Option<QualityGate> {
+        QualityGate::from_keys(self.block_on_failure, self.max_retries)
+    }
+
+    /// Whether one of its events is `subagent_stop` in its dialect.
+    fn lists_subagent_stop(&self) -> bool {
+        let spec = self.dialect.spec();
+        self.events
+            .iter()
+            .filter_map(|e| spec.event(e))
+            .any(|e| e.target == Target::Lifecycle("subagent_stop"))
     }
 
     /// A positive timeout the clock can hold, in one unit only.
@@ -428,6 +457,15 @@ pub enum CommandConfigError {
     /// `matcher` or `if` does not compile.
     #[error(transparent)]
     Filter(#[from] FilterError),
+    /// A `scope` list that would match nothing.
+    #[error(transparent)]
+    Scope(#[from] ScopeError),
+    /// `block_on_failure` or `max_retries` on a hook that does not run at
+    /// `subagent_stop`, where alone they mean something.
+    #[error(
+        "`block_on_failure` and `max_retries` apply at subagent_stop only, which `events` does not list"
+    )]
+    GateOffSubagentStop,
 }
 
 #[cfg(test)]

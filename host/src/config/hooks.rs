@@ -13,6 +13,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use crate::policy::breaker::BreakerConfig;
+pub use crate::policy::quality_gate::QualityGate;
+pub use crate::policy::scope::{Scope, ScopeError};
 
 use super::Defaults;
 
@@ -94,6 +96,20 @@ pub struct ProcessConfig {
     /// config; never read from a file.
     #[serde(skip)]
     pub picoclaw: bool,
+    /// Who the hook is for: `{ agents, tenants, sessions }` from the call's
+    /// `meta`; every call when absent (`policy/scope.rs`).
+    #[serde(default)]
+    pub scope: Scope,
+    /// At `subagent_stop`: `false` makes this hook's block a logged
+    /// failure that lets the result through (GoClaw's quality gate);
+    /// default `true` when `max_retries` is set.
+    #[serde(default)]
+    pub block_on_failure: Option<bool>,
+    /// At `subagent_stop`: how many of this hook's blocks in a row send
+    /// the sub-agent back with the reason as feedback, before the result
+    /// is let through with the failure recorded (GoClaw's quality gate).
+    #[serde(default)]
+    pub max_retries: Option<u32>,
 }
 
 /// `[hooks.builtins.NAME]`: an in-process hook from the registry.
@@ -139,6 +155,15 @@ pub struct BuiltinConfig {
     /// Overrides `breaker_cooldown_ms`.
     #[serde(default)]
     pub breaker_cooldown_ms: Option<u64>,
+    /// Who the hook is for, as for process hooks.
+    #[serde(default)]
+    pub scope: Scope,
+    /// Its quality gate at `subagent_stop`, as for process hooks.
+    #[serde(default)]
+    pub block_on_failure: Option<bool>,
+    /// Its quality gate's retries, as for process hooks.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
 }
 
 impl BuiltinConfig {
@@ -150,6 +175,11 @@ impl BuiltinConfig {
             breaker_window_ms: self.breaker_window_ms,
             breaker_cooldown_ms: self.breaker_cooldown_ms,
         }
+    }
+
+    /// Its quality gate at `subagent_stop`, when it sets either key.
+    pub fn quality_gate(&self) -> Option<QualityGate> {
+        QualityGate::from_keys(self.block_on_failure, self.max_retries)
     }
 }
 
@@ -205,6 +235,9 @@ impl ProcessConfig {
             breaker_window_ms: None,
             breaker_cooldown_ms: None,
             picoclaw: false,
+            scope: Scope::default(),
+            block_on_failure: None,
+            max_retries: None,
         }
     }
 
@@ -216,6 +249,11 @@ impl ProcessConfig {
             breaker_window_ms: self.breaker_window_ms,
             breaker_cooldown_ms: self.breaker_cooldown_ms,
         }
+    }
+
+    /// Its quality gate at `subagent_stop`, when it sets either key.
+    pub fn quality_gate(&self) -> Option<QualityGate> {
+        QualityGate::from_keys(self.block_on_failure, self.max_retries)
     }
 
     /// The key two hooks must share to run as one process: the same argv,

@@ -28,7 +28,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource};
-pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnKey, Transport};
+pub use hooks::{
+    AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, QualityGate, Scope, ScopeError,
+    SpawnKey, Transport,
+};
 pub use import::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use prompt::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 #[cfg(feature = "remote")]
@@ -486,6 +489,8 @@ impl Config {
             let at = format!("builtin `{name}`");
             let b: BuiltinConfig = src.decode(&at, raw)?;
             src.filter(&at, b.matcher.as_deref(), b.condition.as_deref())?;
+            validate::scope_and_gate(&b.scope, b.quality_gate(), b.intercept.as_deref())
+                .map_err(|e| src.invalid(&at, e))?;
             if b.timeout_ms == Some(0) {
                 return Err(src.invalid(&at, Invalid::Zero("timeout_ms")));
             }
@@ -552,6 +557,8 @@ impl Config {
             let mut hook: ProcessConfig = src.decode(&at, raw)?;
             hook.picoclaw = self.format == Format::PicoClaw;
             validate::process(&hook).map_err(|e| src.invalid(&at, e))?;
+            validate::scope_and_gate(&hook.scope, hook.quality_gate(), Some(&hook.intercept))
+                .map_err(|e| src.invalid(&at, e))?;
             src.filter(&at, hook.matcher.as_deref(), hook.condition.as_deref())?;
             self.processes.insert(name, hook);
         }
@@ -568,6 +575,8 @@ impl Config {
             src.needs(&at, "a remote hook", "remote", cfg!(feature = "remote"))?;
             let hook: RemoteConfig = src.decode(&at, raw)?;
             validate::remote(&hook).map_err(|e| src.invalid(&at, e))?;
+            validate::scope_and_gate(&hook.scope, hook.quality_gate(), Some(&hook.intercept))
+                .map_err(|e| src.invalid(&at, e))?;
             src.filter(&at, hook.matcher.as_deref(), hook.condition.as_deref())?;
             self.remotes.insert(name, hook);
         }

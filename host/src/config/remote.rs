@@ -13,7 +13,7 @@ use hookhost_protocol::event::EventPattern;
 use hookhost_protocol::{OnError, Stage};
 use serde::Deserialize;
 
-use super::hooks::{BreakerConfig, yes};
+use super::hooks::{BreakerConfig, QualityGate, Scope, yes};
 use crate::observe::redact::display_url;
 
 /// `[hooks.remotes.NAME]`: a hook that runs as a network service, reached
@@ -72,6 +72,15 @@ pub struct RemoteConfig {
     /// Overrides `breaker_cooldown_ms` for this hook.
     #[serde(default)]
     pub breaker_cooldown_ms: Option<u64>,
+    /// Who the hook is for, as for process hooks.
+    #[serde(default)]
+    pub scope: Scope,
+    /// Its quality gate at `subagent_stop`, as for process hooks.
+    #[serde(default)]
+    pub block_on_failure: Option<bool>,
+    /// Its quality gate's retries, as for process hooks.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
 }
 
 /// How a remote hook is reached, from its URL's scheme.
@@ -105,6 +114,9 @@ impl RemoteConfig {
             breaker_failures: None,
             breaker_window_ms: None,
             breaker_cooldown_ms: None,
+            scope: Scope::default(),
+            block_on_failure: None,
+            max_retries: None,
         }
     }
 
@@ -132,6 +144,11 @@ impl RemoteConfig {
             breaker_window_ms: self.breaker_window_ms,
             breaker_cooldown_ms: self.breaker_cooldown_ms,
         }
+    }
+
+    /// Its quality gate at `subagent_stop`, when it sets either key.
+    pub fn quality_gate(&self) -> Option<QualityGate> {
+        QualityGate::from_keys(self.block_on_failure, self.max_retries)
     }
 
     /// The parsed `observe` list (validated at load).

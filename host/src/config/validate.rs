@@ -3,10 +3,11 @@
 //! names, a remote's scheme, host and headers. Each error names the key;
 //! [`super::Config::parse`] adds the file and the hook.
 
+use hookhost_protocol::Stage;
 use hookhost_protocol::event::{EventPattern, PatternError};
 
 use super::remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport, expand_env};
-use super::{Defaults, ProcessConfig};
+use super::{Defaults, ProcessConfig, QualityGate, Scope, ScopeError};
 use crate::observe::redact::display_url;
 
 /// What is wrong with one section, naming the key.
@@ -57,6 +58,31 @@ pub(crate) enum Invalid {
     /// The URL's scheme.
     #[error(transparent)]
     Remote(#[from] RemoteConfigError),
+    /// A `scope` list that would match nothing.
+    #[error(transparent)]
+    Scope(#[from] ScopeError),
+    /// `block_on_failure` or `max_retries` on a hook that is never asked
+    /// at `subagent_stop`.
+    #[error(
+        "keys `block_on_failure` and `max_retries` apply at subagent_stop only, and `intercept` does not list `lifecycle`"
+    )]
+    GateOffLifecycle,
+}
+
+/// A hook's `scope` and quality-gate keys, for any kind: no empty scope
+/// list, and gate keys only on a hook asked at the lifecycle stage
+/// (`intercept`; `None` when the kind decides its stages itself).
+pub(crate) fn scope_and_gate(
+    scope: &Scope,
+    gate: Option<QualityGate>,
+    intercept: Option<&[Stage]>,
+) -> Result<(), Invalid> {
+    scope.validate()?;
+    let off = intercept.is_some_and(|i| !i.contains(&Stage::Lifecycle));
+    if gate.is_some() && off {
+        return Err(Invalid::GateOffLifecycle);
+    }
+    Ok(())
 }
 
 /// `[hooks.processes.NAME]`.

@@ -9,9 +9,11 @@ use hookhost_protocol::chain::ParamsError;
 use hookhost_protocol::{Chain, Outcome, Stage};
 use serde_json::Value;
 
-use crate::chain::{self, HookTrace, Run, Sinks};
+use crate::chain::{self, GateLog, HookTrace, Run, Sinks};
+use crate::outcome::GateOutcome;
 use crate::policy::budget::ChainBudget;
 
+use super::quality_gate::GateRun;
 use super::*;
 
 impl Host {
@@ -33,45 +35,76 @@ impl Host {
         Ok((outcome, trace))
     }
 
-    /// One stage run over the chain as it is now. Each hook's part is
-    /// recorded only when `trace` is given, so the plain path (every agent
-    /// call) builds no trace. A stop is counted around it (`stop.rs`), on
-    /// every way in, so the cap holds for the sidecar and `call` too.
+    /// One stage run over the chain as it is now; see [`Host::run_gated`].
     async fn run_chain(
+        &self,
+        stage: Stage,
+        params: Value,
+        trace: Option<&mut Vec<HookTrace>>,
+    ) -> Result<Outcome, ParamsError> {
+        let (outcome, _) = self.run_gated(stage, params, trace).await?;
+        Ok(outcome)
+    }
+
+    /// One stage run, with what the quality gates decided at
+    /// subagent_stop. Each hook's part is recorded only when `trace` is
+    /// given, so the plain path (every agent call) builds no trace. A
+    /// subagent_stop's gates are judged first (`quality_gate.rs`), then a
+    /// stop is counted and capped (`stop.rs`), on every way in, so the
+    /// caps hold for the sidecar and `call` too.
+    pub(super) async fn run_gated(
         &self,
         stage: Stage,
         mut params: Value,
         trace: Option<&mut Vec<HookTrace>>,
-    ) -> Result<Outcome, ParamsError> {
+    ) -> Result<(Outcome, Option<GateOutcome>), ParamsError> {
         let stop = self.before_stop(stage, &mut params);
+        let gated = GateRun::of(stage, &params);
         let session = self.inner.audit.as_ref().and_then(|_| session_of(&params));
         let chain = Chain::new(stage, params)?;
         let members = self.chain();
-        let budget_ms = self
-            .inner
-            .defaults
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .chain_budget_ms;
-        let request_id = format!(
-            "r{}",
-            self.inner.request_seq.fetch_add(1, Ordering::Relaxed) + 1
-        );
         let mut run = Run {
             stage,
-            budget: ChainBudget::start(budget_ms),
+            budget: ChainBudget::start(self.chain_budget_ms()),
             sinks: Sinks {
-                request_id,
+                request_id: self.next_request_id(),
                 session,
                 audit: self.inner.audit.as_ref(),
                 trace,
             },
+            gates: GateLog::default(),
         };
         let outcome = chain::run(&mut run, &members, chain).await;
-        Ok(match stop {
-            Some(stop) => self.after_stop(stop, outcome),
-            None => outcome,
-        })
+        let (outcome, gate) = match &gated {
+            Some(g) => self.inner.gates.judge(g, outcome, run.gates, &members),
+            None => (outcome, None),
+        };
+        let Some(stop) = stop else {
+            return Ok((outcome, gate));
+        };
+        let was_blocked = matches!(outcome, Outcome::Blocked { .. });
+        let outcome = self.after_stop(stop, outcome);
+        let gate = match (
+            &gated,
+            was_blocked && !matches!(outcome, Outcome::Blocked { .. }),
+        ) {
+            (Some(g), true) => self.inner.gates.overridden(g, gate),
+            _ => gate,
+        };
+        Ok((outcome, gate))
+    }
+
+    fn chain_budget_ms(&self) -> u64 {
+        self.inner
+            .defaults
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .chain_budget_ms
+    }
+
+    fn next_request_id(&self) -> String {
+        let n = self.inner.request_seq.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("r{n}")
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use hookhost_protocol::Stage;
 
+use crate::config::Scope;
 use crate::members::{Member, MemberKind};
 use crate::observe::stats::{HookStats, MemberStats};
 use crate::supervise::peer::{Peer, PeerKind, PeerState};
@@ -41,6 +42,9 @@ pub struct HookInfo {
     pub unanswered: usize,
     /// Its figures since start.
     pub stats: HookStats,
+    /// Who it is for (`scope`): the agents, tenants and sessions whose
+    /// calls reach it; global when no list is set.
+    pub scope: Scope,
 }
 
 /// What runs a hook.
@@ -103,6 +107,7 @@ pub(crate) fn hook_info(m: &Member) -> HookInfo {
         in_flight: 0,
         unanswered: 0,
         stats: stats_of(m),
+        scope: m.scope.clone(),
     };
     match &m.kind {
         MemberKind::Peer(p) => peer_info(p, &mut info),

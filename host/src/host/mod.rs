@@ -7,6 +7,7 @@ mod driver;
 mod foreign;
 mod info;
 mod plan;
+mod quality_gate;
 mod stages;
 mod stop;
 
@@ -79,6 +80,9 @@ struct Inner {
     applying: tokio::sync::Mutex<()>,
     /// Consecutive blocked stops per session, to cap the loop.
     stops: stop::StopLoops,
+    /// Blocked attempts in a row per session and sub-agent, for the
+    /// quality gates' `max_retries`.
+    gates: quality_gate::GateCounts,
 }
 
 impl Drop for Inner {
@@ -139,6 +143,7 @@ impl Host {
                 request_seq: AtomicU64::new(0),
                 applying: tokio::sync::Mutex::new(()),
                 stops: stop::StopLoops::default(),
+                gates: quality_gate::GateCounts::default(),
             }),
         };
         host.apply(config).await;

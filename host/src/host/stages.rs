@@ -158,7 +158,9 @@ impl Host {
     /// subagent_stop, pre_compact, before_compaction) goes through the
     /// chain and may be blocked or gather context, system messages and a
     /// summary; a stop is also emitted to observers and its blocks are
-    /// capped per session (`meta.session_key`) by `stop_block_limit`. Any
+    /// capped per session (`meta.session_key`) by `stop_block_limit`; at
+    /// subagent_stop the quality gates' verdict is in
+    /// [`LifecycleOutcome::gate`]. Any
     /// other event is emitted to observers as `lifecycle.<event>` and runs
     /// the command hooks that list it, whose output is only logged.
     pub async fn lifecycle_with(&self, params: LifecycleParams) -> LifecycleOutcome {
@@ -178,8 +180,11 @@ impl Host {
                 return unaskable(event, reason);
             }
         };
-        match self.run_stage(Stage::Lifecycle, value).await {
-            Ok(outcome) => lifecycle_outcome(event, outcome),
+        match self.run_gated(Stage::Lifecycle, value, None).await {
+            Ok((outcome, gate)) => LifecycleOutcome {
+                gate,
+                ..lifecycle_outcome(event, outcome)
+            },
             Err(e) => unaskable(event, e.to_string()),
         }
     }
@@ -242,6 +247,7 @@ fn lifecycle_outcome(event: LifecycleEvent, outcome: Outcome) -> LifecycleOutcom
             contexts: texts(contexts),
             system_messages,
             summary,
+            gate: None,
         },
         other => {
             tracing::error!(%event, "unexpected lifecycle outcome {other:?}");

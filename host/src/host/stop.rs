@@ -101,13 +101,14 @@ fn add_stop_members(params: &mut Value, count: u32) -> u32 {
 
 impl Host {
     /// Before a lifecycle chain: a `user_prompt_submit` resets its
-    /// session's counts; a stop gets `stop_hook_active` and `loop_count`
+    /// session's counts (quality gates' too); a stop gets `stop_hook_active` and `loop_count`
     /// in its payload and is emitted to observers as `lifecycle.<event>`,
     /// as it was before it became a request. `None` unless it is a stop.
     pub(super) fn before_stop(&self, stage: Stage, params: &mut Value) -> Option<StopRun> {
         let (event, session, meta) = event_and_session(stage, params)?;
         if event == LifecycleEvent::UserPromptSubmit {
             self.inner.stops.reset_session(&session);
+            self.inner.gates.reset_session(&session);
         }
         if !event.is_stop() {
             return None;
@@ -152,9 +153,10 @@ impl Host {
         }
     }
 
-    /// An ended session's counts are dropped.
+    /// An ended session's counts (stops and quality gates) are dropped.
     pub(super) fn session_ended(&self, session: &str) {
         self.inner.stops.reset_session(session);
+        self.inner.gates.reset_session(session);
     }
 
     /// Emits `lifecycle.<name>` with `payload` to the observers; `meta`,

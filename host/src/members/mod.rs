@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use crate::config::RemoteConfig;
 use crate::config::{
     BreakerConfig, BuiltinConfig, CommandConfig, CommandOnError, Defaults, HookSetConfig,
-    ProcessConfig,
+    ProcessConfig, QualityGate, Scope,
 };
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
@@ -91,6 +91,12 @@ pub struct Member {
     picoclaw: bool,
     /// The member's own settings, to tell on reload whether it changed.
     pub(crate) configured: Configured,
+    /// Who it is for, as configured (its filter applies it); shown by
+    /// `hookhost check`.
+    pub scope: Scope,
+    /// Its quality gate at subagent_stop (`block_on_failure`,
+    /// `max_retries`), when it is one.
+    pub gate: Option<QualityGate>,
 }
 
 /// A member's config section and the defaults it was built with: equal
@@ -185,6 +191,8 @@ impl Member {
                 condition: config.condition.as_deref(),
                 breaker: config.breaker(),
                 configured: Configured::process(config, defaults),
+                scope: &config.scope,
+                gate: config.quality_gate(),
             },
             defaults,
         );
@@ -219,6 +227,8 @@ impl Member {
                 condition: config.condition.as_deref(),
                 breaker: config.breaker(),
                 configured: Configured::remote(config, defaults),
+                scope: &config.scope,
+                gate: config.quality_gate(),
             },
             defaults,
         )
@@ -260,6 +270,8 @@ impl Member {
                 condition: config.condition.as_deref(),
                 breaker: config.breaker(),
                 configured: Configured::builtin(config, defaults),
+                scope: &config.scope,
+                gate: config.quality_gate(),
             },
             defaults,
         )
@@ -290,6 +302,8 @@ impl Member {
                 condition: config.r#if.as_deref(),
                 breaker: BreakerConfig::default(),
                 configured,
+                scope: &config.scope,
+                gate: config.quality_gate(),
             },
             defaults,
         )
@@ -335,13 +349,15 @@ impl Member {
                     ..BreakerConfig::default()
                 },
                 configured: Configured::hook_set(config, tool_names, defaults),
+                scope: &Scope::default(),
+                gate: None,
             },
             defaults,
         )
     }
 
     fn assemble(name: &str, kind: MemberKind, s: Settings<'_>, defaults: &Defaults) -> Member {
-        let (kind, filter) = with_filter(kind, s.matcher, s.condition);
+        let (kind, filter) = with_filter(kind, s.matcher, s.condition, s.scope);
         let mut breaker = s.breaker;
         // A fail-closed hook's open breaker would refuse every call for the
         // cool-down, which anyone able to make it fail could trigger: off
@@ -366,6 +382,8 @@ impl Member {
             defaults: defaults.clone(),
             picoclaw: false,
             configured: s.configured,
+            scope: s.scope.clone(),
+            gate: s.gate,
         }
     }
 
@@ -554,6 +572,10 @@ struct Settings<'a> {
     condition: Option<&'a str>,
     breaker: BreakerConfig,
     configured: Configured,
+    /// Who it is for (`scope`).
+    scope: &'a Scope,
+    /// Its quality gate at subagent_stop.
+    gate: Option<QualityGate>,
 }
 
 /// Compiles the filters; a config built in code can skip `Config::parse`'s
@@ -563,9 +585,10 @@ fn with_filter(
     kind: MemberKind,
     matcher: Option<&str>,
     condition: Option<&str>,
+    scope: &Scope,
 ) -> (MemberKind, Filter) {
     match Filter::new(matcher, condition) {
-        Ok(f) => (kind, f),
+        Ok(f) => (kind, f.scoped(scope)),
         Err(e) => (
             MemberKind::Unavailable(format!("invalid filter: {e}")),
             Filter::default(),

@@ -1,8 +1,10 @@
 //! Per-hook filters, evaluated in the host before a hook is called, so a
 //! hook that is filtered out costs no IPC at all.
 //!
-//! A hook may set two filters in its config:
+//! A hook may set three filters in its config:
 //!
+//! - `scope`: the agents, tenants and sessions it is for, read from the
+//!   call's `meta` (`policy/scope.rs`). Checked first, at every stage.
 //! - `matcher`: a regex on the tool name, anchored as `^(?:pattern)$`, so
 //!   `Edit` matches `Edit` and not `NotebookEdit`. `"*"`, `""` or no matcher
 //!   match every tool. It applies to the tool stages only.
@@ -24,7 +26,6 @@
 //! (`FilterError::CelNotBuilt`), and the config refuses it at load.
 
 use std::fmt;
-#[cfg(feature = "cel")]
 use std::sync::Arc;
 
 use hookhost_protocol::Stage;
@@ -33,13 +34,15 @@ use serde_json::Value;
 
 #[cfg(feature = "cel")]
 use super::cel::{Condition, VARIABLES};
+use super::scope::Scope;
 
 /// What a filter says about one call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FilterVerdict {
     /// Call the hook.
     Run,
-    /// Do not call it: the matcher or the `if` expression said no.
+    /// Do not call it: the scope, the matcher or the `if` expression said
+    /// no.
     Skip,
     /// The `if` expression failed to evaluate (wrong type, missing key,
     /// non-bool result...): the caller counts it and hands it to the hook's
@@ -77,6 +80,8 @@ pub enum FilterError {
 /// without compiling anything per call.
 #[derive(Clone, Default)]
 pub struct Filter {
+    /// Who the hook is for; `None` is every call.
+    scope: Option<Arc<Scope>>,
     /// The anchored tool-name regex; `None` matches every tool.
     matcher: Option<Regex>,
     /// The compiled `if` expression; `None` always runs.
@@ -87,6 +92,7 @@ pub struct Filter {
 impl fmt::Debug for Filter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = f.debug_struct("Filter");
+        out.field("scope", &self.scope);
         out.field("matcher", &self.matcher.as_ref().map(Regex::as_str));
         #[cfg(feature = "cel")]
         out.field("if", &self.condition.as_ref().map(|c| c.source()));
@@ -114,34 +120,48 @@ impl Filter {
             return Err(FilterError::CelNotBuilt);
         }
         Ok(Filter {
+            scope: None,
             matcher,
             #[cfg(feature = "cel")]
             condition,
         })
     }
 
-    /// True when neither is set, so the chain can skip evaluation entirely.
+    /// The same filter, for the calls `scope` covers only (a global scope
+    /// changes nothing).
+    pub fn scoped(mut self, scope: &Scope) -> Filter {
+        self.scope = (!scope.is_global()).then(|| Arc::new(scope.clone()));
+        self
+    }
+
+    /// True when none is set, so the chain can skip evaluation entirely.
     pub fn is_empty(&self) -> bool {
         #[cfg(feature = "cel")]
         let no_condition = self.condition.is_none();
         #[cfg(not(feature = "cel"))]
         let no_condition = true;
-        self.matcher.is_none() && no_condition
+        self.scope.is_none() && self.matcher.is_none() && no_condition
     }
 
-    /// Evaluates both against one call's params, to decide whether the hook
+    /// Evaluates them against one call's params, to decide whether the hook
     /// is called at all. The matcher applies only at before_tool, after_tool
     /// and approve_tool (at the LLM stages it is ignored). CEL variables:
     /// `stage` (string, e.g. "before_tool"), `tool` (string; "" at LLM
     /// stages), `arguments` (map; {} when absent), `meta` (map; {} when
-    /// absent), `model` (string; "" at tool stages). The matcher runs first;
-    /// when it says Skip, the expression is not evaluated.
+    /// absent), `model` (string; "" at tool stages). The scope runs first,
+    /// then the matcher; once one says Skip, the expression is not
+    /// evaluated.
     ///
     /// A `tool` or `model` that is not a string counts as "", for the matcher
     /// and for the expression alike; `arguments` or `meta` that are present
     /// but not objects are passed as they are, so an expression that treats
     /// them as maps fails loudly. Never panics.
     pub fn evaluate(&self, stage: Stage, params: &Value) -> FilterVerdict {
+        if let Some(scope) = &self.scope {
+            if !scope.matches(params.get("meta")) {
+                return FilterVerdict::Skip;
+            }
+        }
         let tool_stage = is_tool_stage(stage);
         let tool = if tool_stage {
             string_param(params, "tool")

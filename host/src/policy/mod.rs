@@ -1,11 +1,14 @@
 //! Floor 1, the per-call policies that decide: which calls a hook sees
-//! ([`filter`], with its `if` expressions in `cel` when that feature is
-//! built), whether a failing hook is still called ([`breaker`]) and how
-//! long a stage's calls may take together ([`budget`]). The chain driver
-//! applies them in the order it states.
+//! ([`filter`], with who it is for in [`scope`] and its `if` expressions
+//! in `cel` when that feature is built), whether a failing hook is still called ([`breaker`]) and how
+//! long a stage's calls may take together ([`budget`]), and what a
+//! sub-agent's failed quality gate means ([`quality_gate`]). The chain
+//! driver applies them in the order it states.
 
 pub(crate) mod breaker;
 pub(crate) mod budget;
 #[cfg(feature = "cel")]
 mod cel;
 pub(crate) mod filter;
+pub(crate) mod quality_gate;
+pub(crate) mod scope;

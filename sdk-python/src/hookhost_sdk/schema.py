@@ -232,6 +232,7 @@ _META = _struct(
         "cwd": (_opt_str, False),
         "permission_mode": (_opt_str, False),
         "model": (_opt_str, False),
+        "tenant_id": (_opt_str, False),
         "iteration": (_nullable(_u64), False),
         "source": (_opt_str, False),
     },

@@ -291,6 +291,9 @@ fn inner(
                 breaker_failures: None,
                 breaker_window_ms: None,
                 breaker_cooldown_ms: None,
+                scope: Default::default(),
+                block_on_failure: None,
+                max_retries: None,
             };
             Ok(Some(Member::builtin(name, &b, Ok(built), t.defaults)))
         }

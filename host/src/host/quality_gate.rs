@@ -1,0 +1,210 @@
+//! GoClaw's quality gates at `subagent_stop`, counted per session and
+//! sub-agent: a gate's block sends the sub-agent back with the reason as
+//! feedback (the block stands) until it has blocked `max_retries` times in
+//! a row; the next block is overridden, the result let through and the
+//! failure logged. A result that passes resets the count. What one block
+//! means is decided in `policy/quality_gate.rs`; a `block_on_failure =
+//! false` gate's block was already let through by the chain
+//! (`chain/mod.rs`). spec/protocol.md §5.9 "Quality gates".
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use hookhost_protocol::{LifecycleEvent, Outcome, Stage};
+use serde_json::Value;
+
+use crate::chain::GateLog;
+use crate::members::Member;
+use crate::outcome::GateOutcome;
+use crate::policy::quality_gate::{Judgement, QualityGate};
+
+use super::lock;
+
+/// The most sub-agents counted at once. The ids come from the agent, so
+/// the table is bounded: past it, it is cleared (logged) and counting
+/// starts afresh; `stop_block_limit` still caps each session's loop.
+const MAX_COUNTED: usize = 4096;
+
+/// Blocked attempts in a row, by (session, sub-agent). Only sub-agents
+/// whose last result was blocked by a gate have an entry.
+#[derive(Debug, Default)]
+pub(super) struct GateCounts {
+    blocked: Mutex<HashMap<(String, String), u32>>,
+}
+
+impl GateCounts {
+    fn count(&self, key: &(String, String)) -> u32 {
+        lock(&self.blocked).get(key).copied().unwrap_or(0)
+    }
+
+    fn set(&self, key: (String, String), attempts: u32) {
+        let mut map = lock(&self.blocked);
+        if map.len() >= MAX_COUNTED && !map.contains_key(&key) {
+            tracing::warn!(
+                "{MAX_COUNTED} sub-agents with failed quality gates at once: their retry counts are reset"
+            );
+            map.clear();
+        }
+        map.insert(key, attempts);
+    }
+
+    fn reset(&self, key: &(String, String)) {
+        lock(&self.blocked).remove(key);
+    }
+
+    /// Forgets the session's counts: a new prompt, or the session's end.
+    pub(super) fn reset_session(&self, session: &str) {
+        lock(&self.blocked).retain(|(s, _), _| s != session);
+    }
+}
+
+/// A subagent_stop being run: whose result it is.
+#[derive(Debug)]
+pub(super) struct GateRun {
+    key: (String, String),
+}
+
+impl GateRun {
+    /// The run's key, when `params` are a subagent_stop's: the session
+    /// (`meta.session_key`, `""` when absent) and the sub-agent (the
+    /// payload's `agent_id`, else its `agent_type`, else `""`: Claude
+    /// Code's SubagentStop carries both).
+    pub(super) fn of(stage: Stage, params: &Value) -> Option<GateRun> {
+        if stage != Stage::Lifecycle {
+            return None;
+        }
+        let event = params.get("event").and_then(Value::as_str)?;
+        if event != LifecycleEvent::SubagentStop.as_str() {
+            return None;
+        }
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        let session = text(params.pointer("/meta/session_key")).unwrap_or_default();
+        let payload = params.get("payload");
+        let agent = text(payload.and_then(|p| p.get("agent_id")))
+            .or_else(|| text(payload.and_then(|p| p.get("agent_type"))))
+            .unwrap_or_default();
+        Some(GateRun {
+            key: (session, agent),
+        })
+    }
+}
+
+impl GateCounts {
+    /// After a subagent_stop's chain: what its gates decided, and the
+    /// outcome with an exhausted gate's block overridden.
+    pub(super) fn judge(
+        &self,
+        run: &GateRun,
+        outcome: Outcome,
+        log: GateLog,
+        members: &[std::sync::Arc<Member>],
+    ) -> (Outcome, Option<GateOutcome>) {
+        let Outcome::Blocked { reason, by } = &outcome else {
+            self.reset(&run.key);
+            let gate = match log.failed_open.into_iter().next() {
+                Some((hook, feedback)) => Some(GateOutcome::FailedOpen { hook, feedback }),
+                None => log.asked.then_some(GateOutcome::Passed),
+            };
+            return (outcome, gate);
+        };
+        let Some(gate) = members
+            .iter()
+            .find(|m| *m.name == **by)
+            .and_then(|m| m.gate)
+        else {
+            return (outcome, None); // a hook that is no gate: a plain block
+        };
+        let (hook, feedback) = (by.clone(), reason.clone());
+        self.gate_blocked(run, gate, hook, feedback, outcome)
+    }
+
+    /// A gate blocked: a retry within `max_retries` keeps the block; an
+    /// exhausted gate, or one that does not block on failure (its
+    /// failure under a deny policy ends here), lets the result through.
+    fn gate_blocked(
+        &self,
+        run: &GateRun,
+        gate: QualityGate,
+        hook: String,
+        feedback: String,
+        blocked: Outcome,
+    ) -> (Outcome, Option<GateOutcome>) {
+        if !gate.block_on_failure {
+            self.reset(&run.key);
+            warn_passed(&run.key, &hook, "block_on_failure = false", &feedback);
+            return (passed(), Some(GateOutcome::FailedOpen { hook, feedback }));
+        }
+        match gate.judge(self.count(&run.key)) {
+            Judgement::Retry { attempt } => {
+                self.set(run.key.clone(), attempt);
+                let max_retries = gate.max_retries;
+                let retry = GateOutcome::Retry {
+                    hook,
+                    feedback,
+                    attempt,
+                    max_retries,
+                };
+                (blocked, Some(retry))
+            }
+            Judgement::Exhausted { attempts } => {
+                self.reset(&run.key);
+                let why = format!(
+                    "failed {attempts} times in a row (max_retries = {})",
+                    gate.max_retries
+                );
+                warn_passed(&run.key, &hook, &why, &feedback);
+                let exhausted = GateOutcome::Exhausted {
+                    hook,
+                    feedback,
+                    attempts,
+                };
+                (passed(), Some(exhausted))
+            }
+        }
+    }
+
+    /// `stop_block_limit` overrode a block the gate meant as a retry: the
+    /// retries end here too, and the count with them.
+    pub(super) fn overridden(
+        &self,
+        run: &GateRun,
+        gate: Option<GateOutcome>,
+    ) -> Option<GateOutcome> {
+        match gate {
+            Some(GateOutcome::Retry {
+                hook,
+                feedback,
+                attempt,
+                ..
+            }) => {
+                self.reset(&run.key);
+                Some(GateOutcome::Exhausted {
+                    hook,
+                    feedback,
+                    attempts: attempt,
+                })
+            }
+            other => other,
+        }
+    }
+}
+
+/// The outcome of a subagent_stop that goes through.
+fn passed() -> Outcome {
+    Outcome::Lifecycle {
+        contexts: Vec::new(),
+        system_messages: Vec::new(),
+        summary: None,
+    }
+}
+
+/// The warning that records a failed gate whose result is let through.
+fn warn_passed(key: &(String, String), hook: &str, why: &str, feedback: &str) {
+    let (session, agent) = key;
+    tracing::warn!(
+        hook = %hook,
+        session = %session,
+        subagent = %agent,
+        "quality gate {why}: the sub-agent's result is let through: {feedback}"
+    );
+}
