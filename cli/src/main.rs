@@ -2,7 +2,6 @@
 //! The library (`hookhost`) does the hosting; this crate adds the
 //! subcommands, logging, and the sidecar's listeners.
 
-
 /// `print!` that does not panic when stdout is gone: a reader that closes
 /// early (`hookhost check | head -1`) must not turn into a panic and a
 /// backtrace, and the host must still stop its hooks on the way out. What

@@ -311,3 +311,59 @@ fn a_prompt_hook_without_matcher_if_or_rule_does_not_load() {
         "{e}"
     );
 }
+
+/// A prompt hook scoped to one agent is not asked about another's calls
+/// (GoClaw's agent scope), so its tokens are never spent on them.
+#[tokio::test]
+async fn a_scoped_prompt_hook_asks_the_model_only_for_its_agent() {
+    let p = FakeProvider::start(vec![Answer::Decide("deny", "not for a1")]);
+    let keys = format!("{GATE}scope = {{ agents = [\"a1\"] }}\n");
+    let (host, _dir) = host_with(&p, "openai", &keys).await;
+    let mut call = shell("ls", "s1");
+    call.meta.agent_id = Some("a2".into());
+    assert!(matches!(
+        host.before_tool(call.clone()).await,
+        ToolOutcome::Continue { .. }
+    ));
+    assert!(p.requests().is_empty());
+    call.meta.agent_id = Some("a1".into());
+    assert_eq!(denied(host.before_tool(call).await), "not for a1");
+    host.shutdown().await;
+}
+
+/// GoClaw's `agent` quality-gate evaluator as a prompt hook: the model's
+/// block at SubagentStop is feedback for a retry, `max_retries` times, then
+/// the result is let through as exhausted.
+#[tokio::test]
+async fn a_model_reviewer_is_a_quality_gate_at_subagent_stop() {
+    use hookhost::GateOutcome;
+    use hookhost::protocol::LifecycleParams;
+    let p = FakeProvider::start(vec![Answer::Decide("block", "REJECTED: add tests")]);
+    let keys =
+        "events = [\"SubagentStop\"]\n\"if\" = \"true\"\nmax_retries = 1\ncache_ttl_ms = 0\n";
+    let (host, _dir) = host_with(&p, "anthropic", keys).await;
+    let finished = || {
+        let mut params = LifecycleParams::new(LifecycleEvent::SubagentStop);
+        params.meta.session_key = Some("s-1".into());
+        params.payload = json!({"agent_id": "sub-1", "last_assistant_message": "done"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        params
+    };
+    let first = host.lifecycle_with(finished()).await;
+    assert_eq!(first.blocked.as_deref(), Some("REJECTED: add tests"));
+    assert!(
+        matches!(first.gate, Some(GateOutcome::Retry { attempt: 1, .. })),
+        "{:?}",
+        first.gate
+    );
+    let second = host.lifecycle_with(finished()).await;
+    assert!(
+        matches!(second.gate, Some(GateOutcome::Exhausted { .. })),
+        "{:?}",
+        second.gate
+    );
+    assert_eq!(second.blocked, None, "let through after max_retries");
+    host.shutdown().await;
+}

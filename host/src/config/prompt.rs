@@ -16,6 +16,7 @@ use serde::Deserialize;
 use super::command::{CommandConfig, CommandOnError};
 use crate::dialect::Dialect;
 use crate::dialect::spec::Target;
+use crate::policy::scope::Scope;
 
 /// Which HTTP API the model is reached through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -178,6 +179,16 @@ pub struct PromptConfig {
     /// has not allowed anything.
     #[serde(default)]
     pub on_error: Option<CommandOnError>,
+    /// Who the hook is for (agents, tenants, sessions), as for every hook.
+    #[serde(default)]
+    pub scope: Scope,
+    /// A quality gate at `subagent_stop` (GoClaw's `agent` evaluator run
+    /// as a prompt), as for every hook.
+    #[serde(default)]
+    pub block_on_failure: Option<bool>,
+    /// The quality gate's retries.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
 }
 
 fn claude() -> Dialect {
@@ -268,6 +279,9 @@ impl PromptConfig {
             timeout_ms: Some(self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
             on_error: Some(self.on_error.unwrap_or(CommandOnError::Block)),
             model: Some(Box::new(self.model_config())),
+            scope: self.scope.clone(),
+            block_on_failure: self.block_on_failure,
+            max_retries: self.max_retries,
             env: BTreeMap::new(),
             ..CommandConfig::default()
         }
