@@ -106,6 +106,8 @@ mod dialect;
 mod error;
 mod host;
 mod members;
+#[cfg(feature = "remote")]
+mod net;
 mod observe;
 mod outcome;
 mod policy;
@@ -120,6 +122,7 @@ pub use config::{
     RemoteConfigError, RemoteTransport, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
+pub use config::{WebhookConfig, WebhookConfigError};
 #[cfg(feature = "conformance")]
 pub use conformance::{
     Check as ConformanceCheck, Options as ConformanceOptions, Report as ConformanceReport,

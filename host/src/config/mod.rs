@@ -17,6 +17,7 @@ mod picoclaw;
 pub(crate) mod preflight;
 mod remote;
 mod validate;
+mod webhook;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource}
 pub use hooks::{AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, SpawnKey, Transport};
 pub use import::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
+pub use webhook::{WebhookConfig, WebhookConfigError};
 
 use crate::dialect::{Dialect, tools};
 use crate::policy::breaker::BreakerLimits;
@@ -52,6 +54,9 @@ pub struct Config {
     pub commands: BTreeMap<String, CommandConfig>,
     /// Hooks served over the network (WebSocket or HTTP) by name.
     pub remotes: BTreeMap<String, RemoteConfig>,
+    /// Webhooks (the event POSTed in an agent's hook format, SSRF-guarded)
+    /// by name.
+    pub webhooks: BTreeMap<String, WebhookConfig>,
     /// Where to write the audit log, if anywhere.
     pub audit: Option<AuditConfig>,
     /// Handlers in `[hooks.import]` files that are not run (prompt, agent,
@@ -308,6 +313,8 @@ struct HooksSection {
     #[serde(default)]
     remotes: BTreeMap<String, Value>,
     #[serde(default)]
+    webhooks: BTreeMap<String, Value>,
+    #[serde(default)]
     audit: Option<Value>,
     #[serde(default)]
     import: Option<Value>,
@@ -325,6 +332,7 @@ impl Config {
             builtins: BTreeMap::new(),
             commands: BTreeMap::new(),
             remotes: BTreeMap::new(),
+            webhooks: BTreeMap::new(),
             audit: None,
             skipped: Vec::new(),
             hook_sets: BTreeMap::new(),
@@ -463,6 +471,7 @@ impl Config {
         }
         self.read_processes(src, section.processes)?;
         self.read_remotes(src, section.remotes)?;
+        self.read_webhooks(src, section.webhooks)?;
         validate::defaults(&self.defaults).map_err(|e| src.invalid("[hooks.defaults]", e))
     }
 
@@ -534,6 +543,23 @@ impl Config {
             validate::remote(&hook).map_err(|e| src.invalid(&at, e))?;
             src.filter(&at, hook.matcher.as_deref(), hook.condition.as_deref())?;
             self.remotes.insert(name, hook);
+        }
+        Ok(())
+    }
+
+    fn read_webhooks(
+        &mut self,
+        src: &Source<'_>,
+        raw: BTreeMap<String, Value>,
+    ) -> Result<(), ConfigError> {
+        for (name, raw) in raw {
+            let at = format!("webhook `{name}`");
+            src.needs(&at, "a webhook", "remote", cfg!(feature = "remote"))?;
+            let hook: WebhookConfig = src.decode(&at, raw)?;
+            let cel = hook.condition.is_none() || cfg!(feature = "cel");
+            src.needs(&at, "`if`", "cel", cel)?;
+            hook.validate().map_err(|e| src.invalid(&at, e))?;
+            self.webhooks.insert(name, hook);
         }
         Ok(())
     }
