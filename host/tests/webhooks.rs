@@ -409,3 +409,23 @@ async fn a_webhook_is_listed_with_its_masked_url() {
     assert_eq!(gate.kind, HookKind::Webhook);
     assert_eq!(gate.url.as_deref(), Some("https://hooks.example/gate"));
 }
+
+/// A webhook for an event nobody waits on (Claude Code's SessionEnd) is
+/// posted the event too, as a command hook would be run for it; its answer
+/// is only logged. (command_tests.rs notify tests, for the spawned form.)
+#[tokio::test]
+async fn an_event_nobody_waits_on_is_posted_too() {
+    let server = Server::start(|_| Reply::new(200, "")).await;
+    let mut w = loopback_ok(webhook(&server.url("127.0.0.1")));
+    w.events = vec!["SessionEnd".into()];
+    let host = host(w).await;
+    let payload = Map::from_iter([("reason".into(), json!("logout"))]);
+    host.lifecycle(hookhost::protocol::LifecycleEvent::SessionEnd, payload)
+        .await;
+    host.shutdown().await;
+    let request = server.requests().concat();
+    assert!(
+        request.contains(r#""hook_event_name":"SessionEnd""#),
+        "{request:?}"
+    );
+}
