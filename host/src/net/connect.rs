@@ -29,7 +29,7 @@ pub(crate) enum ConnectError {
     #[error("cannot resolve `{host}`: {source}")]
     Resolve { host: String, source: io::Error },
     /// A resolved address is one the policy refuses.
-    #[error("`{host}` resolves to {refused}")]
+    #[error("refused `{host}`: {refused}")]
     Refused { host: String, refused: Refused },
     /// Every checked address refused the connection.
     #[error("cannot connect to {addr}: {source}")]

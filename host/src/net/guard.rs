@@ -70,7 +70,7 @@ pub(crate) struct Refused {
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "refused {}: {}", self.addr, self.range.describe())?;
+        write!(f, "{} is {}", self.addr, self.range.describe())?;
         match self.range.allowance() {
             Some(key) => write!(f, " (`{key} = true` allows it)"),
             None => write!(f, " (never allowed)"),
