@@ -1041,5 +1041,11 @@ intercept = ["after_tool"]
             err.to_string(),
             "hooks.toml: remote hook `r`: a remote hook needs hookhost built with the `remote` feature"
         );
+        let err = parse_toml("[hooks.webhooks.w]\nurl='http://x'\nevents=['Stop']\n")
+            .expect_err("no remote");
+        assert_eq!(
+            err.to_string(),
+            "hooks.toml: webhook `w`: a webhook needs hookhost built with the `remote` feature"
+        );
     }
 }
