@@ -499,6 +499,33 @@ max_line_bytes = 1000000
     );
 }
 
+/// `hookhost check` lists a webhook as kind `webhook` with its URL, the
+/// password left out, and the example config loads.
+#[test]
+fn check_lists_webhooks_with_their_masked_urls() {
+    let dir = scratch("check-webhooks");
+    let config = write_config(
+        &dir,
+        "[hooks.webhooks.gate]\nurl = \"https://carol:pw9@hooks.example/gate\"\nevents = [\"PreToolUse\"]\n",
+    );
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/webhooks/hooks.toml");
+    for (config, row) in [
+        (config, "gate webhook https://hooks.example/gate"),
+        (example, "guard webhook http://127.0.0.1:8787/hook"),
+    ] {
+        let out = Command::new(HOOKHOST)
+            .args(["check", "-c"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        let words = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains(row), "{stdout}");
+        assert!(!stdout.contains("pw9"), "{stdout}");
+    }
+}
+
 /// `hookhost check` shows a remote's URL without the password in it, in
 /// its table and in a failure, and logs it nowhere.
 #[test]

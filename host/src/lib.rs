@@ -44,7 +44,8 @@
 //!   [`RemoteConfigError`], [`EnvError`], [`BuiltinError`].
 //! - Config: [`Config`], [`Defaults`], [`ProcessConfig`], [`Transport`],
 //!   [`BuiltinConfig`], [`CommandConfig`], [`CommandOnError`],
-//!   [`RemoteConfig`], [`RemoteTransport`], [`AuditConfig`],
+//!   [`RemoteConfig`], [`RemoteTransport`], [`WebhookConfig`]
+//!   ([`WebhookConfigError`]), [`AuditConfig`],
 //!   [`BreakerConfig`].
 //! - Other agents' hooks: [`Dialect`] (claude-code, codex, gemini-cli,
 //!   cursor, copilot, docker-agent; [`UnknownDialect`]), each one's events
@@ -69,7 +70,7 @@
 //! |---|---|---|---|
 //! | none | | processes, builtins, command hooks, matchers, audit, breaker | 76 |
 //! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | 95 |
-//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls); command hooks with a `url` (Claude Code's `http` handlers, on the same hyper and rustls) | 213 with `cel` (no new packages for `url` hooks: the same hyper and rustls) |
+//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls); command hooks with a `url` (Claude Code's `http` handlers, on the same hyper and rustls); `[hooks.webhooks.*]` (the same client, SSRF-guarded) | 213 with `cel` (no new packages for `url` hooks: the same hyper and rustls) |
 //! | `conformance` | no | `conformance()`: check a hook program against the protocol | +0 |
 //!
 //! (Counted with `cargo tree -p hookhost -e normal --prefix none | sort -u
@@ -88,10 +89,11 @@
 //! | 1 | `policy/` | matcher and `if` filters, circuit breaker, chain budget |
 //! | 1 | `observe/` | stats, audit log, spans and step names, redaction, rate-limited warnings |
 //! | 1 | `reaper.rs` | the child subreaper (opt in) |
+//! | 1 | `net/` | outbound HTTP guarded against SSRF (feature `remote`) |
 //! | 1 | `dialect/` | each agent's command-hook dialect as data, and the translations both ways |
 //! | 2 | `config/` | the TOML (or PicoClaw JSON) config and its checks; other agents' settings files (`import/`) |
 //! | 3 | `supervise/` | keeping persistent hooks (processes, remotes) alive: one peer lifecycle |
-//! | 4 | `members/` | one configured hook of any kind: peer, builtin, command |
+//! | 4 | `members/` | one configured hook of any kind: peer, builtin, command (and webhook, a command with a guarded URL) |
 //! | 5 | `chain/` | the chain driver: admission in policy order, the call, the record |
 //! | 6 | `host/` | the [`Host`] handle: plan and apply a config, the stages, the read model |
 //! | – | `conformance/` | the protocol checker (feature `conformance`) |
@@ -106,6 +108,8 @@ mod dialect;
 mod error;
 mod host;
 mod members;
+#[cfg(feature = "remote")]
+mod net;
 mod observe;
 mod outcome;
 mod policy;
@@ -121,6 +125,7 @@ pub use config::{
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use config::{ModelConfig, PromptConfig, PromptConfigError, Provider};
+pub use config::{WebhookConfig, WebhookConfigError};
 #[cfg(feature = "conformance")]
 pub use conformance::{
     Check as ConformanceCheck, Options as ConformanceOptions, Report as ConformanceReport,

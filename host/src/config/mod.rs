@@ -18,6 +18,7 @@ pub(crate) mod preflight;
 mod prompt;
 mod remote;
 mod validate;
+mod webhook;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ pub use prompt::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 #[cfg(feature = "remote")]
 pub(crate) use remote::expand_env;
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
+pub use webhook::{WebhookConfig, WebhookConfigError};
 
 use crate::dialect::{Dialect, tools};
 use crate::policy::breaker::BreakerLimits;
@@ -62,6 +64,9 @@ pub struct Config {
     /// Hooks that ask a language model for the decision, by name; each
     /// runs as the command hook [`PromptConfig::command`] describes.
     pub prompts: BTreeMap<String, PromptConfig>,
+    /// Webhooks (the event POSTed in an agent's hook format, SSRF-guarded)
+    /// by name.
+    pub webhooks: BTreeMap<String, WebhookConfig>,
     /// Where to write the audit log, if anywhere.
     pub audit: Option<AuditConfig>,
     /// Handlers in `[hooks.import]` files that are not run (prompt, agent,
@@ -319,6 +324,7 @@ struct HooksSection {
     remotes: BTreeMap<String, Value>,
     #[serde(default)]
     prompts: BTreeMap<String, Value>,
+    webhooks: BTreeMap<String, Value>,
     #[serde(default)]
     audit: Option<Value>,
     #[serde(default)]
@@ -338,6 +344,7 @@ impl Config {
             commands: BTreeMap::new(),
             remotes: BTreeMap::new(),
             prompts: BTreeMap::new(),
+            webhooks: BTreeMap::new(),
             audit: None,
             skipped: Vec::new(),
             hook_sets: BTreeMap::new(),
@@ -477,6 +484,7 @@ impl Config {
         }
         self.read_processes(src, section.processes)?;
         self.read_remotes(src, section.remotes)?;
+        self.read_webhooks(src, section.webhooks)?;
         validate::defaults(&self.defaults).map_err(|e| src.invalid("[hooks.defaults]", e))
     }
 
@@ -579,6 +587,23 @@ impl Config {
                 .map_err(|e| src.invalid(&at, e))?;
             src.filter(&at, hook.matcher.as_deref(), hook.condition.as_deref())?;
             self.remotes.insert(name, hook);
+        }
+        Ok(())
+    }
+
+    fn read_webhooks(
+        &mut self,
+        src: &Source<'_>,
+        raw: BTreeMap<String, Value>,
+    ) -> Result<(), ConfigError> {
+        for (name, raw) in raw {
+            let at = format!("webhook `{name}`");
+            src.needs(&at, "a webhook", "remote", cfg!(feature = "remote"))?;
+            let hook: WebhookConfig = src.decode(&at, raw)?;
+            let cel = hook.condition.is_none() || cfg!(feature = "cel");
+            src.needs(&at, "`if`", "cel", cel)?;
+            hook.validate().map_err(|e| src.invalid(&at, e))?;
+            self.webhooks.insert(name, hook);
         }
         Ok(())
     }
@@ -1059,6 +1084,12 @@ intercept = ["after_tool"]
         assert_eq!(
             err.to_string(),
             "hooks.toml: remote hook `r`: a remote hook needs hookhost built with the `remote` feature"
+        );
+        let err = parse_toml("[hooks.webhooks.w]\nurl='http://x'\nevents=['Stop']\n")
+            .expect_err("no remote");
+        assert_eq!(
+            err.to_string(),
+            "hooks.toml: webhook `w`: a webhook needs hookhost built with the `remote` feature"
         );
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use hookhost_protocol::Stage;
 
 use crate::config::Scope;
+use crate::members::command::CommandHook;
 use crate::members::{Member, MemberKind};
 use crate::observe::stats::{HookStats, MemberStats};
 use crate::supervise::peer::{Peer, PeerKind, PeerState};
@@ -24,7 +25,8 @@ pub struct HookInfo {
     pub status: HookStatus,
     /// The process id, for a process hook that is up.
     pub pid: Option<u32>,
-    /// Where a remote hook is served, credentials masked.
+    /// Where a remote hook is served or a webhook posts, credentials
+    /// masked.
     pub url: Option<String>,
     /// The protocol version agreed in its last hello (persistent hooks).
     pub protocol: Option<u32>,
@@ -61,6 +63,8 @@ pub enum HookKind {
     Command,
     /// A language model asked per call.
     Prompt,
+    /// A webhook: the event POSTed per call to an SSRF-guarded URL.
+    Webhook,
 }
 
 impl HookKind {
@@ -72,6 +76,7 @@ impl HookKind {
             HookKind::Builtin => "builtin",
             HookKind::Command => "command",
             HookKind::Prompt => "prompt",
+            HookKind::Webhook => "webhook",
         }
     }
 }
@@ -111,12 +116,27 @@ pub(crate) fn hook_info(m: &Member) -> HookInfo {
     };
     match &m.kind {
         MemberKind::Peer(p) => peer_info(p, &mut info),
-        MemberKind::Command(c) if c.is_prompt() => info.kind = HookKind::Prompt,
-        MemberKind::Command(_) | MemberKind::HookSet(_) => info.kind = HookKind::Command,
+        MemberKind::Command(c) => command_info(c, &mut info),
+        MemberKind::HookSet(_) => info.kind = HookKind::Command,
         MemberKind::Builtin(_) => {}
         MemberKind::Unavailable(why) => info.status = HookStatus::Down(why.clone()),
     }
     info
+}
+
+/// A command hook's kind, and a webhook's URL.
+fn command_info(c: &CommandHook, info: &mut HookInfo) {
+    info.kind = match c.is_prompt() {
+        true => HookKind::Prompt,
+        false => HookKind::Command,
+    };
+    #[cfg(feature = "remote")]
+    if let Some(url) = c.webhook_url() {
+        info.kind = HookKind::Webhook;
+        info.url = Some(url.to_string());
+    }
+    #[cfg(not(feature = "remote"))]
+    let _ = c;
 }
 
 /// What a persistent hook adds to its members' snapshots.

@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use hookhost_protocol::event::EventPattern;
 
-#[cfg(feature = "remote")]
-use crate::config::RemoteConfig;
 use crate::config::{
     BuiltinConfig, CommandConfig, Config, Defaults, Format, HookSetConfig, ProcessConfig, SpawnKey,
 };
+#[cfg(feature = "remote")]
+use crate::config::{RemoteConfig, WebhookConfig};
 use crate::members::{Configured, Member};
 
 /// What identifies a running peer across a reload.
@@ -65,6 +65,13 @@ pub(super) enum Build {
     /// makes it unchanged on reload.
     Command {
         config: CommandConfig,
+        tool_names: Arc<BTreeMap<String, String>>,
+    },
+    /// A webhook: a command hook with a guarded `url`, with the same
+    /// `[hooks.tool_names]`.
+    #[cfg(feature = "remote")]
+    Webhook {
+        config: WebhookConfig,
         tool_names: Arc<BTreeMap<String, String>>,
     },
     /// A docker-agent hook group, with the same `[hooks.tool_names]`.
@@ -215,6 +222,10 @@ fn reusable(
         Build::Command { config, tool_names } => {
             (Configured::command(config, tool_names, defaults), None)
         }
+        #[cfg(feature = "remote")]
+        Build::Webhook { config, tool_names } => {
+            (Configured::webhook(config, tool_names, defaults), None)
+        }
         Build::HookSet { config, tool_names } => {
             (Configured::hook_set(config, tool_names, defaults), None)
         }
@@ -343,6 +354,14 @@ fn members(config: &Config) -> Vec<(String, Build)> {
             };
             out.push((name.clone(), build));
         }
+        #[cfg(feature = "remote")]
+        for (name, c) in config.webhooks.iter().filter(|(_, c)| c.enabled) {
+            let build = Build::Webhook {
+                config: c.clone(),
+                tool_names: tool_names.clone(),
+            };
+            out.push((name.clone(), build));
+        }
         for (name, c) in &config.hook_sets {
             let build = Build::HookSet {
                 config: c.clone(),
@@ -408,6 +427,11 @@ mod tests {
                         config: c,
                         tool_names,
                     } => (Configured::command(c, tool_names, &config.defaults), None),
+                    #[cfg(feature = "remote")]
+                    Build::Webhook {
+                        config: c,
+                        tool_names,
+                    } => (Configured::webhook(c, tool_names, &config.defaults), None),
                     Build::HookSet {
                         config: c,
                         tool_names,

@@ -17,12 +17,12 @@ use hookhost_protocol::{LifecycleEvent, OnError, Stage};
 use serde_json::Value;
 use tokio::time::Instant;
 
-#[cfg(feature = "remote")]
-use crate::config::RemoteConfig;
 use crate::config::{
     BreakerConfig, BuiltinConfig, CommandConfig, CommandOnError, Defaults, HookSetConfig,
     ProcessConfig, QualityGate, Scope,
 };
+#[cfg(feature = "remote")]
+use crate::config::{RemoteConfig, WebhookConfig};
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
 use crate::members::command::CommandHook;
@@ -115,6 +115,8 @@ enum Section {
     Remote(RemoteConfig),
     Builtin(BuiltinConfig),
     Command(CommandConfig, Arc<BTreeMap<String, String>>),
+    #[cfg(feature = "remote")]
+    Webhook(WebhookConfig, Arc<BTreeMap<String, String>>),
     HookSet(HookSetConfig, Arc<BTreeMap<String, String>>),
 }
 
@@ -144,6 +146,21 @@ impl Configured {
     ) -> Configured {
         Configured::of(
             Section::Command(config.clone(), tool_names.clone()),
+            defaults,
+        )
+    }
+
+    /// A webhook's settings, with the `[hooks.tool_names]` it translates
+    /// by: its allowances and headers are part of them, so changing one
+    /// rebuilds it on reload.
+    #[cfg(feature = "remote")]
+    pub(crate) fn webhook(
+        config: &WebhookConfig,
+        tool_names: &Arc<BTreeMap<String, String>>,
+        defaults: &Defaults,
+    ) -> Configured {
+        Configured::of(
+            Section::Webhook(config.clone(), tool_names.clone()),
             defaults,
         )
     }
@@ -387,7 +404,7 @@ impl Member {
         }
     }
 
-    /// `process`, `remote`, `builtin`, `command` or `prompt`.
+    /// `process`, `remote`, `builtin`, `command`, `webhook` or `prompt`.
     pub fn kind_name(&self) -> &'static str {
         match &self.kind {
             MemberKind::Peer(p) => match p.kind {
@@ -396,6 +413,8 @@ impl Member {
                 PeerKind::Remote { .. } => "remote",
             },
             MemberKind::Command(c) if c.is_prompt() => "prompt",
+            #[cfg(feature = "remote")]
+            MemberKind::Command(c) if c.webhook_url().is_some() => "webhook",
             MemberKind::Command(_) => "command",
             MemberKind::HookSet(_) => "hook_set",
             MemberKind::Builtin(_) | MemberKind::Unavailable(_) => "builtin",

@@ -1,36 +1,61 @@
 //! The `url` form of a command hook (Claude Code's `type: "http"`
-//! handlers): the event the script would read on stdin is POSTed as JSON,
-//! and the response body is read as its stdout. A 2xx answer is exit 0;
-//! anything else is a failure of the hook, decided by its `on_error`.
-//! There is no exit 2: to block, the body says so.
+//! handlers) and `[hooks.webhooks]`, which run as one: the event the
+//! script would read on stdin is POSTed as JSON, and the response body is
+//! read as its stdout. A 2xx answer is exit 0; anything else is a failure
+//! of the hook, decided by its `on_error`. There is no exit 2: to block,
+//! the body says so.
 //!
-//! Bounded like a spawn: the deadline covers connecting, sending and the
-//! whole body; the body is capped at [`OUTPUT_CAP`]; redirects are not
-//! followed (a redirect is a failure).
+//! Bounded like a spawn: the deadline covers connecting, sending, a retry
+//! and the whole body; a body over [`OUTPUT_CAP`] is a failure, never cut
+//! and read; redirects are not followed (a 3xx is a failure naming its
+//! `Location`); a 5xx is retried once after [`RETRY_AFTER`] when the
+//! deadline leaves room. Every connection passes the hook's SSRF policy
+//! ([`crate::net`]): a webhook's own allowances, or all of them for a
+//! `url` command hook (Claude Code does not block local targets, and its
+//! imported hooks often post to a local daemon).
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::ExitStatus;
+use std::sync::Arc;
+use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::CommandHook;
 use super::run::{Captured, Finished, OUTPUT_CAP};
+use crate::config::{CommandConfigError, WebhookConfig};
 use crate::error::CallError;
+use crate::net::{self, Policy};
+use crate::observe::redact::display_url;
 
-type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+/// How long to wait before the one retry of a 5xx (GoClaw's backoff).
+const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// Where and how to POST.
 #[derive(Debug)]
 pub(super) struct Target {
     url: hyper::Uri,
-    headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
-    client: Client<Https, Full<Bytes>>,
+    /// The URL as it may be shown (credentials masked).
+    shown: String,
+    headers: Headers,
+    client: net::Client,
+    /// Built from `[hooks.webhooks]` rather than a command hook's `url`.
+    webhook: bool,
+}
+
+/// A hook's headers.
+#[derive(Debug)]
+enum Headers {
+    /// A command hook's: Claude Code's `$NAME` read once, at config time.
+    Fixed(Vec<(HeaderName, HeaderValue)>),
+    /// A webhook's `${env:NAME}` templates, read at every request.
+    Env(Box<WebhookConfig>),
 }
 
 /// A `url` or header that cannot be used.
@@ -54,50 +79,84 @@ fn interpolate(value: &str, allowed: &[String]) -> String {
     .into_owned()
 }
 
-fn client() -> Result<Client<Https, Full<Bytes>>, HttpConfigError> {
-    use rustls_platform_verifier::ConfigVerifierExt;
-    let tls = rustls::ClientConfig::with_platform_verifier();
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .build();
-    Ok(Client::builder(TokioExecutor::new()).build(https))
+/// An http:// or https:// URL.
+fn parse_url(url: &str) -> Result<hyper::Uri, HttpConfigError> {
+    let shown = display_url(url);
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| HttpConfigError(format!("`url` {shown:?}: {e}")))?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err(HttpConfigError(format!(
+            "`url` {shown:?}: only http:// and https:// are supported"
+        )));
+    }
+    Ok(uri)
+}
+
+/// One header, or an error naming it (never its value).
+fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), HttpConfigError> {
+    let k = name
+        .parse()
+        .map_err(|_| HttpConfigError(format!("`headers`: {name:?} is not a header name")))?;
+    let v = value.parse().map_err(|_| {
+        HttpConfigError(format!(
+            "`headers`: the value of {name:?} is not a header value"
+        ))
+    })?;
+    Ok((k, v))
 }
 
 impl Target {
-    /// Parses the URL and headers once, at config time.
+    /// A command hook's target: URL and headers parsed once, at config
+    /// time; every address allowed but the never-allowed ones.
     pub(super) fn new(
         url: &str,
         headers: &BTreeMap<String, String>,
         allowed: &[String],
     ) -> Result<Target, HttpConfigError> {
-        let bad = |what: String| HttpConfigError(what);
-        let uri: hyper::Uri = url
-            .parse()
-            .map_err(|e| bad(format!("`url` {url:?}: {e}")))?;
-        if !matches!(uri.scheme_str(), Some("http" | "https")) {
-            return Err(bad(format!(
-                "`url` {url:?}: only http:// and https:// are supported"
-            )));
-        }
-        let mut parsed = Vec::new();
-        for (k, v) in headers {
-            let name = k
-                .parse()
-                .map_err(|_| bad(format!("`headers`: {k:?} is not a header name")))?;
-            let value = interpolate(v, allowed).parse().map_err(|_| {
-                bad(format!(
-                    "`headers`: the value of {k:?} is not a header value"
-                ))
-            })?;
-            parsed.push((name, value));
-        }
+        let parsed = headers
+            .iter()
+            .map(|(k, v)| header(k, &interpolate(v, allowed)))
+            .collect::<Result<_, _>>()?;
         Ok(Target {
-            url: uri,
-            headers: parsed,
-            client: client()?,
+            url: parse_url(url)?,
+            shown: display_url(url).into_owned(),
+            headers: Headers::Fixed(parsed),
+            client: net::Client::new(Policy::LOCAL_OK),
+            webhook: false,
         })
+    }
+
+    /// A webhook's target: its allowances as the policy, its headers read
+    /// at each request.
+    fn webhook(config: &WebhookConfig) -> Result<Target, HttpConfigError> {
+        let policy = Policy {
+            allow_loopback: config.allow_loopback,
+            allow_private: config.allow_private,
+            allow_link_local: config.allow_link_local,
+        };
+        Ok(Target {
+            url: parse_url(&config.url)?,
+            shown: display_url(&config.url).into_owned(),
+            headers: Headers::Env(Box::new(config.clone())),
+            client: net::Client::new(policy),
+            webhook: true,
+        })
+    }
+
+    /// The headers of one request: a webhook's templates expanded now, so
+    /// a rotated token is picked up and an unset one fails the call.
+    fn headers(&self) -> Result<Vec<(HeaderName, HeaderValue)>, CallError> {
+        let unavailable = |e: String| CallError::Unavailable(format!("POST {}: {e}", self.shown));
+        match &self.headers {
+            Headers::Fixed(h) => Ok(h.clone()),
+            Headers::Env(config) => config
+                .resolved_headers(|n| std::env::var(n).ok())
+                .map_err(|e| unavailable(e.to_string()))?
+                .iter()
+                .map(|(k, v)| header(k, v).map_err(|e| unavailable(e.0)))
+                .collect(),
+        }
     }
 
     /// POSTs `input` and reads the answer by `deadline`.
@@ -107,47 +166,98 @@ impl Target {
         deadline: Instant,
     ) -> Result<Finished, CallError> {
         let budget = deadline.saturating_duration_since(Instant::now());
-        let mut req = hyper::Request::post(self.url.clone())
-            .header(hyper::header::CONTENT_TYPE, "application/json");
-        for (k, v) in &self.headers {
-            req = req.header(k, v);
+        let headers = self.headers()?;
+        let body = Bytes::from(input.to_string());
+        let mut retried = false;
+        loop {
+            let mut req = hyper::Request::post(self.url.clone())
+                .header(hyper::header::CONTENT_TYPE, "application/json");
+            for (k, v) in &headers {
+                req = req.header(k, v);
+            }
+            let req = req
+                .body(Full::new(body.clone()))
+                .map_err(|e| CallError::Unavailable(format!("cannot build the request: {e}")))?;
+            let resp = tokio::time::timeout_at(deadline, self.client.send(req, OUTPUT_CAP))
+                .await
+                .map_err(|_| CallError::Timeout(budget))?
+                .map_err(|e| self.failed(e))?;
+            let room = Instant::now() + RETRY_AFTER < deadline;
+            if resp.status.is_server_error() && !retried && room {
+                tracing::debug!(url = %self.shown, status = %resp.status, "retrying once");
+                retried = true;
+                tokio::time::sleep(RETRY_AFTER).await;
+                continue;
+            }
+            return self.finish(resp);
         }
-        let body = Full::new(Bytes::from(input.to_string()));
-        let req = req
-            .body(body)
-            .map_err(|e| CallError::Unavailable(format!("cannot build the request: {e}")))?;
-        let exchange = async {
-            let resp = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| CallError::Unavailable(format!("POST {}: {e}", self.url)))?;
-            let status = resp.status();
-            let body = Limited::new(resp.into_body(), OUTPUT_CAP)
-                .collect()
-                .await
-                .map_err(|e| {
-                    CallError::Crashed(format!("POST {}: reading the answer: {e}", self.url))
-                })?;
-            Ok::<_, CallError>((status, body.to_bytes()))
-        };
-        let (status, bytes) = tokio::time::timeout_at(deadline, exchange)
-            .await
-            .map_err(|_| CallError::Timeout(budget))??;
+    }
+
+    /// A request that got no whole answer: a refused address or a dead
+    /// server is `Unavailable` (the hook never ran), a body over the cap
+    /// or broken off is `Crashed`.
+    fn failed(&self, e: net::NetError) -> CallError {
+        let text = format!("POST {}: {e}", self.shown);
+        match e {
+            net::NetError::Send(_) => CallError::Unavailable(text),
+            _ => CallError::Crashed(text),
+        }
+    }
+
+    /// A whole answer as the run it stands for.
+    fn finish(&self, resp: net::Response) -> Result<Finished, CallError> {
+        let status = resp.status;
+        if status.is_redirection() {
+            let location = resp
+                .headers
+                .get(hyper::header::LOCATION)
+                .map(|l| display_url(&String::from_utf8_lossy(l.as_bytes())).into_owned())
+                .unwrap_or_else(|| "nowhere".to_string());
+            return Err(CallError::Crashed(format!(
+                "POST {}: HTTP {status}: redirects are not followed (to {location})",
+                self.shown
+            )));
+        }
         if !status.is_success() {
-            let tail = String::from_utf8_lossy(&bytes[..bytes.len().min(500)]).into_owned();
+            let body = &resp.body;
+            let tail = String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned();
             return Err(CallError::Crashed(format!(
                 "POST {}: HTTP {status}: {tail}",
-                self.url
+                self.shown
             )));
         }
         Ok(Finished {
             status: ExitStatus::from_raw(0),
             stdout: Captured {
-                bytes: bytes.to_vec(),
+                bytes: resp.body.to_vec(),
                 dropped: 0,
             },
             stderr: Captured::default(),
         })
+    }
+}
+
+impl CommandHook {
+    /// A webhook: the command hook its config runs as, POSTing through a
+    /// client guarded by its allowances, with its `${env:NAME}` headers.
+    pub(crate) fn webhook(
+        name: &str,
+        config: &WebhookConfig,
+        dir: &Path,
+        tool_names: Arc<BTreeMap<String, String>>,
+    ) -> Result<CommandHook, CommandConfigError> {
+        let mut hook = CommandHook::new(name, &config.command(), dir, tool_names)?;
+        let target = Target::webhook(config).map_err(|e| CommandConfigError::Http(e.0))?;
+        hook.http = Some(target);
+        Ok(hook)
+    }
+
+    /// Where a webhook posts (credentials masked); `None` for any other
+    /// command hook.
+    pub(crate) fn webhook_url(&self) -> Option<&str> {
+        self.http
+            .as_ref()
+            .filter(|t| t.webhook)
+            .map(|t| t.shown.as_str())
     }
 }

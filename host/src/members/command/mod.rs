@@ -362,11 +362,7 @@ impl CommandHook {
             return;
         }
         let deadline = Instant::now() + self.program.timeout;
-        match self
-            .program
-            .run(&call.input(), &self.env(&call), deadline)
-            .await
-        {
+        match self.execute(&call.input(), &call, deadline).await {
             Ok(done) => match done.status.code() {
                 Some(0) | Some(2) => self.unused_answer(row, &done),
                 _ => self.log_failure(row, &self.exit_error(&done)),
