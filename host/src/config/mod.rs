@@ -324,6 +324,7 @@ struct HooksSection {
     remotes: BTreeMap<String, Value>,
     #[serde(default)]
     prompts: BTreeMap<String, Value>,
+    #[serde(default)]
     webhooks: BTreeMap<String, Value>,
     #[serde(default)]
     audit: Option<Value>,

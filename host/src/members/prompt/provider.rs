@@ -5,24 +5,20 @@
 
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::decide::{Form, TOOL};
 use crate::config::Provider;
+use crate::net::{Client, NetError, Policy};
 
 /// The most a provider's answer may weigh; a decision is a few hundred
 /// bytes, so anything near this is not one.
 const ANSWER_CAP: usize = 1024 * 1024;
 /// 429s retried per call, each after its `Retry-After`.
 const MAX_RETRIES: u32 = 2;
-
-type Https = hyper_rustls::HttpsConnector<HttpConnector>;
 
 /// Tokens one call cost, as the provider counted them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,7 +51,7 @@ pub(super) enum Failure {
 pub(super) struct Endpoint {
     provider: Provider,
     url: hyper::Uri,
-    client: Client<Https, Full<Bytes>>,
+    client: Client,
 }
 
 impl Endpoint {
@@ -76,7 +72,9 @@ impl Endpoint {
         Ok(Endpoint {
             provider,
             url,
-            client: client(),
+            // The operator's own endpoint, often a model server on this
+            // machine or the local network: every allowance on.
+            client: Client::new(Policy::LOCAL_OK),
         })
     }
 
@@ -185,28 +183,16 @@ impl Endpoint {
             .map_err(|e| Failure::Failed(format!("cannot build the request: {e}")))?;
         let resp = self
             .client
-            .request(req)
+            .send(req, ANSWER_CAP)
             .await
-            .map_err(|e| Failure::Failed(format!("POST {}: {e}", self.url)))?;
-        let status = resp.status();
-        let wait = retry_after(resp.headers());
-        let answer = Limited::new(resp.into_body(), ANSWER_CAP)
-            .collect()
-            .await
-            .map_err(|e| Failure::Failed(format!("POST {}: reading the answer: {e}", self.url)))?;
-        Ok((status, wait, answer.to_bytes()))
+            .map_err(|e| match e {
+                NetError::TooLarge { cap } => {
+                    Failure::Failed(format!("{}: the answer is over {cap} bytes", self.url))
+                }
+                other => Failure::Failed(format!("POST {}: {other}", self.url)),
+            })?;
+        Ok((resp.status, retry_after(&resp.headers), resp.body))
     }
-}
-
-fn client() -> Client<Https, Full<Bytes>> {
-    use rustls_platform_verifier::ConfigVerifierExt;
-    let tls = rustls::ClientConfig::with_platform_verifier();
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .build();
-    Client::builder(TokioExecutor::new()).build(https)
 }
 
 /// `Retry-After` in seconds (whole or fractional); an HTTP date is not
