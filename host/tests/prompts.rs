@@ -367,3 +367,20 @@ async fn a_model_reviewer_is_a_quality_gate_at_subagent_stop() {
     assert_eq!(second.blocked, None, "let through after max_retries");
     host.shutdown().await;
 }
+
+/// A prompt hook whose `base_url` names an unset variable stays in the
+/// chain and refuses (its policy answers), instead of dropping out and
+/// letting every call through.
+#[tokio::test]
+async fn an_unusable_base_url_refuses_instead_of_leaving_the_chain() {
+    let dir = scratch();
+    let toml = format!(
+        "[hooks.prompts.judge]\nprovider = \"openai\"\nbase_url = \"${{env:HOOKHOST_TEST_UNSET_URL}}\"\n\
+         model = \"m\"\nprompt = \"p\"\n{GATE}"
+    );
+    std::fs::write(dir.join("hooks.toml"), toml).unwrap();
+    let host = Host::start(Config::load(&dir.join("hooks.toml")).unwrap()).await;
+    let reason = denied(host.before_tool(shell("ls", "s1")).await);
+    assert!(reason.contains("HOOKHOST_TEST_UNSET_URL"), "{reason}");
+    host.shutdown().await;
+}

@@ -110,12 +110,7 @@ impl CommandHook {
             #[cfg(feature = "remote")]
             http: http_target(config)?,
             #[cfg(feature = "remote")]
-            model: config
-                .model
-                .as_ref()
-                .map(|m| Evaluator::new(name, m))
-                .transpose()
-                .map_err(CommandConfigError::Http)?,
+            model: config.model.as_ref().map(|m| Evaluator::new(name, m)),
         })
     }
 

@@ -56,7 +56,11 @@ pub(crate) struct ModelCounters {
 pub(crate) struct Evaluator {
     name: String,
     config: ModelConfig,
-    endpoint: Endpoint,
+    /// The endpoint, or why `base_url` cannot be used (an unset variable,
+    /// a bad URL): then every call fails and `on_error` answers, so a
+    /// guard whose endpoint is wrong refuses rather than disappearing
+    /// from the chain.
+    endpoint: Result<Endpoint, String>,
     cache: Cache,
     spend: spend::Spend,
     permits: Semaphore,
@@ -68,19 +72,24 @@ fn env(name: &str) -> Option<String> {
 }
 
 impl Evaluator {
-    /// Sets up the endpoint once; a `base_url` that cannot be used (or
-    /// names an unset variable) is a setup error naming it.
-    pub(crate) fn new(name: &str, config: &ModelConfig) -> Result<Evaluator, String> {
-        let base = expand_env(&config.base_url, &env).map_err(|e| format!("`base_url`: {e}"))?;
-        Ok(Evaluator {
+    /// Sets up the endpoint once. A `base_url` that cannot be used (or
+    /// names an unset variable) is logged here and fails every call.
+    pub(crate) fn new(name: &str, config: &ModelConfig) -> Evaluator {
+        let endpoint = expand_env(&config.base_url, &env)
+            .map_err(|e| format!("`base_url`: {e}"))
+            .and_then(|base| Endpoint::new(config.provider, &base));
+        if let Err(why) = &endpoint {
+            tracing::error!(hook = %name, "prompt hook `{name}` cannot reach its model: {why}");
+        }
+        Evaluator {
             name: name.to_string(),
             config: config.clone(),
-            endpoint: Endpoint::new(config.provider, &base)?,
+            endpoint,
             cache: Cache::new(Duration::from_millis(config.cache_ttl_ms)),
             spend: spend::Spend::new(config.session_token_cap, config.process_token_cap),
             permits: Semaphore::new(config.max_concurrency.max(1)),
             counters: ModelCounters::default(),
-        })
+        }
     }
 
     /// The prompt with the event in place of `$ARGUMENTS`, or after it.
@@ -145,13 +154,15 @@ impl Evaluator {
             }
             None => None,
         };
-        let body = self
+        let endpoint = self
             .endpoint
-            .body(&self.config.model, self.config.max_tokens, form, user);
+            .as_ref()
+            .map_err(|why| CallError::Model(format!("prompt hook `{}`: {why}", self.name)))?;
+        let body = endpoint.body(&self.config.model, self.config.max_tokens, form, user);
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
         let protocol =
             |why: String| CallError::Protocol(format!("prompt hook `{}`: {why}", self.name));
-        match self.endpoint.ask(&body, key.as_deref(), deadline).await {
+        match endpoint.ask(&body, key.as_deref(), deadline).await {
             Ok((args, tokens)) => {
                 self.charge(session, tokens);
                 Decision::read(form, &args).map_err(protocol)
