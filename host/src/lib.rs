@@ -70,7 +70,7 @@
 //! |---|---|---|---|
 //! | none | | processes, builtins, command hooks, matchers, audit, breaker | 76 |
 //! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | 95 |
-//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls); command hooks with a `url` (Claude Code's `http` handlers, on the same hyper and rustls); `[hooks.webhooks.*]` (the same client, SSRF-guarded) | 213 with `cel` (no new packages for `url` hooks: the same hyper and rustls) |
+//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls); command hooks with a `url` (Claude Code's `http` handlers, on the same hyper and rustls); `[hooks.webhooks.*]` (the same client, SSRF-guarded); `[hooks.prompts.*]` (a model's HTTP API through that client) | 213 with `cel` (no new packages for `url` hooks: the same hyper and rustls) |
 //! | `conformance` | no | `conformance()`: check a hook program against the protocol | +0 |
 //!
 //! (Counted with `cargo tree -p hookhost -e normal --prefix none | sort -u
@@ -93,7 +93,7 @@
 //! | 1 | `dialect/` | each agent's command-hook dialect as data, and the translations both ways |
 //! | 2 | `config/` | the TOML (or PicoClaw JSON) config and its checks; other agents' settings files (`import/`) |
 //! | 3 | `supervise/` | keeping persistent hooks (processes, remotes) alive: one peer lifecycle |
-//! | 4 | `members/` | one configured hook of any kind: peer, builtin, command (and webhook, a command with a guarded URL) |
+//! | 4 | `members/` | one configured hook of any kind: peer, builtin, command (and webhook, a command with a guarded URL; and prompt, a command whose runner is a model) |
 //! | 5 | `chain/` | the chain driver: admission in policy order, the call, the record |
 //! | 6 | `host/` | the [`Host`] handle: plan and apply a config, the stages, the read model |
 //! | – | `conformance/` | the protocol checker (feature `conformance`) |
