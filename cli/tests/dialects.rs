@@ -307,7 +307,7 @@ fn check_lists_every_imported_hook_with_its_source_and_what_is_skipped() {
         let path = common::dialect_example(dialect).join(file);
         body.push_str(&format!("{dialect} = {:?}\n", path.display().to_string()));
     }
-    // A Claude file with a prompt hook, which hookhost does not run.
+    // A Claude file with a prompt hook, which hookhost runs as a model.
     let extra = dir.join(".claude/settings.local.json");
     std::fs::create_dir_all(extra.parent().unwrap()).unwrap();
     let prompt =
@@ -356,5 +356,8 @@ fn check_lists_every_imported_hook_with_its_source_and_what_is_skipped() {
             );
         }
     }
-    assert!(stdout.contains("SKIPPED prompt hook"), "{stdout}");
+    assert!(
+        stdout.contains("runs as a prompt hook (claude-haiku-4-5)"),
+        "{stdout}"
+    );
 }

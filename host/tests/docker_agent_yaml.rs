@@ -104,7 +104,11 @@ fn each_agent_and_event_is_one_group_and_model_hooks_are_listed_as_skipped() {
     let events: Vec<&str> = c.hook_sets.values().map(|s| s.event.as_str()).collect();
     assert_eq!(events, ["stop", "session_start", "pre_tool_use"]);
     assert_eq!(c.skipped.len(), 1);
-    assert!(c.skipped[0].why.contains("text/template"), "{:?}", c.skipped);
+    assert!(
+        c.skipped[0].why.contains("text/template"),
+        "{:?}",
+        c.skipped
+    );
 }
 
 /// From docker-agent pkg/hooks/executor.go strongerDecision, as
