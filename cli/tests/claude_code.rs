@@ -50,6 +50,17 @@ fn session(prompt: &str) -> (Value, Vec<Value>) {
         ),
     )
     .unwrap();
+    session_with(&dir, &hooks, reply_for, prompt)
+}
+
+/// `claude -p PROMPT` in a project under `dir` whose PreToolUse hook is
+/// `hookhost relay -c HOOKS`, against a fake model answering with `reply`.
+fn session_with(
+    dir: &Path,
+    hooks: &Path,
+    reply: claude::Reply,
+    prompt: &str,
+) -> (Value, Vec<Value>) {
     let relay = format!(
         "'{}' relay --dialect claude-code -c '{}'",
         common::HOOKHOST,
@@ -61,7 +72,7 @@ fn session(prompt: &str) -> (Value, Vec<Value>) {
     std::fs::create_dir_all(project.join(".claude")).unwrap();
     std::fs::create_dir_all(dir.join("home")).unwrap();
     std::fs::write(project.join(".claude/settings.json"), settings.to_string()).unwrap();
-    let (url, seen) = claude::fake_model(reply_for);
+    let (url, seen) = claude::fake_model(reply);
     let out = claude::run(&project, &dir.join("home"), &url, prompt);
     let result = claude::result(&out);
     let results = claude::tool_results(&seen);
@@ -114,4 +125,60 @@ fn claude_code_runs_the_call_a_relayed_hook_rewrote() {
         .cloned()
         .unwrap_or_default();
     assert!(denied.is_empty(), "{result}");
+}
+
+/// The fake model's turns when a Claude `prompt` handler is the hook: the
+/// hook's own request (it offers the `decide` tool, not Bash) gets the
+/// forced call, denying; the session's requests get a Bash call, then text.
+fn reply_with_judge(body: &Value) -> (Value, &'static str) {
+    let offers = |name: &str| {
+        body["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == name))
+    };
+    if offers("decide") {
+        let input = json!({"decision": "deny", "reason": "JUDGE: rm -rf is destructive"});
+        return (
+            json!([{"type": "tool_use", "id": "toolu_j", "name": "decide", "input": input}]),
+            "tool_use",
+        );
+    }
+    reply_for(body)
+}
+
+/// A Claude Code `prompt` handler in a settings file, run by `hookhost
+/// relay` as the real Claude Code's PreToolUse hook: the relay inherits
+/// Claude's ANTHROPIC_BASE_URL and key, asks that same Messages API with a
+/// forced `decide` call, and Claude Code refuses the Bash call with the
+/// model's reason.
+#[test]
+fn claude_code_refuses_the_call_a_relayed_prompt_handler_denies() {
+    let dir = common::scratch();
+    let judge = dir.join("judge.json");
+    let handler = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "prompt", "prompt": "Deny destructive commands. $ARGUMENTS"}]}]}});
+    std::fs::write(&judge, handler.to_string()).unwrap();
+    let (result, tool_results) = session_with(
+        &dir,
+        &judge,
+        reply_with_judge,
+        "SCENARIO-RM: clean the build folder",
+    );
+    let denied = result["permission_denials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        denied
+            .iter()
+            .any(|d| d["tool_input"]["command"] == "rm -rf build"),
+        "{result}"
+    );
+    let sent = tool_results
+        .first()
+        .unwrap_or_else(|| panic!("no tool result reached the model: {result}"));
+    assert!(
+        text_of(sent).contains("JUDGE: rm -rf is destructive"),
+        "{sent}"
+    );
 }
