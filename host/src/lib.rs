@@ -125,7 +125,7 @@ pub use config::{
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use config::{ModelConfig, PromptConfig, PromptConfigError, Provider};
-pub use config::{WebhookConfig, WebhookConfigError};
+pub use config::{WebhookConfig, WebhookConfigError, WebhookGuard};
 #[cfg(feature = "conformance")]
 pub use conformance::{
     Check as ConformanceCheck, Options as ConformanceOptions, Report as ConformanceReport,

@@ -15,6 +15,7 @@ use hookhost_protocol::{OnError, Stage};
 use serde::Deserialize;
 
 use super::prompt::ModelConfig;
+use super::webhook::WebhookGuard;
 use crate::dialect::Dialect;
 use crate::dialect::matcher::{Matcher, MatcherError, Rule, RuleError};
 use crate::dialect::spec::{EnvValue, Target};
@@ -115,6 +116,12 @@ pub struct CommandConfig {
     /// handlers, never read from a `[hooks.commands]` table.
     #[serde(skip)]
     pub model: Option<Box<ModelConfig>>,
+    /// A webhook's SSRF allowances and per-request headers, for `url`.
+    /// Set by `[hooks.webhooks]`, never read from a `[hooks.commands]`
+    /// table; without it a `url` hook may reach any address but the
+    /// never-allowed ones (Claude Code's rule).
+    #[serde(skip)]
+    pub webhook: Option<Box<WebhookGuard>>,
     /// Headers for `url`; `$NAME` and `${NAME}` are read from the host's
     /// environment, but only for names in `allowed_env_vars`.
     pub headers: BTreeMap<String, String>,
@@ -192,6 +199,7 @@ impl Default for CommandConfig {
             timeout_ms: None,
             url: None,
             model: None,
+            webhook: None,
             headers: BTreeMap::new(),
             allowed_env_vars: Vec::new(),
             rule: None,

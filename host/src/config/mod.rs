@@ -35,10 +35,10 @@ pub use hooks::{
 };
 pub use import::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use prompt::{ModelConfig, PromptConfig, PromptConfigError, Provider};
-#[cfg(feature = "remote")]
-pub(crate) use remote::expand_env;
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
-pub use webhook::{WebhookConfig, WebhookConfigError};
+#[cfg(feature = "remote")]
+pub(crate) use remote::{expand_env, resolve_headers};
+pub use webhook::{WebhookConfig, WebhookConfigError, WebhookGuard};
 
 use crate::dialect::{Dialect, tools};
 use crate::policy::breaker::BreakerLimits;

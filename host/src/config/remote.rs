@@ -165,18 +165,25 @@ impl RemoteConfig {
         &self,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Vec<(String, String)>, RemoteConfigError> {
-        self.headers
-            .iter()
-            .map(|(name, template)| {
-                expand_env(template, &lookup)
-                    .map(|v| (name.clone(), v))
-                    .map_err(|source| RemoteConfigError::Header {
-                        name: name.clone(),
-                        source,
-                    })
-            })
-            .collect()
+        resolve_headers(&self.headers, &lookup)
+            .map_err(|(name, source)| RemoteConfigError::Header { name, source })
     }
+}
+
+/// Headers with every `${env:NAME}` replaced from `lookup`; the error is
+/// the header's name and why, never its value. Remotes and webhooks alike.
+pub(crate) fn resolve_headers(
+    headers: &BTreeMap<String, String>,
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, (String, EnvError)> {
+    headers
+        .iter()
+        .map(|(name, template)| {
+            expand_env(template, lookup)
+                .map(|v| (name.clone(), v))
+                .map_err(|source| (name.clone(), source))
+        })
+        .collect()
 }
 
 /// What is wrong with a remote hook's URL or headers; the message names

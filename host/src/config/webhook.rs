@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use super::command::{CommandConfig, CommandConfigError, CommandOnError};
 use super::hooks::yes;
-use super::remote::{EnvError, expand_env};
+use super::remote::{EnvError, resolve_headers};
 use crate::dialect::Dialect;
 use crate::observe::redact::display_url;
 
@@ -77,6 +77,23 @@ fn claude_code() -> Dialect {
     Dialect::ClaudeCode
 }
 
+/// What a webhook adds to the command hook it runs as: its SSRF
+/// allowances and its `${env:NAME}` header templates, read at every
+/// request. Part of [`CommandConfig`], so a change to either rebuilds the
+/// hook on reload.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct WebhookGuard {
+    /// Allow 127.0.0.0/8 and ::1.
+    pub allow_loopback: bool,
+    /// Allow RFC 1918, 100.64.0.0/10 and fc00::/7.
+    pub allow_private: bool,
+    /// Allow 169.254.0.0/16 and fe80::/10.
+    pub allow_link_local: bool,
+    /// Header templates, `${env:NAME}` read per request.
+    pub headers: BTreeMap<String, String>,
+}
+
 /// What is wrong with a webhook's settings; the message names the key,
 /// never a header's value or the URL's credentials.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -127,8 +144,8 @@ impl WebhookConfig {
     }
 
     /// The command hook it runs as: the same events, filters and policy,
-    /// with `url` in place of a program. Its headers and SSRF allowances
-    /// are not in it; the member adds them.
+    /// with `url` in place of a program and its allowances and header
+    /// templates as the command's [`WebhookGuard`].
     pub fn command(&self) -> CommandConfig {
         CommandConfig {
             enabled: self.enabled,
@@ -141,6 +158,12 @@ impl WebhookConfig {
             timeout_ms: self.timeout_ms,
             on_error: self.on_error,
             url: Some(self.url.clone()),
+            webhook: Some(Box::new(WebhookGuard {
+                allow_loopback: self.allow_loopback,
+                allow_private: self.allow_private,
+                allow_link_local: self.allow_link_local,
+                headers: self.headers.clone(),
+            })),
             ..CommandConfig::default()
         }
     }
@@ -172,17 +195,8 @@ impl WebhookConfig {
         &self,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Vec<(String, String)>, WebhookConfigError> {
-        self.headers
-            .iter()
-            .map(|(name, template)| {
-                let value =
-                    expand_env(template, &lookup).map_err(|source| WebhookConfigError::Header {
-                        name: name.clone(),
-                        source,
-                    });
-                value.map(|v| (name.clone(), v))
-            })
-            .collect()
+        resolve_headers(&self.headers, &lookup)
+            .map_err(|(name, source)| WebhookConfigError::Header { name, source })
     }
 }
 

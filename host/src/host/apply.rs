@@ -229,14 +229,6 @@ impl Host {
                 kept.cloned()
                     .unwrap_or_else(|| Arc::new(Member::command(name, c, hook, defaults)))
             }
-            #[cfg(feature = "remote")]
-            Build::Webhook {
-                config: c,
-                tool_names,
-            } => match kept {
-                Some(k) => k.clone(),
-                None => self.webhook(name, c, tool_names, config)?,
-            },
             Build::HookSet {
                 config: c,
                 tool_names,
@@ -248,29 +240,6 @@ impl Host {
         #[cfg(not(feature = "remote"))]
         let _ = failures;
         Some(built)
-    }
-
-    /// A webhook's member: the command hook it runs as, with its own
-    /// settings as what tells a reload whether it changed. One that cannot
-    /// be set up is reported and left out, as a command hook is.
-    #[cfg(feature = "remote")]
-    fn webhook(
-        &self,
-        name: &str,
-        c: &crate::config::WebhookConfig,
-        tool_names: &Arc<BTreeMap<String, String>>,
-        config: &Config,
-    ) -> Option<Arc<Member>> {
-        let command = c.command();
-        let dir = config.command_dir(&command);
-        let hook = CommandHook::webhook(name, c, &dir, tool_names.clone()).map_err(|e| {
-            tracing::error!(hook = %name, "webhook `{name}` cannot be set up: {e}");
-            self.failed(name, e);
-        });
-        let hook = Arc::new(hook.ok()?);
-        let mut member = Member::command(name, &command, hook, &config.defaults);
-        member.configured = crate::members::Configured::webhook(c, tool_names, &config.defaults);
-        Some(Arc::new(member))
     }
 
     /// A builtin's member; one that cannot be built fails every call (its

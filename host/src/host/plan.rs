@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use hookhost_protocol::event::EventPattern;
 
+#[cfg(feature = "remote")]
+use crate::config::RemoteConfig;
 use crate::config::{
     BuiltinConfig, CommandConfig, Config, Defaults, Format, HookSetConfig, ProcessConfig, SpawnKey,
 };
-#[cfg(feature = "remote")]
-use crate::config::{RemoteConfig, WebhookConfig};
 use crate::members::{Configured, Member};
 
 /// What identifies a running peer across a reload.
@@ -65,13 +65,6 @@ pub(super) enum Build {
     /// makes it unchanged on reload.
     Command {
         config: CommandConfig,
-        tool_names: Arc<BTreeMap<String, String>>,
-    },
-    /// A webhook: a command hook with a guarded `url`, with the same
-    /// `[hooks.tool_names]`.
-    #[cfg(feature = "remote")]
-    Webhook {
-        config: WebhookConfig,
         tool_names: Arc<BTreeMap<String, String>>,
     },
     /// A docker-agent hook group, with the same `[hooks.tool_names]`.
@@ -222,10 +215,6 @@ fn reusable(
         Build::Command { config, tool_names } => {
             (Configured::command(config, tool_names, defaults), None)
         }
-        #[cfg(feature = "remote")]
-        Build::Webhook { config, tool_names } => {
-            (Configured::webhook(config, tool_names, defaults), None)
-        }
         Build::HookSet { config, tool_names } => {
             (Configured::hook_set(config, tool_names, defaults), None)
         }
@@ -340,24 +329,9 @@ fn members(config: &Config) -> Vec<(String, Build)> {
     }
     if config.enabled {
         let tool_names = Arc::new(config.tool_names.clone());
-        for (name, c) in config.commands.iter().filter(|(_, c)| c.enabled) {
+        for (name, c) in command_hooks(config) {
             let build = Build::Command {
-                config: c.clone(),
-                tool_names: tool_names.clone(),
-            };
-            out.push((name.clone(), build));
-        }
-        for (name, p) in config.prompts.iter().filter(|(_, p)| p.enabled) {
-            let build = Build::Command {
-                config: p.command(),
-                tool_names: tool_names.clone(),
-            };
-            out.push((name.clone(), build));
-        }
-        #[cfg(feature = "remote")]
-        for (name, c) in config.webhooks.iter().filter(|(_, c)| c.enabled) {
-            let build = Build::Webhook {
-                config: c.clone(),
+                config: c,
                 tool_names: tool_names.clone(),
             };
             out.push((name.clone(), build));
@@ -371,6 +345,18 @@ fn members(config: &Config) -> Vec<(String, Build)> {
         }
     }
     out
+}
+
+/// The enabled hooks that run as command hooks: `[hooks.commands]`, and
+/// prompt hooks and webhooks as the command hooks they describe.
+fn command_hooks(config: &Config) -> impl Iterator<Item = (&String, CommandConfig)> {
+    let commands = config.commands.iter().map(|(n, c)| (n, c.clone()));
+    let prompts = config.prompts.iter().map(|(n, p)| (n, p.command()));
+    let webhooks = config.webhooks.iter().map(|(n, w)| (n, w.command()));
+    commands
+        .chain(prompts)
+        .chain(webhooks)
+        .filter(|(_, c)| c.enabled)
 }
 
 /// What each process peer observes: the union of its sharers' lists.
@@ -427,11 +413,6 @@ mod tests {
                         config: c,
                         tool_names,
                     } => (Configured::command(c, tool_names, &config.defaults), None),
-                    #[cfg(feature = "remote")]
-                    Build::Webhook {
-                        config: c,
-                        tool_names,
-                    } => (Configured::webhook(c, tool_names, &config.defaults), None),
                     Build::HookSet {
                         config: c,
                         tool_names,

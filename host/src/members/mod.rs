@@ -17,12 +17,12 @@ use hookhost_protocol::{LifecycleEvent, OnError, Stage};
 use serde_json::Value;
 use tokio::time::Instant;
 
+#[cfg(feature = "remote")]
+use crate::config::RemoteConfig;
 use crate::config::{
     BreakerConfig, BuiltinConfig, CommandConfig, CommandOnError, Defaults, HookSetConfig,
     ProcessConfig, QualityGate, Scope,
 };
-#[cfg(feature = "remote")]
-use crate::config::{RemoteConfig, WebhookConfig};
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
 use crate::members::command::CommandHook;
@@ -115,8 +115,6 @@ enum Section {
     Remote(RemoteConfig),
     Builtin(BuiltinConfig),
     Command(CommandConfig, Arc<BTreeMap<String, String>>),
-    #[cfg(feature = "remote")]
-    Webhook(WebhookConfig, Arc<BTreeMap<String, String>>),
     HookSet(HookSetConfig, Arc<BTreeMap<String, String>>),
 }
 
@@ -146,21 +144,6 @@ impl Configured {
     ) -> Configured {
         Configured::of(
             Section::Command(config.clone(), tool_names.clone()),
-            defaults,
-        )
-    }
-
-    /// A webhook's settings, with the `[hooks.tool_names]` it translates
-    /// by: its allowances and headers are part of them, so changing one
-    /// rebuilds it on reload.
-    #[cfg(feature = "remote")]
-    pub(crate) fn webhook(
-        config: &WebhookConfig,
-        tool_names: &Arc<BTreeMap<String, String>>,
-        defaults: &Defaults,
-    ) -> Configured {
-        Configured::of(
-            Section::Webhook(config.clone(), tool_names.clone()),
             defaults,
         )
     }

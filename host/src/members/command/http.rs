@@ -16,9 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
 use std::process::ExitStatus;
-use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::Full;
@@ -29,7 +27,7 @@ use tokio::time::Instant;
 
 use super::CommandHook;
 use super::run::{Captured, Finished, OUTPUT_CAP};
-use crate::config::{CommandConfigError, WebhookConfig};
+use crate::config::{WebhookGuard, resolve_headers};
 use crate::error::CallError;
 use crate::net::{self, Policy};
 use crate::observe::redact::display_url;
@@ -55,7 +53,7 @@ enum Headers {
     /// A command hook's: Claude Code's `$NAME` read once, at config time.
     Fixed(Vec<(HeaderName, HeaderValue)>),
     /// A webhook's `${env:NAME}` templates, read at every request.
-    Env(Box<WebhookConfig>),
+    Env(BTreeMap<String, String>),
 }
 
 /// A `url` or header that cannot be used.
@@ -129,16 +127,16 @@ impl Target {
 
     /// A webhook's target: its allowances as the policy, its headers read
     /// at each request.
-    fn webhook(config: &WebhookConfig) -> Result<Target, HttpConfigError> {
+    pub(super) fn webhook(url: &str, guard: &WebhookGuard) -> Result<Target, HttpConfigError> {
         let policy = Policy {
-            allow_loopback: config.allow_loopback,
-            allow_private: config.allow_private,
-            allow_link_local: config.allow_link_local,
+            allow_loopback: guard.allow_loopback,
+            allow_private: guard.allow_private,
+            allow_link_local: guard.allow_link_local,
         };
         Ok(Target {
-            url: parse_url(&config.url)?,
-            shown: display_url(&config.url).into_owned(),
-            headers: Headers::Env(Box::new(config.clone())),
+            url: parse_url(url)?,
+            shown: display_url(url).into_owned(),
+            headers: Headers::Env(guard.headers.clone()),
             client: net::Client::new(policy),
             webhook: true,
         })
@@ -150,9 +148,8 @@ impl Target {
         let unavailable = |e: String| CallError::Unavailable(format!("POST {}: {e}", self.shown));
         match &self.headers {
             Headers::Fixed(h) => Ok(h.clone()),
-            Headers::Env(config) => config
-                .resolved_headers(|n| std::env::var(n).ok())
-                .map_err(|e| unavailable(e.to_string()))?
+            Headers::Env(templates) => resolve_headers(templates, &|n: &str| std::env::var(n).ok())
+                .map_err(|(name, e)| unavailable(format!("header `{name}`: {e}")))?
                 .iter()
                 .map(|(k, v)| header(k, v).map_err(|e| unavailable(e.0)))
                 .collect(),
@@ -238,20 +235,6 @@ impl Target {
 }
 
 impl CommandHook {
-    /// A webhook: the command hook its config runs as, POSTing through a
-    /// client guarded by its allowances, with its `${env:NAME}` headers.
-    pub(crate) fn webhook(
-        name: &str,
-        config: &WebhookConfig,
-        dir: &Path,
-        tool_names: Arc<BTreeMap<String, String>>,
-    ) -> Result<CommandHook, CommandConfigError> {
-        let mut hook = CommandHook::new(name, &config.command(), dir, tool_names)?;
-        let target = Target::webhook(config).map_err(|e| CommandConfigError::Http(e.0))?;
-        hook.http = Some(target);
-        Ok(hook)
-    }
-
     /// Where a webhook posts (credentials masked); `None` for any other
     /// command hook.
     pub(crate) fn webhook_url(&self) -> Option<&str> {

@@ -471,7 +471,11 @@ fn http_target(config: &CommandConfig) -> Result<Option<http::Target>, CommandCo
     let Some(url) = &config.url else {
         return Ok(None);
     };
-    http::Target::new(url, &config.headers, &config.allowed_env_vars)
+    let target = match &config.webhook {
+        Some(guard) => http::Target::webhook(url, guard),
+        None => http::Target::new(url, &config.headers, &config.allowed_env_vars),
+    };
+    target
         .map(Some)
         .map_err(|e| CommandConfigError::Http(e.to_string()))
 }
