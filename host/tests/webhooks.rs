@@ -429,3 +429,27 @@ async fn an_event_nobody_waits_on_is_posted_too() {
         "{request:?}"
     );
 }
+
+/// A webhook takes `scope` like every hook (GoClaw's agent scope): a call
+/// from another agent never reaches the server.
+#[tokio::test]
+async fn a_scoped_webhook_is_posted_only_for_its_agent() {
+    let server = Server::start(|_| Reply::new(200, deny("not for a1"))).await;
+    let mut w = loopback_ok(webhook(&server.url("127.0.0.1")));
+    w.scope = toml::from_str("agents = [\"a1\"]").unwrap();
+    let host = host(w).await;
+    let mut call = rm_rf();
+    call.meta.agent_id = Some("a2".into());
+    let out = host.before_tool(call.clone()).await;
+    assert!(matches!(out, ToolOutcome::Continue { .. }), "{out:?}");
+    assert!(
+        server.requests().is_empty(),
+        "another agent's call was posted"
+    );
+    call.meta.agent_id = Some("a1".into());
+    match host.before_tool(call).await {
+        ToolOutcome::Deny { reason } => assert_eq!(reason, "not for a1"),
+        other => panic!("{other:?}"),
+    }
+    host.shutdown().await;
+}

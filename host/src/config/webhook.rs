@@ -19,6 +19,7 @@ use super::hooks::yes;
 use super::remote::{EnvError, resolve_headers};
 use crate::dialect::Dialect;
 use crate::observe::redact::display_url;
+use crate::policy::scope::Scope;
 
 /// `[hooks.webhooks.NAME]`: one webhook as configured. Every key is part
 /// of the contract; an unknown one is a load error naming it.
@@ -71,6 +72,15 @@ pub struct WebhookConfig {
     /// Allow 169.254.0.0/16 and fe80::/10.
     #[serde(default)]
     pub allow_link_local: bool,
+    /// Who the hook is for, as for process hooks.
+    #[serde(default)]
+    pub scope: Scope,
+    /// Its quality gate at `subagent_stop`, as for process hooks.
+    #[serde(default)]
+    pub block_on_failure: Option<bool>,
+    /// Its quality gate's retries, as for process hooks.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
 }
 
 fn claude_code() -> Dialect {
@@ -140,6 +150,9 @@ impl WebhookConfig {
             allow_loopback: false,
             allow_private: false,
             allow_link_local: false,
+            scope: Scope::default(),
+            block_on_failure: None,
+            max_retries: None,
         }
     }
 
@@ -164,6 +177,9 @@ impl WebhookConfig {
                 allow_link_local: self.allow_link_local,
                 headers: self.headers.clone(),
             })),
+            scope: self.scope.clone(),
+            block_on_failure: self.block_on_failure,
+            max_retries: self.max_retries,
             ..CommandConfig::default()
         }
     }
