@@ -14,19 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import hookhost_bin
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "prompts"
 
 
-def hookhost_bin() -> str:
-    configured = os.environ.get("HOOKHOST_BIN")
-    if configured:
-        return configured
-    built = REPO / "target" / "debug" / "hookhost"
-    if not built.exists():
-        pytest.fail(f"no hookhost binary at {built}: run `cargo build -p hookhost-cli`")
-    return str(built)
 
 
 @pytest.fixture

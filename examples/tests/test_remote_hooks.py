@@ -15,19 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import hookhost_bin
 
 REPO = Path(__file__).resolve().parents[2]
 GUARD = REPO / "examples" / "python" / "guard.py"
 
 
-def hookhost_bin() -> str:
-    configured = os.environ.get("HOOKHOST_BIN")
-    if configured:
-        return configured
-    built = REPO / "target" / "debug" / "hookhost"
-    if not built.exists():
-        pytest.fail(f"no hookhost binary at {built}: run `cargo build -p hookhost-cli` (or set HOOKHOST_BIN)")
-    return str(built)
 
 
 @contextlib.contextmanager

@@ -16,20 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import hookhost_bin
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = REPO / "examples" / "python" / "sidecar_agent.py"
 AUDIT_LOG = Path("/tmp/hookhost-audit.log")  # AUDIT_LOG_FILE in examples/hooks.toml
 
 
-def hookhost_bin() -> str:
-    configured = os.environ.get("HOOKHOST_BIN")
-    if configured:
-        return configured
-    built = REPO / "target" / "debug" / "hookhost"
-    if not built.exists():
-        pytest.fail(f"no hookhost binary at {built}: run `cargo build -p hookhost-cli` (or set HOOKHOST_BIN)")
-    return str(built)
 
 
 def run_agent(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
