@@ -129,11 +129,14 @@ impl<'m> CallRecord<'m> {
             .member
             .call(self.stage, params, admitted.deadline, granted)
             .instrument(self.span.clone());
-        // Boxed: the member's future (a group holds several) would
-        // otherwise be laid out inside every caller's future, past
-        // rustc's default query depth for an agent that nests the host in
-        // its own futures.
-        let (reply, usage) = usage::collect(Box::pin(call)).await;
+        // Only a prompt hook notes what its model spent: every other call
+        // skips the slot (and its allocation). Boxed, the slot's future
+        // stays out of every caller's layout, within rustc's default
+        // query depth for an agent that nests the host in its futures.
+        let (reply, usage) = match self.member.notes_usage() {
+            true => usage::collect(Box::pin(call)).await,
+            false => (call.await, None),
+        };
         self.usage = usage;
         self.elapsed = self.begun.elapsed();
         reply.map_err(NoAnswer::Call)

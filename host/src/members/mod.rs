@@ -404,6 +404,12 @@ impl Member {
         }
     }
 
+    /// Whether its calls note a model's usage (a prompt hook), so the call
+    /// record opens a slot for it only then.
+    pub(crate) fn notes_usage(&self) -> bool {
+        matches!(&self.kind, MemberKind::Command(c) if c.is_prompt())
+    }
+
     /// Whether it is called at `stage`: the config asks for it and, for a
     /// peer, its hello declared it.
     pub fn intercepts(&self, stage: Stage) -> bool {
