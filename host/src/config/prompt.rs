@@ -8,8 +8,6 @@
 //! policy), so it becomes a [`CommandConfig`] whose runner is the model
 //! instead of a program: see [`PromptConfig::command`].
 
-use std::collections::BTreeMap;
-
 use hookhost_protocol::lifecycle::LifecycleEvent;
 use serde::Deserialize;
 
@@ -282,7 +280,6 @@ impl PromptConfig {
             scope: self.scope.clone(),
             block_on_failure: self.block_on_failure,
             max_retries: self.max_retries,
-            env: BTreeMap::new(),
             ..CommandConfig::default()
         }
     }

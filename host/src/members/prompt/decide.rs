@@ -13,7 +13,7 @@ use hookhost_protocol::Stage;
 pub(super) const TOOL: &str = "decide";
 
 /// What the model may decide, by the event it is asked at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Form {
     /// Before a tool runs: allow, deny (with the reason the model sees) or
     /// ask the user.

@@ -32,9 +32,7 @@ use crate::error::CallError;
 use crate::observe::usage::{self, ModelUsage};
 use cache::Cache;
 use decide::{Decision, Form};
-use provider::{Endpoint, Failure};
-
-pub(crate) use provider::Tokens;
+use provider::{Endpoint, Failure, Tokens};
 
 /// What a prompt hook has cost and saved since it started.
 #[derive(Debug, Default)]
