@@ -1,39 +1,150 @@
 //! The checks, one function each, and the order they run in
-//! ([`run_checks`]). Each check drives the [`Session`] and returns a
-//! [`Verdict`]; the names and detail texts are what `hookhost conformance`
-//! prints, so they are stable.
+//! ([`run_checks`]): the handshake, the stage samples, the other required
+//! checks, the robustness checks, then the checks of the end. Each runs
+//! through the [`Runner`], so a check that kills the hook reports its own
+//! result and the next one gets a fresh process. The names and detail
+//! texts are what `hookhost conformance` prints, so they are stable.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hookhost_protocol::chain::StepOutcome;
 use hookhost_protocol::stage::method;
-use hookhost_protocol::{Chain, HelloResult, OnError, PROTOCOL_VERSION, Stage, error_code};
-use serde::Deserialize;
+use hookhost_protocol::{Chain, HelloResult, OnError, Stage, error_code};
 use serde_json::{Value, json};
 
-use super::report::{Report, Verdict};
+use super::report::{Level, Verdict};
+use super::runner::{Runner, hello};
 use super::samples::{plain, samples};
 use super::session::Session;
 
-/// Runs every check in order; a failed hello skips to the exit checks.
-pub(super) async fn run_checks(s: &mut Session, report: &mut Report) {
-    if let Some(declared) = hello(s, report).await {
-        let probe = stage_samples(s, report, &declared).await;
-        let verdict = unknown_method(s, &probe).await;
-        report.record(
-            "unknown method answered -32601 and the hook lives on",
-            verdict,
-        );
-        let verdict = malformed_lines(s, &probe).await;
-        report.record("malformed lines do not kill it", verdict);
-        let verdict = notifications(s, &probe).await;
-        report.record("notifications get no response", verdict);
-        let verdict = concurrent(s, &probe).await;
-        report.record("64 concurrent requests answered with matching ids", verdict);
-        let verdict = cancel(s, &probe).await;
-        report.record("$/cancel_request tolerated", verdict);
+/// The stages a hook that declares nothing is checked at unless asked for
+/// others: PicoClaw's five, the ones a PicoClaw hook can be configured
+/// for. Lifecycle is hookhost's own and is checked only when declared.
+const LEGACY_STAGES: [Stage; 5] = [
+    Stage::BeforeLlm,
+    Stage::AfterLlm,
+    Stage::BeforeTool,
+    Stage::AfterTool,
+    Stage::ApproveTool,
+];
+
+/// Runs every check in order; a failed hello skips to the checks of the
+/// end.
+pub(super) async fn run_checks(r: &mut Runner<'_>, asked: Option<&[Stage]>) {
+    match hello(&mut r.session).await {
+        Ok((declared, ms)) => {
+            r.report.required(format!("hello ({ms} ms)"), Ok(()));
+            let stages = plan(r, &declared, asked);
+            let probe = stage_samples(r, &stages, declared.intercept.is_none()).await;
+            required(r, &probe).await;
+            robustness(r, &probe).await;
+        }
+        Err(why) => r.report.required("hello", Err(why)),
     }
-    finish(s, report).await;
+    finish(r).await;
+}
+
+/// The stages to check: what the hook declared (narrowed to `asked`, with
+/// a note for each asked stage it did not declare), or, for a hook that
+/// declares nothing, `asked` or PicoClaw's five.
+fn plan(r: &mut Runner<'_>, declared: &HelloResult, asked: Option<&[Stage]>) -> Vec<Stage> {
+    let Some(intercept) = &declared.intercept else {
+        return asked.map_or_else(|| LEGACY_STAGES.to_vec(), <[Stage]>::to_vec);
+    };
+    let Some(asked) = asked else {
+        return intercept.clone();
+    };
+    for stage in asked.iter().filter(|s| !intercept.contains(s)) {
+        r.report.note(format!(
+            "{stage}: not checked, the hook does not declare it (a host never calls it there)"
+        ));
+    }
+    intercept
+        .iter()
+        .copied()
+        .filter(|s| asked.contains(s))
+        .collect()
+}
+
+/// What a robustness miss at the 1 MiB sample advises.
+const HUGE_ADVICE: &str = "read lines of any length: params carry whole conversations and tool \
+outputs, and a line reader with a small default cap (Go's bufio.Scanner stops at 64 KiB) fails on them";
+
+/// Every stage with each sample; returns the probe, built from the first
+/// stage answered. A hook that declares nothing and answers -32601 does
+/// not offer that stage: a note, not a failure.
+async fn stage_samples(r: &mut Runner<'_>, stages: &[Stage], legacy: bool) -> Probe {
+    let mut next_id = 100;
+    let mut first_answered = None;
+    for &stage in stages {
+        for (label, params) in samples(stage) {
+            next_id += 1;
+            let id = json!(next_id);
+            let ran = r
+                .run(Level::Required, async |s: &mut Session| {
+                    s.call(id, stage.method(), &params).await
+                })
+                .await;
+            if legacy && ran.result.as_ref().is_ok_and(not_found) {
+                r.report.note(format!(
+                    "{stage}: not offered (answered -32601); a config that lists it for this hook would fail"
+                ));
+                break;
+            }
+            let verdict = match &ran.result {
+                Ok(answer) => judge(stage, &params, answer),
+                Err(why) => Err(why.clone()),
+            };
+            if verdict.is_ok() {
+                first_answered.get_or_insert(stage);
+            }
+            let level = sample_level(label, ran.result.is_ok());
+            let advice = if level == Level::Robustness {
+                HUGE_ADVICE
+            } else {
+                ""
+            };
+            r.record(
+                format!("{stage}: {label}"),
+                level,
+                advice,
+                ran.judged(verdict),
+            )
+            .await;
+        }
+    }
+    Probe::new(first_answered)
+}
+
+/// Every sample is required, but a hook that could not take the 1 MiB
+/// one in (it died or went mute) misses a robustness check: an answer to
+/// it, once given, must be as legal as any other.
+fn sample_level(label: &str, answered: bool) -> Level {
+    if label == super::samples::HUGE && !answered {
+        Level::Robustness
+    } else {
+        Level::Required
+    }
+}
+
+fn not_found(answer: &Value) -> bool {
+    answer["error"]["code"] == json!(error_code::METHOD_NOT_FOUND)
+}
+
+/// Whether `answer` is a valid result for `stage` with `params`: the shape,
+/// the action's legality and, for modify, that the patched params still
+/// have the stage's shape.
+fn judge(stage: Stage, params: &Value, answer: &Value) -> Verdict {
+    if let Some(err) = answer.get("error") {
+        return Err(format!("answered an error: {err}"));
+    }
+    let result = answer.get("result").ok_or("the response has no result")?;
+    let mut chain = Chain::new(stage, params.clone()).map_err(|e| e.to_string())?;
+    chain.step("hook", OnError::Deny, Ok(result));
+    match chain.steps().last().map(|s| &s.outcome) {
+        Some(StepOutcome::Failed { error, .. }) => Err(error.clone()),
+        _ => Ok(()),
+    }
 }
 
 /// The call the liveness checks send: the plain sample of the first stage
@@ -60,9 +171,13 @@ impl Probe {
         }
     }
 
-    /// Sends the probe under `id` and waits for the answer.
-    async fn call(&self, s: &mut Session, id: Value) -> Result<Value, String> {
-        s.call(id, self.method(), &self.params()).await
+    /// Sends the probe under `id` and waits for the answer; `after` names
+    /// what came before, for the detail.
+    async fn call(&self, s: &mut Session, id: i64, after: &str) -> Verdict {
+        s.call(json!(id), self.method(), &self.params())
+            .await
+            .map(drop)
+            .map_err(|e| format!("{after}: {e}"))
     }
 
     /// Sends the probe under `id` without waiting.
@@ -71,123 +186,54 @@ impl Probe {
     }
 }
 
-/// `hook.hello`: answered with a result that parses and negotiates
-/// protocol v1. Records itself, since its name carries the time taken.
-async fn hello(s: &mut Session, report: &mut Report) -> Option<HelloResult> {
-    let params = json!({"name": "conformance", "version": PROTOCOL_VERSION, "modes": ["observe", "llm", "tool", "approve"], "host": {"name": "hookhost-conformance", "version": env!("CARGO_PKG_VERSION")}});
-    let started = Instant::now();
-    match s
-        .call(json!(1), method::HELLO, &params)
-        .await
-        .and_then(parse_hello)
-    {
-        Ok(h) => {
-            report.pass(format!("hello ({} ms)", started.elapsed().as_millis()));
-            Some(h)
-        }
-        Err(why) => {
-            report.fail("hello", why);
-            None
-        }
-    }
+/// The required checks besides the stages: what every host relies on.
+async fn required(r: &mut Runner<'_>, probe: &Probe) {
+    unknown_method(r, probe).await;
+    let name = "notifications get no response";
+    r.check(name, Level::Required, "", async |s| {
+        notifications(s, probe).await
+    })
+    .await;
+    let name = "64 concurrent requests answered with matching ids";
+    r.check(name, Level::Required, "", async |s| {
+        concurrent(s, probe).await
+    })
+    .await;
 }
 
-fn parse_hello(answer: Value) -> Result<HelloResult, String> {
-    let result = answer.get("result").ok_or_else(|| {
-        format!(
-            "answered an error: {}",
-            answer.get("error").cloned().unwrap_or_default()
-        )
-    })?;
-    let hello =
-        HelloResult::deserialize(result).map_err(|e| format!("invalid hello result: {e}"))?;
-    hello
-        .negotiate(PROTOCOL_VERSION)
-        .map_err(|e| e.to_string())?;
-    Ok(hello)
-}
-
-/// Every declared stage (all of them for a hook that declares none) with
-/// each sample; returns the probe, built from the first stage answered.
-async fn stage_samples(s: &mut Session, report: &mut Report, declared: &HelloResult) -> Probe {
-    let undeclared = declared.intercept.is_none();
-    let stages = declared
-        .intercept
-        .clone()
-        .unwrap_or_else(|| Stage::ALL.to_vec());
-    let mut next_id = 100;
-    let mut first_answered = None;
-    for stage in stages {
-        for (label, params) in samples(stage) {
-            next_id += 1;
-            let name = format!("{stage}: {label}");
-            match s.call(json!(next_id), stage.method(), &params).await {
-                // An undeclared (PicoClaw-style) hook that does not offer this stage.
-                Ok(answer) if undeclared && not_found(&answer) => break,
-                Ok(answer) => {
-                    report.record(name, judge(stage, &params, &answer));
-                    first_answered.get_or_insert(stage);
-                }
-                Err(why) => report.fail(name, why),
-            }
-        }
+/// An unknown method gets an error and the hook answers the probe after
+/// it (required: a host needs an answer, and treats every error alike);
+/// that the error is -32601 is a robustness check on the same answer.
+async fn unknown_method(r: &mut Runner<'_>, probe: &Probe) {
+    let ran = r
+        .run(Level::Required, async |s: &mut Session| {
+            let answer = s
+                .call(json!(2001), "hook.no_such_method", &json!({}))
+                .await?;
+            probe.call(s, 2002, "answered, but then").await?;
+            Ok(answer)
+        })
+        .await;
+    let code = ran.result.as_ref().ok().map(|a| a["error"]["code"].clone());
+    let verdict = match &ran.result {
+        Ok(answer) if answer.get("error").is_some() => Ok(()),
+        Ok(answer) => Err(format!("expected an error, got {answer}")),
+        Err(why) => Err(why.clone()),
+    };
+    let name = "unknown method answered with an error and the hook lives on";
+    r.record(name, Level::Required, "", ran.judged(verdict))
+        .await;
+    if let Some(code) = code.filter(|c| !c.is_null()) {
+        let verdict = if code == json!(error_code::METHOD_NOT_FOUND) {
+            Ok(())
+        } else {
+            Err(format!("answered error code {code}"))
+        };
+        let advice = "answer an unknown method with -32601 (method not found): hookhost treats \
+every error alike, but a host that calls a method a hook may not offer tells the two apart by it";
+        r.report
+            .robustness("unknown method answered -32601", verdict, advice);
     }
-    Probe::new(first_answered)
-}
-
-fn not_found(answer: &Value) -> bool {
-    answer["error"]["code"] == json!(error_code::METHOD_NOT_FOUND)
-}
-
-/// Whether `answer` is a valid result for `stage` with `params`: the shape,
-/// the action's legality and, for modify, that the patched params still
-/// have the stage's shape.
-fn judge(stage: Stage, params: &Value, answer: &Value) -> Verdict {
-    if let Some(err) = answer.get("error") {
-        return Err(format!("answered an error: {err}"));
-    }
-    let result = answer.get("result").ok_or("the response has no result")?;
-    let mut chain = Chain::new(stage, params.clone()).map_err(|e| e.to_string())?;
-    chain.step("hook", OnError::Deny, Ok(result));
-    match chain.steps().last().map(|s| &s.outcome) {
-        Some(StepOutcome::Failed { error, .. }) => Err(error.clone()),
-        _ => Ok(()),
-    }
-}
-
-/// An unknown method gets -32601 and the hook answers the probe after it.
-async fn unknown_method(s: &mut Session, probe: &Probe) -> Verdict {
-    let answer = s
-        .call(json!("unknown-1"), "hook.no_such_method", &json!({}))
-        .await?;
-    if !not_found(&answer) {
-        return Err(format!("expected error -32601, got {answer}"));
-    }
-    probe
-        .call(s, json!(2001))
-        .await
-        .map(drop)
-        .map_err(|e| format!("answered -32601 but then: {e}"))
-}
-
-/// Lines that are not JSON, cut off, or a batch leave the hook answering.
-async fn malformed_lines(s: &mut Session, probe: &Probe) -> Verdict {
-    let mut r = Ok(());
-    for bad in [
-        "this is not json",
-        r#"{"jsonrpc":"2.0","id":"#,
-        r#"[1,2,3]"#,
-    ] {
-        if let Err(e) = s.send(bad).await {
-            r = Err(e);
-        }
-    }
-    r?;
-    probe
-        .call(s, json!(2002))
-        .await
-        .map(drop)
-        .map_err(|e| format!("after malformed lines: {e}"))
 }
 
 /// A runtime event and a cancel for an unknown id draw no response.
@@ -197,7 +243,7 @@ async fn notifications(s: &mut Session, probe: &Probe) -> Verdict {
     s.notify(method::RUNTIME_EVENT, &event).await?;
     s.notify(method::CANCEL_REQUEST, &json!({"id": 999_999}))
         .await?;
-    let r = probe.call(s, json!(2003)).await.map(drop);
+    let r = probe.call(s, 2003, "after two notifications").await;
     s.settle(Duration::from_millis(100)).await;
     let unsolicited = s.unsolicited();
     if r.is_ok() && unsolicited.len() > before {
@@ -206,70 +252,134 @@ async fn notifications(s: &mut Session, probe: &Probe) -> Verdict {
     r
 }
 
-/// 64 requests in flight at once, integer and string ids, each answered
-/// under its own id.
+/// 64 requests in flight at once, with integer ids as the host sends
+/// them, each answered under its own id.
 async fn concurrent(s: &mut Session, probe: &Probe) -> Verdict {
-    let ids: Vec<Value> = (0..64)
-        .map(|i| {
-            if i % 2 == 0 {
-                json!(3000 + i)
-            } else {
-                json!(format!("c-{i}"))
-            }
-        })
-        .collect();
+    let ids: Vec<Value> = (0..64).map(|i| json!(3000 + i)).collect();
     for id in &ids {
         probe.send(s, id).await?;
     }
     s.collect(&ids).await.map(drop)
 }
 
-/// `$/cancel_request` for a request in flight leaves the hook answering.
-async fn cancel(s: &mut Session, probe: &Probe) -> Verdict {
-    probe.send(s, &json!("to-cancel")).await?;
-    s.notify(method::CANCEL_REQUEST, &json!({"id": "to-cancel"}))
+/// The robustness checks: what a careful hook also does. Each may kill a
+/// hook that works under hookhost, which is why the runner isolates them.
+async fn robustness(r: &mut Runner<'_>, probe: &Probe) {
+    let advice = "echo the id exactly as it came, whatever its JSON type: JSON-RPC allows string \
+ids and another host may send them (hookhost sends integers, so this works under hookhost)";
+    r.check(
+        "string ids echoed exactly",
+        Level::Robustness,
+        advice,
+        async |s| string_ids(s, probe).await,
+    )
+    .await;
+    let advice = "skip a line that is not JSON (or answer -32700 with a null id) and keep reading";
+    r.check(
+        "malformed lines do not kill it",
+        Level::Robustness,
+        advice,
+        async |s| malformed_lines(s, probe).await,
+    )
+    .await;
+    let advice = "a JSON array (a JSON-RPC batch) is never sent by hookhost: skip it or answer \
+-32600 with a null id, and keep reading";
+    r.check(
+        "a batch does not kill it",
+        Level::Robustness,
+        advice,
+        async |s| batch(s, probe).await,
+    )
+    .await;
+    let advice = "ignore $/cancel_request for ids you do not know, or stop that request's work \
+and answer it -32800 (or not at all), and keep serving";
+    r.check(
+        "$/cancel_request tolerated",
+        Level::Robustness,
+        advice,
+        async |s| cancel(s, probe).await,
+    )
+    .await;
+}
+
+/// Requests with string ids, one of them numeric-looking, each answered
+/// under the very same id.
+async fn string_ids(s: &mut Session, probe: &Probe) -> Verdict {
+    let ids = [json!("s-1"), json!("7"), json!("id with spaces")];
+    for id in &ids {
+        probe.send(s, id).await?;
+    }
+    s.collect(&ids).await.map(drop)
+}
+
+/// Lines that are not JSON or are cut off leave the hook answering.
+async fn malformed_lines(s: &mut Session, probe: &Probe) -> Verdict {
+    s.send("this is not json").await?;
+    s.send(r#"{"jsonrpc":"2.0","id":"#).await?;
+    probe.call(s, 2004, "after malformed lines").await
+}
+
+/// A batch (never sent by a hookhost host) leaves the hook answering.
+async fn batch(s: &mut Session, probe: &Probe) -> Verdict {
+    s.send(r#"[1,2,3]"#).await?;
+    s.send(r#"[{"jsonrpc":"2.0","method":"hook.runtime_event","params":{}}]"#)
         .await?;
-    probe
-        .call(s, json!(2004))
-        .await
-        .map(drop)
-        .map_err(|e| format!("after $/cancel_request: {e}"))
+    probe.call(s, 2005, "after a batch").await
+}
+
+/// `$/cancel_request` for a request in flight leaves the hook answering;
+/// that request's own answer may still come, late.
+async fn cancel(s: &mut Session, probe: &Probe) -> Verdict {
+    let id = json!(4000);
+    s.allow_late(id.clone());
+    probe.send(s, &id).await?;
+    s.notify(method::CANCEL_REQUEST, &json!({ "id": id }))
+        .await?;
+    probe.call(s, 2006, "after $/cancel_request").await
 }
 
 /// The checks that end every run, hello or not: exit on stdin EOF, a
 /// clean stdout, nothing unsolicited; then the hook is stopped.
-pub(super) async fn finish(s: &mut Session, report: &mut Report) {
-    exits_on_eof(s, report).await;
-    report.record("only JSON-RPC on stdout", only_json_rpc(s));
-    report.record("no unsolicited messages", no_unsolicited(s));
-    s.stop(Duration::from_millis(200)).await;
+async fn finish(r: &mut Runner<'_>) {
+    r.note_skipped();
+    exits_on_eof(r).await;
+    let verdict = only_json_rpc(&r.all_garbage());
+    r.report.required("only JSON-RPC on stdout", verdict);
+    let verdict = no_unsolicited(&r.all_unsolicited());
+    r.report.required("no unsolicited messages", verdict);
+    r.session.stop(Duration::from_millis(200)).await;
 }
 
 /// The hook exits within 2 s of stdin EOF; its name carries the status.
-async fn exits_on_eof(s: &mut Session, report: &mut Report) {
+async fn exits_on_eof(r: &mut Runner<'_>) {
+    let name = "exits within 2 s of stdin EOF";
+    if let Some(why) = r.broken() {
+        let why = format!("not run: {why}");
+        r.report.required(name, Err(why));
+        return;
+    }
+    let s = &mut r.session;
     let exited = s.close_and_wait(Duration::from_secs(2)).await;
     s.settle(Duration::from_millis(50)).await;
     match exited {
-        Some(status) => report.pass(format!("exits within 2 s of stdin EOF ({status})")),
+        Some(status) => r.report.required(format!("{name} ({status})"), Ok(())),
         None => {
-            report.fail(
-                "exits within 2 s of stdin EOF",
-                "still running 2 s after stdin closed",
-            );
-            s.kill().await;
+            let why = "still running 2 s after stdin closed";
+            r.report.required(name, Err(why.into()));
+            r.session.kill().await;
         }
     }
 }
 
-fn only_json_rpc(s: &Session) -> Verdict {
-    match s.garbage() {
+fn only_json_rpc(garbage: &[String]) -> Verdict {
+    match garbage {
         [] => Ok(()),
         all @ [first, ..] => Err(format!("{} other line(s), first: {first:?}", all.len())),
     }
 }
 
-fn no_unsolicited(s: &Session) -> Verdict {
-    match s.unsolicited().as_slice() {
+fn no_unsolicited(unsolicited: &[String]) -> Verdict {
+    match unsolicited {
         [] => Ok(()),
         all @ [first, ..] => Err(format!(
             "{} message(s) answering nothing, first: {first}",

@@ -4,20 +4,24 @@
 //! forgiving reader would let through.
 //!
 //! The files, by job: `session` (the hook process and the lines it
-//! writes), `samples` (the params each stage is called with), `checks`
-//! (the checks, one function each, and their order), `report` (the
-//! verdicts handed back). Built only with the `conformance` feature, and
-//! needing nothing but the core: a hook author's CI can depend on it
-//! without CEL or the remote clients.
+//! writes), `runner` (isolation: a check that kills the hook gets it
+//! restarted for the next), `samples` (the params each stage is called
+//! with), `checks` (the checks, one function each, and their order),
+//! `report` (the verdicts handed back, at two levels). Built only with the
+//! `conformance` feature, and needing nothing but the core: a hook
+//! author's CI can depend on it without CEL or the remote clients.
 
 mod checks;
 mod report;
+mod runner;
 mod samples;
 mod session;
 
 use std::time::Duration;
 
-pub use report::{Check, Report};
+use hookhost_protocol::Stage;
+
+pub use report::{Check, Level, Report, Status};
 
 /// What to run and how patient to be.
 ///
@@ -32,6 +36,11 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// How long one answer may take.
     pub timeout: Duration,
+    /// The stages to check. `None`: what the hook declares or, for a hook
+    /// that declares nothing, PicoClaw's five (lifecycle only when
+    /// declared). A declared hook is checked only at stages it declares,
+    /// since a host never calls it elsewhere.
+    pub stages: Option<Vec<Stage>>,
 }
 
 impl Options {
@@ -42,6 +51,7 @@ impl Options {
             command,
             env: Vec::new(),
             timeout: Duration::from_secs(5),
+            stages: None,
         }
     }
 }
@@ -52,10 +62,16 @@ impl Options {
 /// Never fails: a hook that cannot be started is a failed `spawn` check,
 /// so every outcome is a [`Report`] a tool can print the same way.
 pub async fn run(opts: &Options) -> Report {
-    let mut report = Report::default();
     match session::Session::start(opts) {
-        Ok(mut s) => checks::run_checks(&mut s, &mut report).await,
-        Err(e) => report.fail("spawn", e.to_string()),
+        Ok(s) => {
+            let mut runner = runner::Runner::new(opts, s);
+            checks::run_checks(&mut runner, opts.stages.as_deref()).await;
+            runner.report
+        }
+        Err(e) => {
+            let mut report = Report::default();
+            report.required("spawn", Err(e.to_string()));
+            report
+        }
     }
-    report
 }

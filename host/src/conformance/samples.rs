@@ -6,6 +6,9 @@
 use hookhost_protocol::Stage;
 use serde_json::{Value, json};
 
+/// The label of the 1 MiB sample, the one robustness check among them.
+pub(super) const HUGE: &str = "1 MiB argument";
+
 /// A sample's label (it ends the check's name) and its params.
 pub(super) type Sample = (&'static str, Value);
 
@@ -57,7 +60,7 @@ fn tool_call(Inputs { big, unicode, meta }: Inputs) -> Vec<Sample> {
             json!({"tool": "list_dir", "arguments": {}}),
         ),
         (
-            "1 MiB argument",
+            HUGE,
             json!({"tool": "write_file", "arguments": {"path": "big.txt", "content": big}}),
         ),
     ]
@@ -78,7 +81,7 @@ fn after_tool(Inputs { big, unicode, meta }: Inputs) -> Vec<Sample> {
             json!({"tool": "list_dir", "arguments": {}, "result": {"for_llm": "", "is_error": true}}),
         ),
         (
-            "1 MiB argument",
+            HUGE,
             json!({"tool": "read_file", "arguments": {"path": "big.txt"}, "result": {"for_llm": big}}),
         ),
     ]
@@ -96,7 +99,7 @@ fn before_llm(Inputs { big, meta, .. }: Inputs) -> Vec<Sample> {
         ),
         ("empty arguments", json!({"model": "m", "messages": []})),
         (
-            "1 MiB argument",
+            HUGE,
             json!({"model": "m", "messages": [{"role": "user", "content": big}]}),
         ),
     ]
@@ -117,7 +120,7 @@ fn lifecycle(Inputs { big, unicode, meta }: Inputs) -> Vec<Sample> {
             json!({"event": "turn_start", "payload": {}}),
         ),
         (
-            "1 MiB argument",
+            HUGE,
             json!({"event": "user_prompt_submit", "payload": {"prompt": big}}),
         ),
     ]
@@ -137,10 +140,7 @@ fn after_llm(Inputs { big, meta, .. }: Inputs) -> Vec<Sample> {
             "empty arguments",
             json!({"model": "m", "response": {"content": ""}}),
         ),
-        (
-            "1 MiB argument",
-            json!({"model": "m", "response": {"content": big}}),
-        ),
+        (HUGE, json!({"model": "m", "response": {"content": big}})),
     ]
 }
 

@@ -16,6 +16,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
 use super::Options;
+use super::runner::End;
 use crate::config::ProcessConfig;
 use crate::transport::spawn::{self as process, Pipes, Running, SpawnError};
 
@@ -32,12 +33,17 @@ enum Event {
 pub(super) struct Session {
     running: Running,
     stdin: Option<ChildStdin>,
+    /// The last lines of the hook's stderr, quoted when it dies.
+    stderr: process::StderrTail,
     lines: mpsc::UnboundedReceiver<Event>,
     timeout: Duration,
     /// Lines on stdout that were not JSON-RPC messages.
     garbage: Vec<String>,
     /// Messages that answered nothing we asked (no id, unknown id, ...).
-    stray: Vec<String>,
+    stray: Vec<Stray>,
+    /// Ids whose answer may come late without being unsolicited: the
+    /// requests cancelled by `$/cancel_request`.
+    late_ok: Vec<Value>,
     /// Set once the hook stopped answering, so later checks fail at once
     /// instead of each waiting out the timeout.
     unresponsive: Option<String>,
@@ -77,18 +83,21 @@ impl Session {
         let (running, pipes) = spawn_hook(opts, &dir)?;
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(read_stdout(pipes.stdout, tx));
+        let stderr = process::StderrTail::default();
         tokio::spawn(process::drain_stderr(
             "conformance".into(),
             pipes.stderr,
-            process::StderrTail::default(),
+            stderr.clone(),
         ));
         Ok(Session {
             running,
             stdin: Some(pipes.stdin),
+            stderr,
             lines: rx,
             timeout: opts.timeout,
             garbage: Vec::new(),
             stray: Vec::new(),
+            late_ok: Vec::new(),
             unresponsive: None,
         })
     }
@@ -99,6 +108,14 @@ impl Session {
         if let Some(why) = &self.unresponsive {
             return Err(format!("skipped: {why}"));
         }
+        let r = self.write_line(line).await;
+        if let Err(why) = &r {
+            self.unresponsive = Some(format!("the hook stopped reading earlier ({why})"));
+        }
+        r
+    }
+
+    async fn write_line(&mut self, line: &str) -> Result<(), String> {
         let stdin = self.stdin.as_mut().ok_or("stdin already closed")?;
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line.as_bytes());
@@ -148,7 +165,8 @@ impl Session {
 
     /// Reads until a response for each id in `ids` has arrived; everything
     /// else that arrives is recorded as stray or garbage. A failure marks
-    /// the hook unresponsive, so later checks are skipped, not waited out.
+    /// the hook unresponsive, so the runner restarts it before the next
+    /// check instead of every later call waiting out the timeout.
     pub(super) async fn collect(
         &mut self,
         ids: &[Value],
@@ -188,12 +206,30 @@ impl Session {
         match tokio::time::timeout(left, self.lines.recv()).await {
             Ok(Some(ev)) => Ok(ev),
             Ok(None) => Err(format!(
-                "the hook closed stdout (or exited) with {missing} of {total} answers missing"
+                "the hook closed stdout with {missing} of {total} answers missing{}",
+                self.death_note().await
             )),
             Err(_) => Err(format!(
                 "{missing} of {total} answers missing after {} ms",
                 self.timeout.as_millis()
             )),
+        }
+    }
+
+    /// How the hook ended, once its stdout closed: its exit status and
+    /// the last line of its stderr (a traceback's last line says why).
+    async fn death_note(&mut self) -> String {
+        let status = tokio::time::timeout(Duration::from_millis(500), self.running.wait()).await;
+        // Let the stderr reader take in what the hook wrote before exiting.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let tail = self.stderr.text();
+        let last = tail.lines().rev().find(|l| !l.trim().is_empty());
+        match (status, last) {
+            (Ok(status), Some(line)) => {
+                format!("; the hook ended ({status}), its stderr ends: {line}")
+            }
+            (Ok(status), None) => format!("; the hook ended ({status})"),
+            (Err(_), _) => String::new(),
         }
     }
 
@@ -210,39 +246,77 @@ impl Session {
             return;
         };
         match Message::from_value(value.clone()) {
-            Ok(Message::Response(r)) => {
-                let key =
-                    r.id.as_ref()
-                        .map(|id| serde_json::to_value(id).unwrap_or(Value::Null));
-                match key.map(|k| k.to_string()) {
+            Ok(Message::Response(_)) => {
+                // The id as written: `null` (an answer to an unreadable
+                // line) is kept apart from an absent one.
+                let id = value.get("id").cloned();
+                match id.as_ref().filter(|id| !id.is_null()).map(Value::to_string) {
                     Some(k) if want.contains(&k) && !got.contains_key(&k) => {
                         got.insert(k, value);
                     }
-                    _ => self.stray.push(snippet(line)),
+                    _ => self.stray.push(Stray::new(id, line)),
                 }
             }
-            Ok(_) => self.stray.push(snippet(line)),
+            Ok(_) => self.stray.push(Stray::new(None, line)),
             Err(_) => self.garbage.push(snippet(line)),
         }
     }
 
+    /// Lets `id`'s answer arrive late without counting as unsolicited: a
+    /// cancelled request may still be answered (spec §5.8).
+    pub(super) fn allow_late(&mut self, id: Value) {
+        self.late_ok.push(id);
+    }
+
+    /// Where the stray messages and garbage lines end now; with
+    /// [`Session::take_since`], what a single check caused.
+    pub(super) fn mark(&self) -> Mark {
+        Mark {
+            stray: self.stray.len(),
+            garbage: self.garbage.len(),
+        }
+    }
+
+    /// Takes out the unsolicited messages and garbage lines that arrived
+    /// after `mark`, so a robustness check answers for them instead of a
+    /// required one. Unsolicited messages come first.
+    pub(super) fn take_since(&mut self, mark: Mark) -> Vec<String> {
+        let strays = self.stray.split_off(mark.stray.min(self.stray.len()));
+        let garbage = self.garbage.split_off(mark.garbage.min(self.garbage.len()));
+        strays
+            .into_iter()
+            .filter(|s| !s.allowed(&self.late_ok))
+            .map(|s| s.line)
+            .chain(garbage)
+            .collect()
+    }
+
     /// Stray messages, less the ones the protocol allows, possibly late:
-    /// error replies with a null id (the answer to a malformed line) and the
+    /// error replies with a null id (the answer to a malformed line) and a
     /// cancelled request's own answer (a result or -32800).
     pub(super) fn unsolicited(&self) -> Vec<String> {
         self.stray
             .iter()
-            .filter(|line| {
-                let compact = line.replace(' ', "");
-                !compact.contains(r#""id":null"#) && !compact.contains(r#""id":"to-cancel""#)
-            })
-            .cloned()
+            .filter(|s| !s.allowed(&self.late_ok))
+            .map(|s| s.line.clone())
             .collect()
     }
 
     /// Lines on stdout that were not JSON-RPC messages, in arrival order.
     pub(super) fn garbage(&self) -> &[String] {
         &self.garbage
+    }
+
+    /// How the hook is now: answering, exited, or running but mute (a
+    /// call to it went unanswered or its stdin stopped being read).
+    pub(super) fn end(&mut self) -> End {
+        if self.running.has_exited() {
+            End::Died
+        } else if self.unresponsive.is_some() {
+            End::Mute
+        } else {
+            End::Alive
+        }
     }
 
     /// Lets late output arrive, so that strays are seen.
@@ -256,7 +330,7 @@ impl Session {
         {
             match ev {
                 Event::Line(l) => match serde_json::from_slice::<Value>(&l) {
-                    Ok(_) => self.stray.push(snippet(&l)),
+                    Ok(v) => self.stray.push(Stray::new(v.get("id").cloned(), &l)),
                     Err(_) => self.garbage.push(snippet(&l)),
                 },
                 Event::TooLong(n) => self.garbage.push(format!("a {n}-byte line")),
@@ -279,6 +353,38 @@ impl Session {
     /// Stops the hook, with `grace` before the kill.
     pub(super) async fn stop(&mut self, grace: Duration) {
         self.running.stop(grace).await;
+    }
+}
+
+/// A point in the hook's output, from [`Session::mark`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Mark {
+    stray: usize,
+    garbage: usize,
+}
+
+/// A message that answered nothing awaited, with its id when it has one.
+struct Stray {
+    id: Option<Value>,
+    line: String,
+}
+
+impl Stray {
+    fn new(id: Option<Value>, line: &[u8]) -> Self {
+        Stray {
+            id,
+            line: snippet(line),
+        }
+    }
+
+    /// Whether the protocol allows it: an error for an unreadable request
+    /// (`"id": null`) or the late answer to a cancelled request.
+    fn allowed(&self, late_ok: &[Value]) -> bool {
+        match &self.id {
+            Some(Value::Null) => true,
+            Some(id) => late_ok.contains(id),
+            None => false,
+        }
     }
 }
 

@@ -207,6 +207,18 @@ impl Running {
         status
     }
 
+    /// Whether the hook process itself has exited, without waiting: the
+    /// conformance checker asks after each check, so that a hook that died
+    /// is restarted before the next one.
+    pub fn has_exited(&mut self) -> bool {
+        if self.exited.is_none()
+            && let Ok(Some(status)) = self.child.try_wait()
+        {
+            self.exited = Some(status);
+        }
+        self.exited.is_some()
+    }
+
     /// Whether any process of the group is still alive.
     fn group_alive(&self) -> bool {
         if self.group_gone || self.pgid <= 0 {
