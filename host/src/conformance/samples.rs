@@ -148,3 +148,39 @@ fn after_llm(Inputs { big, meta, .. }: Inputs) -> Vec<Sample> {
 pub(super) fn plain(stage: Stage) -> Value {
     samples(stage).swap_remove(0).1
 }
+
+#[cfg(test)]
+mod tests {
+    use hookhost_protocol::LifecycleParams;
+    use hookhost_protocol::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
+    use serde::Serialize;
+    use serde::de::DeserializeOwned;
+    use serde_json::Value;
+
+    use super::{Stage, samples};
+
+    /// `params` read as the host's own type for the stage and written back.
+    fn as_host_sends<T: DeserializeOwned + Serialize>(params: &Value) -> Value {
+        let typed: T = serde_json::from_value(params.clone()).expect("the host's type reads it");
+        serde_json::to_value(typed).expect("and writes it")
+    }
+
+    /// Every sample is exactly what the host would write for that stage:
+    /// read as the host's typed params and written back, it is unchanged
+    /// (no key the host would not send, none it would add).
+    #[test]
+    fn every_sample_is_what_the_host_sends() {
+        for stage in Stage::ALL {
+            for (label, params) in samples(stage) {
+                let sent = match stage {
+                    Stage::BeforeTool | Stage::ApproveTool => as_host_sends::<ToolCall>(&params),
+                    Stage::AfterTool => as_host_sends::<AfterToolParams>(&params),
+                    Stage::BeforeLlm => as_host_sends::<BeforeLlmParams>(&params),
+                    Stage::AfterLlm => as_host_sends::<AfterLlmParams>(&params),
+                    Stage::Lifecycle => as_host_sends::<LifecycleParams>(&params),
+                };
+                assert_eq!(sent, params, "{stage}: {label}");
+            }
+        }
+    }
+}
