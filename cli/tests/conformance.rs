@@ -89,29 +89,74 @@ fn a_banner_on_stdout_fails_and_exits_1() {
     );
 }
 
+/// Each broken hook fails for its own reason, and only for it: every FAIL
+/// line names that reason, so one fault does not read as many.
 #[test]
-fn each_kind_of_misbehaviour_is_named() {
-    let cases: [(&[&str], &str); 4] = [
-        (&["--no-hello"], "FAIL hello:"),
+fn each_kind_of_misbehaviour_fails_for_its_own_reason() {
+    // The hook's flags, the line one failure starts with, and the reasons
+    // every failure must give (an illegal answer is illegal at each stage).
+    let cases: [(&[&str], &str, &[&str]); 4] = [
+        (&["--no-hello"], "FAIL hello:", &["hello"]),
         (
             &["--answer", r#"{"action":"respond"}"#],
             "FAIL before_tool: plain: action `respond` needs",
+            &[
+                "action `respond` needs",
+                "is not allowed at",
+                "missing field `approved`",
+            ],
         ),
         (
             &["--answer", r#"{"action":"modify","call":{"tool":null}}"#],
             "FAIL before_tool: plain: its modify patch breaks the params",
+            &[
+                "its modify patch breaks the params",
+                "is not allowed at",
+                "missing field `approved`",
+            ],
         ),
-        (&["--stall-stdin"], "FAIL exits within 2 s of stdin EOF"),
+        (
+            &["--ignore-eof"],
+            "FAIL exits within 2 s of stdin EOF",
+            &["stdin EOF"],
+        ),
     ];
-    for (args, want) in cases {
+    for (args, first, reasons) in cases {
         let run = conformance(args);
         assert_eq!(run.code, Some(1), "{args:?}");
+        let fails = failed(&run);
         assert!(
-            run.lines.iter().any(|l| l.starts_with(want)),
-            "{args:?}: no line starting {want:?} in {:#?}",
+            fails.iter().any(|l| l.starts_with(first)),
+            "{args:?}: no line starting {first:?} in {:#?}",
             run.lines
         );
+        for line in &fails {
+            assert!(
+                reasons.iter().any(|r| line.contains(r)),
+                "{args:?}: a failure for another reason: {line}"
+            );
+        }
     }
+}
+
+/// A hook that stops reading its stdin is restarted after each check
+/// until it has gone mute three times in a row; the rest is skipped, so
+/// the run stays short, and the report does not conform.
+#[test]
+fn a_mute_hook_has_the_rest_skipped() {
+    let run = conformance(&["--stall-stdin"]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.lines.iter().any(|l| l.starts_with("note: ")
+            && l.contains("checks not run: the hook went mute in 3 checks in a row")),
+        "{:#?}",
+        run.lines
+    );
+    assert!(
+        run.lines
+            .iter()
+            .any(|l| l.starts_with("FAIL exits within 2 s of stdin EOF"))
+    );
 }
 
 /// PicoClaw's own example hook, pasted unchanged from its README: it

@@ -19,6 +19,7 @@
 //! --events-file F     append each runtime event's kind to F
 //! --crash-on-call     exit with status 3 when a stage call arrives
 //! --stall-stdin       after hello, stop reading stdin (and stay alive)
+//! --ignore-eof        on stdin EOF, stay alive instead of exiting
 //! --banner            print a greeting line on stdout at start
 //! --fail-first N      answer the first N stage calls with a JSON-RPC error
 //! --fd-file F         write the numbers of its open file descriptors to F
@@ -54,6 +55,7 @@ struct Opts {
     calls_file: Option<String>,
     crash_on_call: bool,
     stall_stdin: bool,
+    ignore_eof: bool,
     fail_first: u64,
 }
 
@@ -96,6 +98,7 @@ fn set_option(o: &mut Opts, flag: &str, val: &mut Val) -> Result<bool, String> {
         "--calls-file" => o.calls_file = Some(val()?),
         "--crash-on-call" => o.crash_on_call = true,
         "--stall-stdin" => o.stall_stdin = true,
+        "--ignore-eof" => o.ignore_eof = true,
         "--fail-first" => o.fail_first = val()?.parse().map_err(|_| "bad --fail-first")?,
         _ => return Ok(false),
     }
@@ -223,6 +226,12 @@ fn main() {
             continue;
         };
         handle(&o, &out, &mut stage_calls, &msg);
+    }
+    if o.ignore_eof {
+        eprintln!("test hook {}: stdin closed, staying up", o.name);
+        loop {
+            std::thread::sleep(Duration::from_secs(60));
+        }
     }
     eprintln!("test hook {}: stdin closed, exiting", o.name);
 }
