@@ -71,59 +71,78 @@ const HUGE_ADVICE: &str = "read lines of any length: params carry whole conversa
 outputs, and a line reader with a small default cap (Go's bufio.Scanner stops at 64 KiB) fails on them";
 
 /// Every stage with each sample; returns the probe, built from the first
-/// stage answered. A hook that declares nothing and answers -32601 does
-/// not offer that stage: a note, not a failure.
+/// stage answered legally.
 async fn stage_samples(r: &mut Runner<'_>, stages: &[Stage], legacy: bool) -> Probe {
     let mut next_id = 100;
-    let mut first_answered = None;
+    let mut first_legal = None;
     for &stage in stages {
         for (label, params) in samples(stage) {
             next_id += 1;
-            let id = json!(next_id);
-            let ran = r
-                .run(Level::Required, async |s: &mut Session| {
-                    s.call(id, stage.method(), &params).await
-                })
-                .await;
-            if legacy && ran.result.as_ref().is_ok_and(not_found) {
-                r.report.note(format!(
-                    "{stage}: not offered (answered -32601); a config that lists it for this hook would fail"
-                ));
-                break;
+            match sample(r, stage, label, &params, next_id, legacy).await {
+                Answer::NotOffered => break,
+                Answer::Legal => {
+                    first_legal.get_or_insert(stage);
+                }
+                Answer::Other => {}
             }
-            let verdict = match &ran.result {
-                Ok(answer) => judge(stage, &params, answer),
-                Err(why) => Err(why.clone()),
-            };
-            if verdict.is_ok() {
-                first_answered.get_or_insert(stage);
-            }
-            let level = sample_level(label, ran.result.is_ok());
-            let advice = if level == Level::Robustness {
-                HUGE_ADVICE
-            } else {
-                ""
-            };
-            r.record(
-                format!("{stage}: {label}"),
-                level,
-                advice,
-                ran.judged(verdict),
-            )
-            .await;
         }
     }
-    Probe::new(first_answered)
+    Probe::new(first_legal)
+}
+
+/// What one sample call came to, for the loop over samples.
+enum Answer {
+    /// A hook that declares nothing answered -32601: it does not offer
+    /// the stage, which is a note, not a failure.
+    NotOffered,
+    /// A legal answer.
+    Legal,
+    /// Anything else (recorded as a miss).
+    Other,
+}
+
+/// Sends one sample under `id` and records its check.
+async fn sample(
+    r: &mut Runner<'_>,
+    stage: Stage,
+    label: &str,
+    params: &Value,
+    id: i64,
+    legacy: bool,
+) -> Answer {
+    let ran = r
+        .run(Level::Required, async |s: &mut Session| {
+            s.call(json!(id), stage.method(), params).await
+        })
+        .await;
+    if legacy && ran.result.as_ref().is_ok_and(not_found) {
+        let note = "not offered (answered -32601); a config that lists it for this hook would fail";
+        r.report.note(format!("{stage}: {note}"));
+        return Answer::NotOffered;
+    }
+    let verdict = ran
+        .result
+        .as_ref()
+        .map_err(String::clone)
+        .and_then(|answer| judge(stage, params, answer));
+    let answer = match verdict {
+        Ok(()) => Answer::Legal,
+        Err(_) => Answer::Other,
+    };
+    let (level, advice) = sample_level(label, ran.result.is_ok());
+    let name = format!("{stage}: {label}");
+    r.record(name, level, advice, ran.judged(verdict)).await;
+    answer
 }
 
 /// Every sample is required, but a hook that could not take the 1 MiB
 /// one in (it died or went mute) misses a robustness check: an answer to
 /// it, once given, must be as legal as any other.
-fn sample_level(label: &str, answered: bool) -> Level {
+fn sample_level(label: &str, answered: bool) -> (Level, &'static str) {
     if label == super::samples::HUGE && !answered {
-        Level::Robustness
+        (Level::Robustness, HUGE_ADVICE)
     } else {
-        Level::Required
+        (Level::Required, "")
     }
 }
 
@@ -262,41 +281,43 @@ async fn concurrent(s: &mut Session, probe: &Probe) -> Verdict {
     s.collect(&ids).await.map(drop)
 }
 
+/// What each robustness miss advises.
+const STRING_IDS_ADVICE: &str = "echo the id exactly as it came, whatever its JSON type: \
+JSON-RPC allows string ids and another host may send them (hookhost sends integers, so this \
+works under hookhost)";
+const MALFORMED_ADVICE: &str =
+    "skip a line that is not JSON (or answer -32700 with a null id) and keep reading";
+const BATCH_ADVICE: &str = "a JSON array (a JSON-RPC batch) is never sent by hookhost: skip \
+it or answer -32600 with a null id, and keep reading";
+const CANCEL_ADVICE: &str = "ignore $/cancel_request for ids you do not know, or stop that \
+request's work and answer it -32800 (or not at all), and keep serving";
+
 /// The robustness checks: what a careful hook also does. Each may kill a
 /// hook that works under hookhost, which is why the runner isolates them.
 async fn robustness(r: &mut Runner<'_>, probe: &Probe) {
-    let advice = "echo the id exactly as it came, whatever its JSON type: JSON-RPC allows string \
-ids and another host may send them (hookhost sends integers, so this works under hookhost)";
+    let level = Level::Robustness;
     r.check(
         "string ids echoed exactly",
-        Level::Robustness,
-        advice,
+        level,
+        STRING_IDS_ADVICE,
         async |s| string_ids(s, probe).await,
     )
     .await;
-    let advice = "skip a line that is not JSON (or answer -32700 with a null id) and keep reading";
     r.check(
         "malformed lines do not kill it",
-        Level::Robustness,
-        advice,
+        level,
+        MALFORMED_ADVICE,
         async |s| malformed_lines(s, probe).await,
     )
     .await;
-    let advice = "a JSON array (a JSON-RPC batch) is never sent by hookhost: skip it or answer \
--32600 with a null id, and keep reading";
-    r.check(
-        "a batch does not kill it",
-        Level::Robustness,
-        advice,
-        async |s| batch(s, probe).await,
-    )
+    r.check("a batch does not kill it", level, BATCH_ADVICE, async |s| {
+        batch(s, probe).await
+    })
     .await;
-    let advice = "ignore $/cancel_request for ids you do not know, or stop that request's work \
-and answer it -32800 (or not at all), and keep serving";
     r.check(
         "$/cancel_request tolerated",
-        Level::Robustness,
-        advice,
+        level,
+        CANCEL_ADVICE,
         async |s| cancel(s, probe).await,
     )
     .await;

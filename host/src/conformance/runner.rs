@@ -63,6 +63,15 @@ pub(super) struct Ran<T> {
 }
 
 impl<T> Ran<T> {
+    /// A check that was not run, and why.
+    fn not_run(why: String, end: End) -> Self {
+        Ran {
+            result: Err(why),
+            strays: Vec::new(),
+            end,
+        }
+    }
+
     /// The same run with its result judged.
     pub(super) fn judged(self, verdict: Verdict) -> Ran<()> {
         Ran {
@@ -111,20 +120,10 @@ impl<'a> Runner<'a> {
         f: impl AsyncFnOnce(&mut Session) -> Result<T, String>,
     ) -> Ran<T> {
         if let Some(why) = &self.broken {
-            let result = Err(format!("not run: {why}"));
-            return Ran {
-                result,
-                strays: Vec::new(),
-                end: End::Alive,
-            };
+            return Ran::not_run(format!("not run: {why}"), End::Alive);
         }
         if self.mute_streak >= MUTE_STREAK {
-            let result = Err("not run".into());
-            return Ran {
-                result,
-                strays: Vec::new(),
-                end: End::Skipped,
-            };
+            return Ran::not_run("not run".into(), End::Skipped);
         }
         let mark = self.session.mark();
         let mut result = f(&mut self.session).await;
