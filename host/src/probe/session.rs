@@ -138,8 +138,8 @@ impl<W: AsyncWrite + Unpin> Probe<'_, W> {
     async fn on_input(&mut self, input: Option<Input>) -> Step {
         let arrival = match input {
             Some(Input::Line(a)) => *a,
-            Some(Input::End(at)) => return self.on_eof(at),
-            None => return self.on_eof(self.start.elapsed()),
+            Some(Input::End(at)) => return self.on_eof(at).await,
+            None => return self.on_eof(self.start.elapsed()).await,
         };
         self.record.arrivals.push(arrival);
         let index = self.record.arrivals.len() - 1;
@@ -150,9 +150,16 @@ impl<W: AsyncWrite + Unpin> Probe<'_, W> {
         self.respond(index).await
     }
 
-    /// Stdin is done: the end, unless the probe lingers for a SIGTERM.
-    fn on_eof(&mut self, at: Duration) -> Step {
+    /// Stdin is done: what is held back behind the hello is answered at
+    /// once (a host may still read it), then the run ends, unless the
+    /// probe lingers for a SIGTERM.
+    async fn on_eof(&mut self, at: Duration) -> Step {
         self.record.eof = Some(at);
+        while self.hello.is_some() {
+            if let Some(ended) = self.answer_hello().await {
+                return Some(ended);
+            }
+        }
         match self.opts.linger {
             Some(linger) if !linger.is_zero() => {
                 self.linger_until = Some(Instant::now() + linger);
