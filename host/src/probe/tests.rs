@@ -38,6 +38,12 @@ impl Host {
         serde_json::from_str(&line).expect("JSON")
     }
 
+    /// Sends the hello and waits for its answer, as a good host does.
+    async fn handshake(&mut self) {
+        self.send(HELLO).await;
+        self.answer().await;
+    }
+
     fn close(&mut self) {
         self.to_probe = None;
     }
@@ -132,8 +138,7 @@ async fn a_call_before_the_hello_answer_is_seen_and_answered_after_it() {
 #[tokio::test]
 async fn bad_ids_each_count_once() {
     let report = probe_with(quick(), |mut host, _term| async move {
-        host.send(HELLO).await;
-        host.answer().await;
+        host.handshake().await;
         for id in [r#"0"#, r#""x""#, "1.5", "null", "7", "7", "5"] {
             host.send(&CALL_2.replace(r#""id":2"#, &format!(r#""id":{id}"#)))
                 .await;
@@ -161,8 +166,7 @@ async fn a_stalled_call_passes_once_cancelled_and_fails_otherwise() {
         let mut opts = quick();
         opts.stall.push(hookhost_protocol::Stage::BeforeTool);
         let report = probe_with(opts, |mut host, _term| async move {
-            host.send(HELLO).await;
-            host.answer().await;
+            host.handshake().await;
             host.send(CALL_2).await;
             tokio::time::sleep(Duration::from_millis(40)).await;
             if cancel {
@@ -188,8 +192,7 @@ async fn a_stalled_call_passes_once_cancelled_and_fails_otherwise() {
 #[tokio::test]
 async fn a_cancel_for_an_id_never_sent_is_a_violation_one_for_an_answered_id_is_not() {
     let report = probe_with(quick(), |mut host, _term| async move {
-        host.send(HELLO).await;
-        host.answer().await;
+        host.handshake().await;
         host.send(CALL_2).await;
         host.answer().await;
         host.send(r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"id":2}}"#)
@@ -209,8 +212,7 @@ async fn a_cancel_for_an_id_never_sent_is_a_violation_one_for_an_answered_id_is_
 #[tokio::test]
 async fn sigterm_before_eof_is_a_violation_after_it_is_not() {
     let early = probe_with(quick(), |mut host, term| async move {
-        host.send(HELLO).await;
-        host.answer().await;
+        host.handshake().await;
         let _ = term.send(());
         // Keep stdin open until the probe has ended on the signal.
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -222,8 +224,7 @@ async fn sigterm_before_eof_is_a_violation_after_it_is_not() {
     let mut opts = quick();
     opts.linger = Some(Duration::from_secs(5));
     let late = probe_with(opts, |mut host, term| async move {
-        host.send(HELLO).await;
-        host.answer().await;
+        host.handshake().await;
         host.close();
         tokio::time::sleep(Duration::from_millis(30)).await;
         let _ = term.send(());
@@ -243,8 +244,7 @@ async fn linger_expires_without_a_sigterm() {
     let mut opts = quick();
     opts.linger = Some(Duration::from_millis(20));
     let report = probe_with(opts, |mut host, _term| async move {
-        host.send(HELLO).await;
-        host.answer().await;
+        host.handshake().await;
         host.close();
     })
     .await;
@@ -255,8 +255,7 @@ async fn linger_expires_without_a_sigterm() {
 #[tokio::test]
 async fn malformed_lines_are_answered_and_reported() {
     let report = probe_with(quick(), |mut host, _term| async move {
-        host.send(HELLO).await;
-        host.answer().await;
+        host.handshake().await;
         host.send("not json").await;
         let err = host.answer().await;
         assert_eq!(
