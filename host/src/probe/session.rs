@@ -208,12 +208,14 @@ impl<W: AsyncWrite + Unpin> Probe<'_, W> {
     async fn answer_hello(&mut self) -> Step {
         let (id, _) = self.hello.take()?;
         let line = answer::result(&id, answer::hello_result(self.opts));
+        // Stamped before the write starts: the host cannot have the answer
+        // earlier, and a stamp taken after the flush would be later than
+        // the host's next line when the host is quick.
+        let at = self.start.elapsed();
         if let Some(ended) = self.write(&line).await {
             return Some(ended);
         }
-        self.record
-            .hello_answered
-            .get_or_insert(self.start.elapsed());
+        self.record.hello_answered.get_or_insert(at);
         while self.hello.is_none() {
             let Some(index) = self.backlog.pop_front() else {
                 break;
@@ -225,9 +227,11 @@ impl<W: AsyncWrite + Unpin> Probe<'_, W> {
         None
     }
 
-    /// Writes one line and notes the id it answered; a failed write means
-    /// the host closed stdout, which ends the run.
+    /// Writes one line and notes the id it answered, as of the moment the
+    /// write started; a failed write means the host closed stdout, which
+    /// ends the run.
     async fn write(&mut self, line: &Value) -> Step {
+        let at = self.start.elapsed();
         let mut bytes = line.to_string().into_bytes();
         bytes.push(b'\n');
         let sent = async {
@@ -240,7 +244,7 @@ impl<W: AsyncWrite + Unpin> Probe<'_, W> {
             return Some(Ending::StdoutClosed);
         }
         if let Some(id) = line.get("id").and_then(|v| Id::deserialize(v).ok()) {
-            self.record.answered.insert(id, self.start.elapsed());
+            self.record.answered.insert(id, at);
         }
         None
     }
