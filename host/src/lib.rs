@@ -62,7 +62,10 @@
 //!   make happen often).
 //! - [`protocol`]: the wire model, so one dependency is enough.
 //! - With the `conformance` feature: `conformance()`,
-//!   `ConformanceOptions`, `ConformanceReport`, `ConformanceCheck`.
+//!   `ConformanceOptions`, `ConformanceReport`, `ConformanceCheck`; and
+//!   `probe()`, a hook that checks the host running it, with
+//!   `ProbeOptions`, `ProbeReport` (`ProbeCheck`, `ProbeViolation`,
+//!   `ProbeSummary`, `ProbeCancel`, `ProbeEnding`) and `ProbeError`.
 //!
 //! # Features
 //!
@@ -71,7 +74,7 @@
 //! | none | | processes, builtins, command hooks, matchers, audit, breaker | 76 |
 //! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | 95 |
 //! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls); command hooks with a `url` (Claude Code's `http` handlers, on the same hyper and rustls); `[hooks.webhooks.*]` (the same client, SSRF-guarded); `[hooks.prompts.*]` (a model's HTTP API through that client) | 213 with `cel` (no new packages for `url` hooks: the same hyper and rustls) |
-//! | `conformance` | no | `conformance()`: check a hook program against the protocol | +0 |
+//! | `conformance` | no | `conformance()`: check a hook program against the protocol; `probe()`: a hook that checks its host | +0 |
 //!
 //! (Counted with `cargo tree -p hookhost -e normal --prefix none | sort -u
 //! | wc -l` and the feature flags.) A config that uses a feature this build
@@ -97,6 +100,7 @@
 //! | 5 | `chain/` | the chain driver: admission in policy order, the call, the record |
 //! | 6 | `host/` | the [`Host`] handle: plan and apply a config, the stages, the read model |
 //! | – | `conformance/` | the protocol checker (feature `conformance`) |
+//! | – | `probe/` | the host checker: a hook that records and checks what its host sends (feature `conformance`) |
 //!
 //! `ARCHITECTURE.md` in the repository follows one request through them.
 
@@ -113,6 +117,8 @@ mod net;
 mod observe;
 mod outcome;
 mod policy;
+#[cfg(feature = "conformance")]
+mod probe;
 mod reaper;
 mod supervise;
 mod transport;
@@ -147,4 +153,10 @@ pub use observe::stats::HookStats;
 pub use observe::usage::ModelUsage;
 pub use outcome::{Approval, GateOutcome, LifecycleOutcome, StageOutcome, ToolOutcome};
 pub use policy::budget::BudgetSpent;
+#[cfg(feature = "conformance")]
+pub use probe::{
+    Cancel as ProbeCancel, Check as ProbeCheck, Ending as ProbeEnding, Error as ProbeError,
+    Options as ProbeOptions, Report as ProbeReport, Summary as ProbeSummary,
+    Violation as ProbeViolation, run as probe,
+};
 pub use reaper::{become_subreaper, kill_all_children, reap_adopted_zombies};

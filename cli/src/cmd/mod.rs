@@ -10,6 +10,7 @@ mod demo;
 mod install;
 mod limits;
 mod paths;
+mod probe;
 mod relay;
 mod replay;
 mod serve;
@@ -45,6 +46,7 @@ enum Command {
     Check(check::CheckArgs),
     Replay(replay::ReplayArgs),
     Conformance(conformance::ConformanceArgs),
+    Probe(probe::ProbeArgs),
     Serve(serve::ServeArgs),
     Relay(relay::RelayArgs),
     Status(status::StatusArgs),
@@ -113,6 +115,7 @@ async fn dispatch(work: Work) -> ExitCode {
         Command::Check(args) => check::run(args).await,
         Command::Replay(args) => replay::run(args).await,
         Command::Conformance(args) => conformance::run(args).await,
+        Command::Probe(args) => probe::run(args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::Install(args) => install::install(args).await,
         Command::Uninstall(args) => install::uninstall(args).await,
