@@ -62,7 +62,9 @@
 //!   make happen often).
 //! - [`protocol`]: the wire model, so one dependency is enough.
 //! - With the `conformance` feature: `conformance()`,
-//!   `ConformanceOptions`, `ConformanceReport`, `ConformanceCheck`; and
+//!   `ConformanceOptions`, `ConformanceReport`, `ConformanceCheck` (with
+//!   its `ConformanceLevel`, required or robustness, and
+//!   `ConformanceStatus`); and
 //!   `probe()`, a hook that checks the host running it, with
 //!   `ProbeOptions`, `ProbeReport` (`ProbeCheck`, `ProbeViolation`,
 //!   `ProbeSummary`, `ProbeCancel`, `ProbeEnding`) and `ProbeError`.
