@@ -210,6 +210,7 @@ impl Running {
     /// Whether the hook process itself has exited, without waiting: the
     /// conformance checker asks after each check, so that a hook that died
     /// is restarted before the next one.
+    #[cfg(feature = "conformance")]
     pub fn has_exited(&mut self) -> bool {
         if self.exited.is_none()
             && let Ok(Some(status)) = self.child.try_wait()
