@@ -128,8 +128,9 @@ pub use config::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 pub use config::{WebhookConfig, WebhookConfigError, WebhookGuard};
 #[cfg(feature = "conformance")]
 pub use conformance::{
-    Check as ConformanceCheck, Level as ConformanceLevel, Options as ConformanceOptions,
-    Report as ConformanceReport, Status as ConformanceStatus, run as conformance,
+    Check as ConformanceCheck, CommandOptions as ConformanceCommandOptions,
+    Level as ConformanceLevel, Options as ConformanceOptions, Report as ConformanceReport,
+    Status as ConformanceStatus, run as conformance, run_command as conformance_command,
 };
 pub use dialect::agent::{EventError, NativeAnswer};
 pub use dialect::{Dialect, NativeEvent, UnknownDialect};
