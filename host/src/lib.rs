@@ -62,7 +62,9 @@
 //!   make happen often).
 //! - [`protocol`]: the wire model, so one dependency is enough.
 //! - With the `conformance` feature: `conformance()`,
-//!   `ConformanceOptions`, `ConformanceReport`, `ConformanceCheck`.
+//!   `ConformanceOptions`, `ConformanceReport`, `ConformanceCheck`; and
+//!   `conformance_command()`, `ConformanceCommandOptions` for a one-shot
+//!   command hook of any dialect.
 //!
 //! # Features
 //!
