@@ -25,7 +25,8 @@ const CLAUDE_TOP: &[&str] = &[
 
 /// Claude Code's `hookSpecificOutput` keys, over all its events
 /// (PermissionRequest's `decision`, PostToolUse's `updatedMCPToolOutput`,
-/// Elicitation's `action` and `content`).
+/// Elicitation's `action` and `content`). Codex reads the first
+/// [`CODEX_SPECIFIC`] of them.
 const CLAUDE_SPECIFIC: &[&str] = &[
     "hookEventName",
     "permissionDecision",
@@ -38,15 +39,9 @@ const CLAUDE_SPECIFIC: &[&str] = &[
     "content",
 ];
 
-/// Codex's `hookSpecificOutput` keys.
-const CODEX_SPECIFIC: &[&str] = &[
-    "hookEventName",
-    "permissionDecision",
-    "permissionDecisionReason",
-    "updatedInput",
-    "additionalContext",
-    "decision",
-];
+/// How many of [`CLAUDE_SPECIFIC`] Codex reads: up to PermissionRequest's
+/// `decision`.
+const CODEX_SPECIFIC: usize = 6;
 
 /// Gemini CLI's `hookSpecificOutput` keys: its rewrites of the tool input,
 /// the model request and response, and the tool selection.
@@ -90,7 +85,7 @@ const COPILOT_TOP: &[&str] = &[
 /// event-specific object (none where it has no such object).
 fn keys(spec: &Spec, native: &str) -> (&'static [&'static str], &'static [&'static str]) {
     match spec.dialect {
-        Dialect::Codex => (CLAUDE_TOP, CODEX_SPECIFIC),
+        Dialect::Codex => (CLAUDE_TOP, &CLAUDE_SPECIFIC[..CODEX_SPECIFIC]),
         Dialect::GeminiCli => (CLAUDE_TOP, GEMINI_SPECIFIC),
         Dialect::Cursor => (CURSOR_TOP, &[]),
         Dialect::Copilot if spec.casing_of(native) == Casing::Camel => (COPILOT_TOP, &[]),
