@@ -64,7 +64,9 @@
 //! - With the `conformance` feature: `conformance()`,
 //!   `ConformanceOptions`, `ConformanceReport`, `ConformanceCheck` (with
 //!   its `ConformanceLevel`, required or robustness, and
-//!   `ConformanceStatus`); and
+//!   `ConformanceStatus`);
+//!   `conformance_command()`, `ConformanceCommandOptions` for a one-shot
+//!   command hook of any dialect; and
 //!   `probe()`, a hook that checks the host running it, with
 //!   `ProbeOptions`, `ProbeReport` (`ProbeCheck`, `ProbeViolation`,
 //!   `ProbeSummary`, `ProbeCancel`, `ProbeEnding`) and `ProbeError`.
@@ -136,8 +138,9 @@ pub use config::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 pub use config::{WebhookConfig, WebhookConfigError, WebhookGuard};
 #[cfg(feature = "conformance")]
 pub use conformance::{
-    Check as ConformanceCheck, Level as ConformanceLevel, Options as ConformanceOptions,
-    Report as ConformanceReport, Status as ConformanceStatus, run as conformance,
+    Check as ConformanceCheck, CommandOptions as ConformanceCommandOptions,
+    Level as ConformanceLevel, Options as ConformanceOptions, Report as ConformanceReport,
+    Status as ConformanceStatus, run as conformance, run_command as conformance_command,
 };
 pub use dialect::agent::{EventError, NativeAnswer};
 pub use dialect::{Dialect, NativeEvent, UnknownDialect};

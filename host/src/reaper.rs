@@ -41,28 +41,63 @@ struct Child {
     adopted: bool,
 }
 
-/// The children of this process.
-fn children() -> Vec<Child> {
-    // SAFETY: plain getters without arguments.
-    let (me, my_session) = unsafe { (libc::getpid(), libc::getsid(0)) };
+/// One process, as `/proc/PID/stat` shows it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stat {
+    pub(crate) pid: i32,
+    /// Exited, not yet reaped.
+    pub(crate) zombie: bool,
+    pub(crate) ppid: i32,
+    pub(crate) pgrp: i32,
+    pub(crate) session: i32,
+}
+
+/// Every process `/proc` lists (that can still be read).
+pub(crate) fn processes() -> Vec<Stat> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // After the command name's closing parenthesis: state, ppid,
-            // pgrp, session.
-            let mut f = stat.rsplit_once(')')?.1.split_whitespace();
-            let state = f.next()?;
-            let ppid: i32 = f.next()?.parse().ok()?;
-            let pgrp: i32 = f.next()?.parse().ok()?;
-            let session: i32 = f.next()?.parse().ok()?;
-            (ppid == me).then_some(Child {
-                pid,
-                zombie: state.starts_with('Z'),
-                adopted: pgrp != pid || session != my_session,
-            })
+        .filter_map(stat)
+        .collect()
+}
+
+fn stat(pid: i32) -> Option<Stat> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name's closing parenthesis: state, ppid, pgrp,
+    // session.
+    let mut f = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = f.next()?;
+    Some(Stat {
+        pid,
+        zombie: state.starts_with('Z'),
+        ppid: f.next()?.parse().ok()?,
+        pgrp: f.next()?.parse().ok()?,
+        session: f.next()?.parse().ok()?,
+    })
+}
+
+/// Whether `p`, a child of this process, is an adopted orphan rather than
+/// a process the host spawned (which leads its own group in the host's
+/// session): it belongs to the group of a hook that is gone, or leads a
+/// session of its own (`setsid`).
+pub(crate) fn is_adopted(p: &Stat) -> bool {
+    // SAFETY: a plain getter without arguments.
+    let my_session = unsafe { libc::getsid(0) };
+    p.pgrp != p.pid || p.session != my_session
+}
+
+/// The children of this process.
+fn children() -> Vec<Child> {
+    // SAFETY: a plain getter without arguments.
+    let me = unsafe { libc::getpid() };
+    processes()
+        .into_iter()
+        .filter(|p| p.ppid == me)
+        .map(|p| Child {
+            pid: p.pid,
+            zombie: p.zombie,
+            adopted: is_adopted(&p),
         })
         .collect()
 }

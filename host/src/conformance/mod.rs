@@ -7,11 +7,14 @@
 //! writes), `runner` (isolation: a check that kills the hook gets it
 //! restarted for the next), `samples` (the params each stage is called
 //! with), `checks` (the checks, one function each, and their order),
-//! `report` (the verdicts handed back, at two levels). Built only with the
+//! `report` (the verdicts handed back, at two levels), and `command/`,
+//! which checks a one-shot command hook of any dialect into the same
+//! report. Built only with the
 //! `conformance` feature, and needing nothing but the core: a hook
 //! author's CI can depend on it without CEL or the remote clients.
 
 mod checks;
+mod command;
 mod report;
 mod runner;
 mod samples;
@@ -21,6 +24,7 @@ use std::time::Duration;
 
 use hookhost_protocol::Stage;
 
+pub use command::{CommandOptions, run as run_command};
 pub use report::{Check, Level, Report, Status};
 
 /// What to run and how patient to be.

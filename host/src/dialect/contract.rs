@@ -117,40 +117,55 @@ pub(crate) fn check_strict(caps: &Caps, event: &str, stdout: &str) -> Result<(),
     }
     let value: Value = serde_json::from_str(text)
         .map_err(|e| format!("strict_output: stdout is not one JSON object: {e}"))?;
+    check_shape(caps, event, &value)?;
+    let reply = Reply::from_json(&value)?;
+    match unused(caps, &reply).first() {
+        Some(part) => Err(format!("strict_output: {event} does not support {part}")),
+        None => Ok(()),
+    }
+}
+
+/// The shape `strict_output` asks of a docker-agent answer, before what
+/// it asks for: an object of docker-agent's keys, no `suppress_output:
+/// true`, a `hook_specific_output` object naming no other event, and
+/// `instruction_context` only where `caps` takes it. `hookhost
+/// conformance --dialect docker-agent` checks every answer against it.
+pub(crate) fn check_shape(caps: &Caps, event: &str, value: &Value) -> Result<(), String> {
     let top = value.as_object().ok_or("strict_output: not an object")?;
     known(top, &TOP_KEYS, "")?;
     if top.get("suppress_output") == Some(&Value::Bool(true)) {
         return Err("strict_output: suppress_output is not supported; use stderr".into());
     }
     let specific = match top.get("hook_specific_output") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(s)) => Some(s),
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(s)) => s,
         Some(_) => return Err("strict_output: hook_specific_output must be an object".into()),
     };
-    if let Some(s) = specific {
-        known(s, &SPECIFIC_KEYS, "hook_specific_output.")?;
-        match s.get("hook_event_name").and_then(Value::as_str) {
-            Some(name) if !name.is_empty() && name != event => {
-                return Err(format!(
-                    "strict_output: hook_event_name {name:?} does not match {event}"
-                ));
-            }
-            _ => {}
-        }
-        if s.contains_key("instruction_context") && !caps.instructions {
+    known(specific, &SPECIFIC_KEYS, "hook_specific_output.")?;
+    match specific.get("hook_event_name").and_then(Value::as_str) {
+        Some(name) if !name.is_empty() && name != event => {
             return Err(format!(
-                "strict_output: {event} does not support instruction_context"
+                "strict_output: hook_event_name {name:?} does not match {event}"
             ));
         }
+        _ => {}
     }
-    let reply = Reply::from_json(&value)?;
-    match PARTS.iter().find(|p| (p.unused)(caps, &reply)) {
-        Some(part) => Err(format!(
-            "strict_output: {event} does not support {}",
-            part.name
-        )),
-        None => Ok(()),
+    if specific.contains_key("instruction_context") && !caps.instructions {
+        return Err(format!(
+            "strict_output: {event} does not support instruction_context"
+        ));
     }
+    Ok(())
+}
+
+/// The parts of `reply` that `caps` does not take, by the names
+/// docker-agent gives them: what [`limit`] drops.
+pub(crate) fn unused(caps: &Caps, reply: &Reply) -> Vec<&'static str> {
+    PARTS
+        .iter()
+        .filter(|p| (p.unused)(caps, reply))
+        .map(|p| p.name)
+        .collect()
 }
 
 /// Every key of `obj` is one of `keys`.

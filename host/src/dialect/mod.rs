@@ -15,6 +15,8 @@ mod copilot;
 mod cursor;
 mod docker_agent;
 mod gemini_cli;
+#[cfg(feature = "conformance")]
+pub(crate) mod keys;
 pub(crate) mod matcher;
 pub(crate) mod messages;
 pub(crate) mod reply;

@@ -248,10 +248,56 @@ impl Event {
         )
     }
 
+    /// What an answer may do here: the dialect's own contract where it
+    /// states one (docker-agent), else what hookhost's reading of an
+    /// answer uses at the target (spec/dialects.md §6), so that a checker
+    /// can name the parts of an answer nobody will act on.
+    #[cfg(feature = "conformance")]
+    pub(crate) fn answer_caps(&self) -> Caps {
+        if let Some(caps) = self.caps {
+            return caps;
+        }
+        match self.target {
+            Target::Stage(Stage::BeforeTool | Stage::ApproveTool) => Caps {
+                block: true,
+                decision: true,
+                replaces: Replaces::ToolInput,
+                context: self.target == Target::Stage(Stage::BeforeTool),
+                ..Caps::OBSERVE
+            },
+            Target::Stage(Stage::AfterTool) => Caps {
+                block: true,
+                context: true,
+                ..Caps::OBSERVE
+            },
+            Target::Stage(_) => Caps {
+                block: true,
+                ..Caps::OBSERVE
+            },
+            Target::Lifecycle(name) => lifecycle_caps(name),
+        }
+    }
+
     /// Whether a failure of the hook refuses at this event whatever its
     /// `on_error` says (docker-agent's pre_tool_use and tool_guard).
     pub(crate) fn fails_closed(&self) -> bool {
         self.caps.is_some_and(|c| c.fail_closed)
+    }
+}
+
+/// What a lifecycle event's answer may do: block where it can be
+/// blocked, context and a summary where it takes them.
+#[cfg(feature = "conformance")]
+fn lifecycle_caps(name: &str) -> Caps {
+    use hookhost_protocol::lifecycle::LifecycleEvent;
+    let Ok(ev) = name.parse::<LifecycleEvent>() else {
+        return Caps::OBSERVE;
+    };
+    Caps {
+        block: ev.can_block(),
+        context: ev.takes_context(),
+        summary: ev.takes_summary(),
+        ..Caps::OBSERVE
     }
 }
 

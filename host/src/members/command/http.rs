@@ -230,6 +230,8 @@ impl Target {
                 dropped: 0,
             },
             stderr: Captured::default(),
+            // No process: nothing can be left behind.
+            pgid: 0,
         })
     }
 }

@@ -19,6 +19,8 @@ mod answer;
 #[cfg(feature = "remote")]
 mod http;
 mod run;
+#[cfg(feature = "conformance")]
+mod trial;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,9 +42,10 @@ use crate::members::neutral;
 #[cfg(feature = "remote")]
 use crate::members::prompt::Evaluator;
 use answer::{Answering, LOG_TAIL, tail};
-use run::{Finished, Program};
+pub(crate) use run::Finished;
+use run::Program;
 
-#[cfg(test)]
+#[cfg(any(test, feature = "conformance"))]
 pub(crate) use run::OUTPUT_CAP;
 
 /// A command hook ready to run: its config resolved once (dialect, events,
@@ -435,7 +438,7 @@ impl CommandHook {
 }
 
 /// The name a dialect's `plain_context` lists a target under.
-fn target_name(target: Target) -> &'static str {
+pub(crate) fn target_name(target: Target) -> &'static str {
     match target {
         Target::Stage(s) => s.as_str(),
         Target::Lifecycle(n) => n,

@@ -50,22 +50,26 @@ pub(super) struct Program {
 
 /// What one run produced.
 #[derive(Debug)]
-pub(super) struct Finished {
-    pub(super) status: ExitStatus,
-    pub(super) stdout: Captured,
-    pub(super) stderr: Captured,
+pub(crate) struct Finished {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: Captured,
+    pub(crate) stderr: Captured,
+    /// The script's process group (its pid): what it left running is
+    /// still in it, for `hookhost conformance --dialect` to find.
+    #[cfg_attr(not(feature = "conformance"), allow(dead_code))]
+    pub(crate) pgid: i32,
 }
 
 /// One stream's output, up to [`OUTPUT_CAP`].
 #[derive(Debug, Default)]
-pub(super) struct Captured {
-    pub(super) bytes: Vec<u8>,
+pub(crate) struct Captured {
+    pub(crate) bytes: Vec<u8>,
     /// Bytes read past the cap and thrown away.
-    pub(super) dropped: usize,
+    pub(crate) dropped: usize,
 }
 
 impl Captured {
-    pub(super) fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.bytes).into_owned()
     }
 }
@@ -191,6 +195,7 @@ impl Program {
             status,
             stdout,
             stderr,
+            pgid: guard.pgid,
         })
     }
 
