@@ -88,25 +88,49 @@ pub(crate) fn read(
     }
 }
 
-fn read_output(spec: &Spec, end: Ending<'_>, plain_is_context: bool) -> Result<Reply, String> {
-    let mut text = end.stdout.trim();
+/// The text the agent reads as a JSON answer on exit 0, when it reads
+/// one: trimmed stdout starting with `{`, or, where JSON may come on
+/// stderr (Gemini CLI), stderr when stdout is empty, and a JSON string
+/// too. `Err` carries the plain text otherwise read.
+pub(crate) fn json_answer<'a>(
+    spec: &Spec,
+    stdout: &'a str,
+    stderr: &'a str,
+) -> Result<&'a str, &'a str> {
+    let mut text = stdout.trim();
     if text.is_empty() && spec.json_from_stderr {
-        text = end.stderr.trim();
+        text = stderr.trim();
     }
     if text.starts_with('{') || (spec.json_from_stderr && text.starts_with('"')) {
-        let mut value: Value = serde_json::from_str(text).map_err(|e| match end.truncated {
-            true => {
-                "stdout starts with `{` but is not JSON: it was cut at the output cap".to_string()
-            }
-            false => format!("stdout starts with `{{` but is not one JSON document: {e}"),
-        })?;
-        // Gemini CLI parses a JSON string a second time.
-        if let Value::String(inner) = &value {
-            value = serde_json::from_str(inner)
-                .map_err(|e| format!("a JSON string that is not JSON: {e}"))?;
-        }
-        return Reply::from_json(&value);
+        Ok(text)
+    } else {
+        Err(text)
     }
+}
+
+/// A parsed answer as the agent takes it: Gemini CLI parses a JSON string
+/// a second time.
+pub(crate) fn unquote(value: Value) -> Result<Value, String> {
+    match value {
+        Value::String(inner) => {
+            serde_json::from_str(&inner).map_err(|e| format!("a JSON string that is not JSON: {e}"))
+        }
+        v => Ok(v),
+    }
+}
+
+fn read_output(spec: &Spec, end: Ending<'_>, plain_is_context: bool) -> Result<Reply, String> {
+    let text = match json_answer(spec, end.stdout, end.stderr) {
+        Ok(json) => {
+            let value: Value = serde_json::from_str(json).map_err(|e| match end.truncated {
+                true => "stdout starts with `{` but is not JSON: it was cut at the output cap"
+                    .to_string(),
+                false => format!("stdout starts with `{{` but is not one JSON document: {e}"),
+            })?;
+            return Reply::from_json(&unquote(value)?);
+        }
+        Err(plain) => plain,
+    };
     let text = non_empty(Some(text.to_string()));
     Ok(match (plain_is_context, spec.json_from_stderr) {
         (true, _) => Reply {

@@ -302,6 +302,23 @@ fn lifecycle_caps(name: &str) -> Caps {
 }
 
 impl Spec {
+    /// Whether plain (non-JSON) stdout on exit 0 is context at `event`:
+    /// the event's own contract where the dialect states one
+    /// (docker-agent), else the dialect's `plain_context` list. Stated
+    /// once, for the answer reader and the conformance checker alike.
+    pub(crate) fn plain_is_context(&self, event: &Event) -> bool {
+        match event.caps {
+            Some(caps) => caps.context,
+            None => {
+                let name = match event.target {
+                    Target::Stage(s) => s.as_str(),
+                    Target::Lifecycle(n) => n,
+                };
+                self.plain_context.contains(&name)
+            }
+        }
+    }
+
     /// The row of a native event name.
     pub(crate) fn event(&self, native: &str) -> Option<&'static Event> {
         self.events.iter().find(|e| e.native == native)

@@ -19,9 +19,9 @@ use crate::conformance::report::{Report, Status, Verdict};
 use crate::dialect::Dialect;
 use crate::dialect::contract;
 use crate::dialect::keys;
-use crate::dialect::reply::Reply;
+use crate::dialect::reply::{self, Reply};
 use crate::dialect::spec::{Event, Spec, Target};
-use crate::members::command::{CommandHook, Finished, OUTPUT_CAP, target_name};
+use crate::members::command::{CommandHook, Finished, OUTPUT_CAP};
 use crate::members::neutral;
 
 /// The longest piece of the hook's output quoted in a verdict.
@@ -166,12 +166,10 @@ fn quote(text: &str) -> String {
 /// The text the agent reads as its JSON answer on exit 0, when it reads
 /// one: stdout, or (Gemini CLI) stderr when stdout is empty.
 fn json_text(spec: &Spec, done: &Finished) -> Option<String> {
-    let mut text = done.stdout.text().trim().to_string();
-    if text.is_empty() && spec.json_from_stderr {
-        text = done.stderr.text().trim().to_string();
-    }
-    let json = text.starts_with('{') || (spec.json_from_stderr && text.starts_with('"'));
-    json.then_some(text)
+    let (stdout, stderr) = (done.stdout.text(), done.stderr.text());
+    reply::json_answer(spec, &stdout, &stderr)
+        .ok()
+        .map(str::to_string)
 }
 
 /// On exit 0, a JSON answer is exactly one object, of keys the dialect
@@ -224,11 +222,7 @@ fn one_document(spec: &Spec, text: &str) -> Result<Value, String> {
             ));
         }
     }
-    match value {
-        Value::String(inner) if spec.json_from_stderr => serde_json::from_str(&inner)
-            .map_err(|e| format!("a JSON string that does not hold JSON: {e}")),
-        v => Ok(v),
-    }
+    reply::unquote(value)
 }
 
 /// `continue: false` where the dialect takes it: Codex counts it at its
@@ -336,15 +330,7 @@ fn plain_text(cx: &Ctx<'_>, done: &Finished) -> Verdict {
         return Ok(());
     };
     let (d, native) = (cx.spec.dialect, cx.event.native);
-    let context = cx.event.caps.map_or_else(
-        || {
-            cx.spec
-                .plain_context
-                .contains(&target_name(cx.event.target))
-        },
-        |c| c.context,
-    );
-    if context {
+    if cx.spec.plain_is_context(cx.event) {
         return Ok(());
     }
     let fate = if cx.spec.json_from_stderr {

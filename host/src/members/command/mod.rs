@@ -297,14 +297,7 @@ impl CommandHook {
         if let (Some(c), true, 0) = (caps, self.strict, ending.code) {
             contract::check_strict(&c, call.event.native, &stdout).map_err(protocol)?;
         }
-        let plain = caps.map_or_else(
-            || {
-                self.spec
-                    .plain_context
-                    .contains(&target_name(call.event.target))
-            },
-            |c| c.context,
-        );
+        let plain = self.spec.plain_is_context(call.event);
         let reply = reply::read(self.spec, ending, plain).map_err(|e| match e {
             ReadError::Exit => self.exit_error(done),
             ReadError::Invalid(why) => protocol(why),
@@ -434,14 +427,6 @@ impl CommandHook {
         } else {
             tracing::warn!(hook = %self.name, event, "command hook failed: {error}");
         }
-    }
-}
-
-/// The name a dialect's `plain_context` lists a target under.
-pub(crate) fn target_name(target: Target) -> &'static str {
-    match target {
-        Target::Stage(s) => s.as_str(),
-        Target::Lifecycle(n) => n,
     }
 }
 
