@@ -86,10 +86,9 @@ fn text_of(result: &Value) -> String {
     }
 }
 
-#[test]
-fn claude_code_refuses_the_call_a_relayed_hook_denies() {
-    let (result, tool_results) = session("SCENARIO-RM: clean the build folder");
-    assert_eq!(result["is_error"], false, "{result}");
+/// Asserts that Claude Code refused `rm -rf build` (a permission denial)
+/// and returns the tool result the model got for it.
+fn refused_rm<'a>(result: &Value, tool_results: &'a [Value]) -> &'a Value {
     let denied = result["permission_denials"]
         .as_array()
         .cloned()
@@ -100,9 +99,16 @@ fn claude_code_refuses_the_call_a_relayed_hook_denies() {
             .any(|d| d["tool_input"]["command"] == "rm -rf build"),
         "{result}"
     );
-    let sent = tool_results
+    tool_results
         .first()
-        .unwrap_or_else(|| panic!("no tool result reached the model: {result}"));
+        .unwrap_or_else(|| panic!("no tool result reached the model: {result}"))
+}
+
+#[test]
+fn claude_code_refuses_the_call_a_relayed_hook_denies() {
+    let (result, tool_results) = session("SCENARIO-RM: clean the build folder");
+    assert_eq!(result["is_error"], false, "{result}");
+    let sent = refused_rm(&result, &tool_results);
     assert_eq!(sent["is_error"], true, "{sent}");
     assert!(
         text_of(sent).contains("Blocked: 'rm -rf' is not allowed"),
@@ -164,19 +170,7 @@ fn claude_code_refuses_the_call_a_relayed_prompt_handler_denies() {
         reply_with_judge,
         "SCENARIO-RM: clean the build folder",
     );
-    let denied = result["permission_denials"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    assert!(
-        denied
-            .iter()
-            .any(|d| d["tool_input"]["command"] == "rm -rf build"),
-        "{result}"
-    );
-    let sent = tool_results
-        .first()
-        .unwrap_or_else(|| panic!("no tool result reached the model: {result}"));
+    let sent = refused_rm(&result, &tool_results);
     assert!(
         text_of(sent).contains("JUDGE: rm -rf is destructive"),
         "{sent}"

@@ -17,6 +17,7 @@ pub use crate::policy::quality_gate::QualityGate;
 pub use crate::policy::scope::{Scope, ScopeError};
 
 use super::Defaults;
+use crate::dialect::Dialect;
 
 /// How a hook process is reached. Only stdio exists today; the key is kept
 /// so that PicoClaw configs, which spell it out, load unchanged.
@@ -210,6 +211,13 @@ fn empty_object() -> Value {
 
 pub(super) fn yes() -> bool {
     true
+}
+
+/// The dialect of a hook kind written for any agent (a prompt hook, a
+/// webhook) when it names none: Claude Code's, the format the field
+/// settled on.
+pub(super) fn claude_code() -> Dialect {
+    Dialect::ClaudeCode
 }
 
 impl ProcessConfig {

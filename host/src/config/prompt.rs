@@ -141,7 +141,7 @@ pub struct PromptConfig {
     pub prompt: String,
     /// Whose event names `events` uses and whose event JSON the model
     /// reads; Claude Code's when absent.
-    #[serde(default = "claude")]
+    #[serde(default = "super::hooks::claude_code")]
     pub dialect: Dialect,
     /// The dialect's event names the hook runs for.
     pub events: Vec<String>,
@@ -187,10 +187,6 @@ pub struct PromptConfig {
     /// The quality gate's retries.
     #[serde(default)]
     pub max_retries: Option<u32>,
-}
-
-fn claude() -> Dialect {
-    Dialect::ClaudeCode
 }
 
 /// Why a `[hooks.prompts]` entry cannot be used.

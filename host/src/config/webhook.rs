@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::command::{CommandConfig, CommandConfigError, CommandOnError};
-use super::hooks::yes;
+use super::hooks::{claude_code, yes};
 use super::remote::{EnvError, resolve_headers};
 use crate::dialect::Dialect;
 use crate::observe::redact::display_url;
@@ -81,10 +81,6 @@ pub struct WebhookConfig {
     /// Its quality gate's retries, as for process hooks.
     #[serde(default)]
     pub max_retries: Option<u32>,
-}
-
-fn claude_code() -> Dialect {
-    Dialect::ClaudeCode
 }
 
 /// What a webhook adds to the command hook it runs as: its SSRF
