@@ -195,27 +195,52 @@ pub fn validate_params(stage: Stage, params: &Value) -> Result<(), ParamsError> 
     lifecycle_event(stage, params).map(drop)
 }
 
-/// [`validate_params`], giving the lifecycle event at that stage.
+/// [`validate_params`], giving the lifecycle event at that stage. The
+/// params are checked in place ([`crate::shape`]); only params that do not
+/// fit are decoded, for the decoder's message naming the field.
 fn lifecycle_event(stage: Stage, params: &Value) -> Result<Option<LifecycleEvent>, ParamsError> {
-    let err = |detail: String| ParamsError { stage, detail };
+    if !crate::shape::fits(stage, params) {
+        return Err(ParamsError {
+            stage,
+            detail: decode_error(stage, params),
+        });
+    }
+    let Stage::Lifecycle = stage else {
+        return Ok(None);
+    };
+    let event = params
+        .get("event")
+        .and_then(Value::as_str)
+        .and_then(|name| name.parse::<LifecycleEvent>().ok());
+    match event {
+        Some(event) if event.is_request() => Ok(Some(event)),
+        Some(event) => Err(ParamsError {
+            stage,
+            detail: format!(
+                "event `{event}` is not a request event; it reaches hooks as the runtime event `{}`",
+                event.event_kind()
+            ),
+        }),
+        None => Err(ParamsError {
+            stage,
+            detail: decode_error(stage, params),
+        }),
+    }
+}
+
+/// Why `params` do not decode as `stage`'s typed params, in serde's words.
+fn decode_error(stage: Stage, params: &Value) -> String {
     let res = match stage {
         Stage::BeforeLlm => BeforeLlmParams::deserialize(params).map(drop),
         Stage::AfterLlm => AfterLlmParams::deserialize(params).map(drop),
         Stage::BeforeTool | Stage::ApproveTool => ToolCall::deserialize(params).map(drop),
         Stage::AfterTool => AfterToolParams::deserialize(params).map(drop),
-        Stage::Lifecycle => {
-            let p = LifecycleParams::deserialize(params).map_err(|e| err(e.to_string()))?;
-            if !p.event.is_request() {
-                return Err(err(format!(
-                    "event `{}` is not a request event; it reaches hooks as the runtime event `{}`",
-                    p.event,
-                    p.event.event_kind()
-                )));
-            }
-            return Ok(Some(p.event));
-        }
+        Stage::Lifecycle => LifecycleParams::deserialize(params).map(drop),
     };
-    res.map(|()| None).map_err(|e| err(e.to_string()))
+    match res {
+        Err(e) => e.to_string(),
+        Ok(()) => format!("they do not have the shape of {stage} params"),
+    }
 }
 
 /// Fills in the members the spec says the host always sends (sections 5.2

@@ -41,6 +41,7 @@ pub mod merge_patch;
 pub mod meta;
 pub mod params;
 pub mod schema;
+mod shape;
 pub mod sidecar;
 pub mod stage;
 pub mod time;
