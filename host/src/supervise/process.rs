@@ -137,6 +137,10 @@ impl Connector for ProcessConnector {
                 return Attempt::Stopping;
             }
         };
+        let shaken = match shaken {
+            Err(StartError::HelloFailed { .. }) => exit_instead(&mut live, shaken).await,
+            other => other,
+        };
         match shaken {
             Ok(version) => {
                 peer.set_pid(live.running.pid);
@@ -228,6 +232,15 @@ async fn hello(config: &ProcessConfig, peer: &Peer, conn: &Connection) -> Result
     let (version, result) = accept_hello(&reply)?;
     peer.apply_hello(&result);
     Ok(version)
+}
+
+/// A hello that failed on a pipe: a hook that is exiting closes its pipes
+/// first, and its exit status, which follows within a moment, says more.
+async fn exit_instead(live: &mut Live, failed: Result<u32, StartError>) -> Result<u32, StartError> {
+    match tokio::time::timeout(Duration::from_millis(200), live.running.wait()).await {
+        Ok(status) => Err(StartError::ExitedDuringHello { status }),
+        Err(_) => failed,
+    }
 }
 
 /// A live hook lost one of its pipes. One that is exiting closes them

@@ -1,9 +1,12 @@
 //! One JSON-RPC connection to one running hook process.
 //!
-//! A reader task owns the hook's stdout, a writer task owns its stdin, and
-//! callers meet them through the pending map: a caller registers a oneshot
-//! under a fresh id, hands its line to the writer, and waits with its
-//! deadline; the reader routes each response to the oneshot with its id.
+//! A reader task owns the hook's stdout; the hook's stdin is an
+//! [`Outbox`] that a caller writes to itself when nobody else is writing
+//! (a writer task takes over only what the pipe cannot take at once).
+//! Callers meet the reader through the pending map: a caller registers a
+//! oneshot under a fresh id, sends its line, and waits with its deadline;
+//! the reader routes each response to the oneshot with its id, reading
+//! only the envelope's `id` and the `result` it hands on.
 //! Nothing a hook writes can take the connection down: bad lines, unknown
 //! ids and over-long lines are logged (within a [`LogBudget`], so a flood
 //! of them does not become a flood in the agent's log) and skipped.
@@ -17,8 +20,8 @@ use hookhost_protocol::envelope::{DecodeError, Message};
 use hookhost_protocol::stage::method;
 use hookhost_protocol::{ErrorObject, Id, error_code};
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout_at};
 
@@ -26,20 +29,13 @@ use crate::error::CallError;
 use crate::observe::log_budget::LogBudget;
 use hookhost_protocol::framing::{Line, LineReader};
 
-/// Lines waiting for the writer; a hook that stops reading its stdin makes
-/// senders wait (bounded by their deadlines) instead of growing memory.
-const WRITE_QUEUE: usize = 1024;
+use super::outbox::{Outbox, SendError};
 
 /// What an answer may hold beyond twice the request it answers: the
 /// envelope, the action, and escapes a rewrite adds.
 const REPLY_HEADROOM: usize = 64 * 1024;
 
 type Reply = Result<Value, CallError>;
-
-enum Outgoing {
-    Line(Arc<[u8]>),
-    Close,
-}
 
 struct Pending {
     waiting: HashMap<i64, Waiter>,
@@ -103,7 +99,9 @@ pub struct Connection {
     hook: Arc<str>,
     next_id: AtomicI64,
     pending: Mutex<Pending>,
-    out: mpsc::Sender<Outgoing>,
+    out: Arc<Outbox>,
+    /// The last request line's length, to size the next one's buffer.
+    last_line: AtomicUsize,
     stdout_closed: Notify,
     log_budget: LogBudget,
     /// `max_line_bytes`, the floor of [`Connection::reply_cap`].
@@ -116,7 +114,8 @@ pub struct Connection {
 pub struct ConnectionTasks {
     /// Reads and routes stdout.
     pub reader: JoinHandle<()>,
-    /// Writes stdin.
+    /// Writes to stdin what callers could not write at once; it ends when
+    /// stdin is closed or breaks.
     pub writer: JoinHandle<()>,
 }
 
@@ -132,7 +131,7 @@ impl Connection {
         W: AsyncWrite + Unpin + Send + 'static,
         R: AsyncRead + Unpin + Send + 'static,
     {
-        let (tx, rx) = mpsc::channel(WRITE_QUEUE);
+        let out = Outbox::new(stdin);
         let conn = Arc::new(Connection {
             hook,
             next_id: AtomicI64::new(1),
@@ -141,13 +140,14 @@ impl Connection {
                 sizes: BTreeMap::new(),
                 closed: None,
             }),
-            out: tx,
+            out: out.clone(),
+            last_line: AtomicUsize::new(0),
             stdout_closed: Notify::new(),
             log_budget: LogBudget::default(),
             max_line,
             reply_cap: Arc::new(AtomicUsize::new(max_line)),
         });
-        let writer = tokio::spawn(write_loop(conn.hook.clone(), stdin, rx));
+        let writer = tokio::spawn(out.drive(conn.hook.clone()));
         let reader = tokio::spawn(read_loop(conn.clone(), stdout));
         (conn, ConnectionTasks { reader, writer })
     }
@@ -175,7 +175,7 @@ impl Connection {
     ) -> Reply {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        let line = encode_request(id, method, params);
+        let line = encode_request(id, method, params, &self.last_line);
         {
             let mut p = self.lock();
             if let Some(err) = &p.closed {
@@ -185,11 +185,12 @@ impl Connection {
             self.publish_cap(&p);
         }
         let guard = PendingGuard { conn: self, id };
-        match timeout_at(deadline, self.out.send(Outgoing::Line(line))).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => return Err(self.closed_reason()),
-            Err(_) => return Err(CallError::Timeout(budget)),
+        match self.out.send(&line, deadline).await {
+            Ok(()) => {}
+            Err(SendError::Closed) => return Err(self.stdin_closed()),
+            Err(SendError::Full) => return Err(CallError::Timeout(budget)),
         }
+        drop(line);
         match timeout_at(deadline, rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err(self.closed_reason()),
@@ -204,10 +205,10 @@ impl Connection {
     /// Sends a notification, waiting for room in the write queue until
     /// `deadline`. The line must be a complete encoded message.
     pub async fn notify_line(&self, line: Arc<[u8]>, deadline: Instant) -> Result<(), CallError> {
-        match timeout_at(deadline, self.out.send(Outgoing::Line(line))).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) => Err(self.closed_reason()),
-            Err(_) => Err(CallError::Timeout(Duration::ZERO)),
+        match self.out.send(&line, deadline).await {
+            Ok(()) => Ok(()),
+            Err(SendError::Closed) => Err(self.stdin_closed()),
+            Err(SendError::Full) => Err(CallError::Timeout(Duration::ZERO)),
         }
     }
 
@@ -217,11 +218,7 @@ impl Connection {
             r#"{{"jsonrpc":"2.0","method":"{}","params":{{"id":{id}}}}}"#,
             method::CANCEL_REQUEST
         );
-        if self
-            .out
-            .try_send(Outgoing::Line(line.into_bytes().into()))
-            .is_err()
-        {
+        if self.out.send_now(line.as_bytes()).is_err() {
             tracing::debug!(hook = %self.hook, id, "could not queue $/cancel_request");
         }
     }
@@ -240,6 +237,12 @@ impl Connection {
         let tx = p.remove(id);
         self.publish_cap(&p);
         tx
+    }
+
+    /// Why a line could not be written: the connection's end, when it
+    /// ended, else the hook's stdin is closed.
+    fn stdin_closed(&self) -> CallError {
+        self.lock().closed.clone().unwrap_or(CallError::StdinClosed)
     }
 
     fn closed_reason(&self) -> CallError {
@@ -263,15 +266,12 @@ impl Connection {
         }
     }
 
-    /// Asks the writer to flush what is queued and close the hook's stdin
-    /// (EOF tells the hook to exit). When the queue stays full for `within`
-    /// (a hook that stopped reading), the writer is stopped instead, which
-    /// closes stdin at once.
+    /// Has what is queued written and the hook's stdin closed (EOF tells
+    /// the hook to exit). When that takes longer than `within` (a hook
+    /// that stopped reading), the writer is stopped instead, which drops
+    /// the pipe it holds and so closes stdin at once.
     pub async fn close_stdin(&self, tasks: &ConnectionTasks, within: Duration) {
-        if tokio::time::timeout(within, self.out.send(Outgoing::Close))
-            .await
-            .map_or(true, |sent| sent.is_err())
-        {
+        if !self.out.close(Instant::now() + within).await {
             tasks.writer.abort();
         }
     }
@@ -290,6 +290,9 @@ impl Connection {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
+        if let Some(answer) = PlainAnswer::read(line) {
+            return self.route(Some(Id::Number(answer.id)), Ok(answer.result));
+        }
         match Message::decode(line) {
             Ok(Message::Response(r)) => self.route(r.id, r.payload.map_err(CallError::Rpc)),
             Ok(Message::Request(req)) => {
@@ -304,7 +307,7 @@ impl Connection {
                         format!("the host offers no method {:?}", req.method),
                     )),
                 });
-                let _ = self.out.try_send(Outgoing::Line(reply.encode().into()));
+                let _ = self.out.send_now(&reply.encode());
             }
             Ok(Message::Notification(n)) => {
                 tracing::debug!(hook = %self.hook, method = %n.method, "ignored a notification from the hook");
@@ -364,6 +367,27 @@ impl Connection {
     }
 }
 
+/// The answer nearly every line is, `{"jsonrpc":"2.0","id":N,"result":R}`
+/// and nothing else, read in one pass: only `result` becomes a `Value`.
+/// Anything else (an error, a string id, an extra key, a duplicate) is
+/// left to [`Message::decode`], which judges every message alike.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainAnswer<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a str,
+    id: i64,
+    result: Value,
+}
+
+impl PlainAnswer<'_> {
+    fn read(line: &[u8]) -> Option<PlainAnswer<'_>> {
+        serde_json::from_slice::<PlainAnswer>(line)
+            .ok()
+            .filter(|a| a.jsonrpc == "2.0")
+    }
+}
+
 /// Removes a pending entry when its caller stops waiting for any reason,
 /// including the caller's own future being dropped.
 struct PendingGuard<'a> {
@@ -377,17 +401,39 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-fn encode_request(id: i64, method: &str, params: &Value) -> Arc<[u8]> {
-    let mut line = Vec::with_capacity(128);
+/// The request line, without its newline. Sized from the last one, so a
+/// run of similar calls encodes without growing the buffer.
+fn encode_request(id: i64, method: &str, params: &Value, last: &AtomicUsize) -> Vec<u8> {
+    let mut line = Vec::with_capacity(last.load(Ordering::Relaxed).max(128));
     line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    line.extend_from_slice(id.to_string().as_bytes());
+    line.extend_from_slice(itoa(id, &mut [0; 20]));
     line.extend_from_slice(br#","method":"#);
     // Strings and Values always serialize.
     let _ = serde_json::to_writer(&mut line, method);
     line.extend_from_slice(br#","params":"#);
     let _ = serde_json::to_writer(&mut line, params);
     line.push(b'}');
-    line.into()
+    last.store(line.len() + 16, Ordering::Relaxed);
+    line
+}
+
+/// `n` in decimal, written into `buf`, without allocating.
+fn itoa(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
 }
 
 /// What the log shows of text a hook wrote where it should not: its length
@@ -413,41 +459,6 @@ impl std::fmt::Display for Shown<'_> {
         let more = if cut { "…" } else { "" };
         write!(f, "{prefix:?}{more} ({} bytes)", self.0.len())
     }
-}
-
-async fn write_loop<W: AsyncWrite + Unpin>(
-    hook: Arc<str>,
-    stdin: W,
-    mut rx: mpsc::Receiver<Outgoing>,
-) {
-    let mut w = BufWriter::with_capacity(64 * 1024, stdin);
-    'outer: while let Some(first) = rx.recv().await {
-        let mut next = Some(first);
-        // Write everything already queued, then flush once.
-        while let Some(msg) = next {
-            match msg {
-                Outgoing::Line(line) => {
-                    if let Err(e) = write_line(&mut w, &line).await {
-                        tracing::debug!(%hook, "stdin closed: {e}");
-                        break 'outer;
-                    }
-                }
-                Outgoing::Close => break 'outer,
-            }
-            next = rx.try_recv().ok();
-        }
-        if let Err(e) = w.flush().await {
-            tracing::debug!(%hook, "stdin closed: {e}");
-            break;
-        }
-    }
-    let _ = w.flush().await;
-    let _ = w.shutdown().await;
-}
-
-async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &[u8]) -> std::io::Result<()> {
-    w.write_all(line).await?;
-    w.write_all(b"\n").await
 }
 
 async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, stdout: R) {

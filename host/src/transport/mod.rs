@@ -4,4 +4,5 @@
 //! chains or policies.
 
 pub(crate) mod connection;
+mod outbox;
 pub(crate) mod spawn;
