@@ -39,6 +39,8 @@ pub mod hello;
 pub mod lifecycle;
 pub mod merge_patch;
 pub mod meta;
+#[cfg(feature = "io")]
+pub mod outbox;
 pub mod params;
 pub mod schema;
 mod shape;

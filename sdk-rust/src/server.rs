@@ -4,8 +4,9 @@
 //! envelope is read with borrowed fields, and `params` stays raw text until
 //! the handler deserializes it straight into its typed params. Each request
 //! then runs as a task of its own, so a slow approval never holds up a
-//! before_tool. Answers go through one writer task that drains whatever is
-//! ready and writes it with one `write` and one flush.
+//! before_tool. A finished task writes its answer to stdout itself when
+//! nothing else is being written ([`Outbox`]); only what the pipe cannot
+//! take at once waits for the writer task, which writes it in one go.
 //!
 //! Method dispatch goes through the jsonrpsee [`RpcModule`] that module
 //! `dispatch` builds for every transport: it maps method names to the typed
@@ -30,13 +31,14 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use hookhost_protocol::envelope::{ErrorObject, Id, error_code};
+use hookhost_protocol::outbox::{Outbox, SendError};
 use hookhost_protocol::stage::method;
 use jsonrpsee_core::server::{ConnectionId, Extensions, MethodCallback, MethodResponse, RpcModule};
 use jsonrpsee_types::Params;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::oneshot;
 
 use crate::dispatch::{
     CANCELLED, DRAIN_GRACE, EventQueue, FLUSH_GRACE, build_module, cancel_target, jsonrpsee_id,
@@ -44,8 +46,9 @@ use crate::dispatch::{
 };
 use crate::hook::Hook;
 
-/// The most answers gathered into one write.
-const WRITE_BATCH: usize = 256;
+/// How long an answer waits for room in stdout's queue: as long as the
+/// host takes to read it (the host gives up on its own deadlines).
+const ANSWER_WAIT: Duration = Duration::from_secs(24 * 3600);
 
 /// Serves `hook` over any byte streams: requests are read from `input`, one
 /// JSON-RPC message per line, and answers written to `output`.
@@ -82,15 +85,15 @@ where
 {
     let hook = Arc::new(hook);
     let module = build_module(hook.clone()).map_err(io::Error::other)?;
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(write_loop(out_rx, output));
+    let out = Outbox::new(output);
+    tokio::spawn(write_loop(out.clone()));
     // Ends when the server drops its queue below, after draining it.
     let (event_queue, events) = EventQueue::start(hook, std::future::pending());
     let server = Server {
         module,
         inflight: Arc::new(Mutex::new(HashMap::new())),
         generation: AtomicU64::new(0),
-        out: out_tx,
+        out: out.clone(),
         events: event_queue,
     };
 
@@ -118,13 +121,10 @@ where
     }
     // Dropping the cancel senders stops every request task still running.
     lock(&server.inflight).clear();
-    let Server {
-        out, events: ev, ..
-    } = server;
+    let Server { events: ev, .. } = server;
     drop(ev);
     let _ = tokio::time::timeout_at(deadline, events).await;
-    drop(out);
-    let _ = tokio::time::timeout(FLUSH_GRACE, writer).await;
+    out.close(tokio::time::Instant::now() + FLUSH_GRACE).await;
     read_result
 }
 
@@ -136,7 +136,7 @@ struct Server<H: Hook> {
     module: RpcModule<H>,
     inflight: Inflight,
     generation: AtomicU64,
-    out: mpsc::UnboundedSender<Box<str>>,
+    out: Arc<Outbox>,
     events: EventQueue,
 }
 
@@ -278,7 +278,7 @@ impl<H: Hook> Server<H> {
                     &panic_message(&*panic),
                 ),
             };
-            let _ = out.send(line);
+            let _ = out.send(line.as_bytes(), answer_deadline()).await;
         });
     }
 
@@ -307,8 +307,15 @@ impl<H: Hook> Server<H> {
         }
     }
 
+    /// Answers an error from the reader: written at once when there is
+    /// room, else by a task of its own that waits for room, so the reader
+    /// never waits and no answer is lost.
     fn reply_error(&self, id: Option<&Id>, code: i64, message: &str) {
-        let _ = self.out.send(error_line(id, code, message));
+        let line = error_line(id, code, message);
+        if self.out.send_now(line.as_bytes()) == Err(SendError::Full) {
+            let out = self.out.clone();
+            tokio::spawn(async move { out.send(line.as_bytes(), answer_deadline()).await });
+        }
     }
 }
 
@@ -376,27 +383,16 @@ fn error_line(id: Option<&Id>, code: i64, message: &str) -> Box<str> {
         .into_boxed_str()
 }
 
-/// Writes answers as they come: everything ready goes out in one write,
-/// then one flush, so a burst of answers costs one syscall, not one each.
-async fn write_loop<W: AsyncWrite + Unpin>(mut rx: mpsc::UnboundedReceiver<Box<str>>, mut w: W) {
-    let mut ready: Vec<Box<str>> = Vec::with_capacity(WRITE_BATCH);
-    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
-    while rx.recv_many(&mut ready, WRITE_BATCH).await > 0 {
-        buf.clear();
-        for line in ready.drain(..) {
-            buf.extend_from_slice(line.as_bytes());
-            buf.push(b'\n');
-        }
-        if let Err(e) = async {
-            w.write_all(&buf).await?;
-            w.flush().await
-        }
-        .await
-        {
-            eprintln!("hookhost-sdk: cannot write answers, stopping the writer: {e}");
-            return;
-        }
+/// Writes what the answering tasks could not write at once; says so on
+/// stderr when stdout breaks (the host then restarts the hook).
+async fn write_loop(out: Arc<Outbox>) {
+    if let Err(e) = out.drive().await {
+        eprintln!("hookhost-sdk: cannot write answers, stopping the writer: {e}");
     }
+}
+
+fn answer_deadline() -> tokio::time::Instant {
+    tokio::time::Instant::now() + ANSWER_WAIT
 }
 
 #[cfg(test)]

@@ -3,12 +3,16 @@
 
 use std::sync::Arc;
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 
 use super::budget::Charge;
 use super::session::{Inbound, Session};
 use super::{MAX_REQUEST_BYTES, Sidecar};
 use hookhost::protocol::framing::{Line, LineReader};
+use hookhost::protocol::outbox::Outbox;
+
+/// How long the last answers may take to be written once input ends.
+const WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Serves one connection until `input` ends, then waits for every request
 /// read so far to be answered and written. The host is not shut down here.
@@ -18,20 +22,9 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let pool = sidecar.bytes.clone();
-    let (mut session, mut rx) = Session::new(sidecar);
-    let writer = tokio::spawn(async move {
-        let mut out = BufWriter::new(output);
-        while let Some(answer) = rx.recv().await {
-            out.write_all(&answer.bytes).await?;
-            out.write_all(b"\n").await?;
-            // Flush once the queue is empty, not per line, so a burst of
-            // answers goes out in one write.
-            if rx.is_empty() {
-                out.flush().await?;
-            }
-        }
-        out.flush().await
-    });
+    let out = Outbox::new(output);
+    let writer = tokio::spawn(out.clone().drive());
+    let mut session = Session::over_lines(sidecar, out.clone());
     let mut reader = LineReader::new(
         BufReader::with_capacity(64 * 1024, input),
         MAX_REQUEST_BYTES,
@@ -53,5 +46,13 @@ where
         }
     }
     session.finish().await;
-    writer.await.map_err(std::io::Error::other)?
+    // Every answer is written or queued: have the queue written, then the
+    // stream closed. The writer's result says whether writing failed.
+    out.close(tokio::time::Instant::now() + WRITE_WAIT).await;
+    match tokio::time::timeout(WRITE_WAIT, writer).await {
+        Ok(joined) => joined.map_err(std::io::Error::other)?,
+        Err(_) => Err(std::io::Error::other(
+            "the agent stopped reading its answers",
+        )),
+    }
 }

@@ -1,11 +1,15 @@
 //! One agent connection, whatever carries it: a task per request, the
-//! answers queued for the transport's one writer, and the bytes each
-//! request holds until its answer is written.
+//! answers written by the task that has one (over a line stream) or
+//! queued for the transport's one writer (WebSocket frames), and the
+//! bytes each request holds until its answer is handed on.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use hookhost_protocol::envelope::{DecodeError, Message, Response};
+use hookhost_protocol::envelope::{DecodeError, Message};
+use hookhost_protocol::outbox::Outbox;
 use hookhost_protocol::{ErrorObject, Id, error_code};
+use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -13,8 +17,61 @@ use tokio::task::JoinSet;
 use super::budget::{self, Charge, Pool};
 use super::{BUSY, MAX_IN_FLIGHT, MAX_REQUEST_BYTES, Sidecar};
 
+/// One response line (no newline), encoded from borrowed parts: the
+/// verdict is not copied into an envelope first.
 pub(super) fn response(id: Option<Id>, payload: Result<Value, ErrorObject>) -> Vec<u8> {
-    Message::Response(Response { id, payload }).encode()
+    #[derive(Serialize)]
+    struct Wire<'a> {
+        jsonrpc: &'static str,
+        id: &'a Option<Id>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a ErrorObject>,
+    }
+    let wire = Wire {
+        jsonrpc: "2.0",
+        id: &id,
+        result: payload.as_ref().ok(),
+        error: payload.as_ref().err(),
+    };
+    // Values, ids and error objects always serialize.
+    serde_json::to_vec(&wire).unwrap_or_default()
+}
+
+/// How long an answer waits for room on a line stream: as long as the
+/// agent takes to read; requests stop being read meanwhile
+/// ([`MAX_IN_FLIGHT`], the byte budgets).
+const ANSWER_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// Where a session's answers go.
+#[derive(Clone)]
+enum Answers {
+    /// To the transport's writer (WebSocket frames).
+    Queue(mpsc::Sender<Answer>),
+    /// Straight onto the line stream, by whoever has the answer.
+    Lines(Arc<Outbox>),
+}
+
+impl Answers {
+    /// Hands an answer on; its request's bytes are released once it is
+    /// written or queued.
+    async fn send(&self, bytes: Vec<u8>, charge: Charge) {
+        match self {
+            Answers::Queue(tx) => {
+                let _ = tx
+                    .send(Answer {
+                        bytes,
+                        _charge: charge,
+                    })
+                    .await;
+            }
+            Answers::Lines(out) => {
+                let deadline = tokio::time::Instant::now() + ANSWER_WAIT;
+                let _ = out.send(&bytes, deadline).await;
+            }
+        }
+    }
 }
 
 /// One answer on its way out, holding the bytes its request was charged
@@ -41,33 +98,37 @@ pub(super) enum Inbound<'a> {
 /// out of the queue; everything else is the same over stdio and WebSocket.
 pub(super) struct Session {
     sidecar: Arc<Sidecar>,
-    answers: mpsc::Sender<Answer>,
+    answers: Answers,
     running: JoinSet<()>,
     /// This session's bytes in flight ([`budget::SESSION_BYTES`]).
     bytes: Pool,
 }
 
 impl Session {
+    /// A session whose answers are queued for the transport's writer.
     pub(super) fn new(sidecar: Arc<Sidecar>) -> (Session, mpsc::Receiver<Answer>) {
         let (answers, rx) = mpsc::channel::<Answer>(MAX_IN_FLIGHT);
-        let session = Session {
+        (Session::with(sidecar, Answers::Queue(answers)), rx)
+    }
+
+    /// A session over a line stream: each answer is written by the task
+    /// that has it when nothing else is being written.
+    pub(super) fn over_lines(sidecar: Arc<Sidecar>, out: Arc<Outbox>) -> Session {
+        Session::with(sidecar, Answers::Lines(out))
+    }
+
+    fn with(sidecar: Arc<Sidecar>, answers: Answers) -> Session {
+        Session {
             sidecar,
             answers,
             running: JoinSet::new(),
             bytes: Pool::new(budget::SESSION_BYTES),
-        };
-        (session, rx)
+        }
     }
 
     async fn reply(&self, id: Option<Id>, error: ErrorObject) {
         let bytes = response(id, Err(error));
-        let _ = self
-            .answers
-            .send(Answer {
-                bytes,
-                _charge: Charge::default(),
-            })
-            .await;
+        self.answers.send(bytes, Charge::default()).await;
     }
 
     /// Whether requests of this session are still running.
@@ -125,12 +186,7 @@ impl Session {
                     let params = req.params.unwrap_or(Value::Null);
                     let reply = sidecar.call(&req.method, params).await;
                     let bytes = response(Some(req.id), reply);
-                    let _ = tx
-                        .send(Answer {
-                            bytes,
-                            _charge: charge,
-                        })
-                        .await;
+                    tx.send(bytes, charge).await;
                 });
             }
             Ok(Message::Notification(n)) if n.method == "host.emit" => {

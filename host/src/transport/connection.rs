@@ -29,7 +29,7 @@ use crate::error::CallError;
 use crate::observe::log_budget::LogBudget;
 use hookhost_protocol::framing::{Line, LineReader};
 
-use super::outbox::{Outbox, SendError};
+use hookhost_protocol::outbox::{Outbox, SendError};
 
 /// What an answer may hold beyond twice the request it answers: the
 /// envelope, the action, and escapes a rewrite adds.
@@ -147,7 +147,12 @@ impl Connection {
             max_line,
             reply_cap: Arc::new(AtomicUsize::new(max_line)),
         });
-        let writer = tokio::spawn(out.drive(conn.hook.clone()));
+        let hook = conn.hook.clone();
+        let writer = tokio::spawn(async move {
+            if let Err(e) = out.drive().await {
+                tracing::debug!(%hook, "stdin closed: {e}");
+            }
+        });
         let reader = tokio::spawn(read_loop(conn.clone(), stdout));
         (conn, ConnectionTasks { reader, writer })
     }
@@ -187,8 +192,8 @@ impl Connection {
         let guard = PendingGuard { conn: self, id };
         match self.out.send(&line, deadline).await {
             Ok(()) => {}
-            Err(SendError::Closed) => return Err(self.stdin_closed()),
             Err(SendError::Full) => return Err(CallError::Timeout(budget)),
+            Err(_) => return Err(self.stdin_closed()),
         }
         drop(line);
         match timeout_at(deadline, rx).await {
@@ -207,8 +212,8 @@ impl Connection {
     pub async fn notify_line(&self, line: Arc<[u8]>, deadline: Instant) -> Result<(), CallError> {
         match self.out.send(&line, deadline).await {
             Ok(()) => Ok(()),
-            Err(SendError::Closed) => Err(self.stdin_closed()),
             Err(SendError::Full) => Err(CallError::Timeout(Duration::ZERO)),
+            Err(_) => Err(self.stdin_closed()),
         }
     }
 

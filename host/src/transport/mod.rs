@@ -4,5 +4,4 @@
 //! chains or policies.
 
 pub(crate) mod connection;
-mod outbox;
 pub(crate) mod spawn;

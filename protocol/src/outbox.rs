@@ -1,11 +1,12 @@
-//! A hook's stdin, shared by every caller. A caller that finds nobody
-//! writing writes its line itself, at once, in the poll that sends it: no
-//! queue, no wake-up of another task, no copy. Only what the pipe does not
-//! take right away (a full pipe buffer, a line already queued before it)
-//! is queued, in order, for the writer task, which owns the pipe while it
-//! waits for room. So lines never interleave and keep their order, and a
-//! caller's future can be dropped at any await without tearing a line:
-//! the direct write never waits.
+//! The write side of a line stream (a hook's stdin, the sidecar's and a
+//! Rust SDK hook's stdout), shared by every sender. A sender that finds
+//! nobody writing writes its line itself, at once, in the poll that sends
+//! it: no queue, no wake-up of another task, no copy. Only what the pipe
+//! does not take right away (a full pipe buffer, a line already queued
+//! before it) is queued, in order, for the writer task, which owns the
+//! pipe while it waits for room. So lines never interleave and keep their
+//! order, and a sender's future can be dropped at any await without
+//! tearing a line: the direct write never waits.
 
 use std::io::IoSlice;
 use std::pin::Pin;
@@ -25,16 +26,19 @@ const QUEUE_BYTES: usize = 1 << 20;
 type Pipe = Pin<Box<dyn AsyncWrite + Send>>;
 
 /// Why a line was not sent.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum SendError {
-    /// The pipe broke, or stdin was closed on purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SendError {
+    /// The pipe broke, or it was closed on purpose.
+    #[error("the stream is closed")]
     Closed,
-    /// No room before the deadline: the hook is not reading.
+    /// No room before the deadline: the reader is not reading.
+    #[error("no room before the deadline: the other side is not reading")]
     Full,
 }
 
-/// The write side of one connection.
-pub(crate) struct Outbox {
+/// The write side of one line stream; share it in an `Arc`.
+pub struct Outbox {
     state: Mutex<State>,
     /// Wakes the writer task: something was queued, or stdin should close.
     work: Notify,
@@ -50,19 +54,23 @@ struct State {
     queued: Vec<u8>,
     /// No more lines are taken: stdin closes once `queued` is written.
     closing: bool,
-    /// Writing failed (the hook closed its stdin), or the writer is done.
+    /// Writing failed (the reader closed its end), or the writer is done.
     over: bool,
+    /// How a sender's own write failed, for the writer task to report.
+    failed: Option<std::io::ErrorKind>,
 }
 
 impl Outbox {
-    /// An outbox over `pipe`; run [`Outbox::drive`] as its writer task.
-    pub(crate) fn new<W: AsyncWrite + Send + 'static>(pipe: W) -> Arc<Outbox> {
+    /// An outbox over `pipe`; run [`Outbox::drive`] as its writer task
+    /// (nothing queued is written without it).
+    pub fn new<W: AsyncWrite + Send + 'static>(pipe: W) -> Arc<Outbox> {
         Arc::new(Outbox {
             state: Mutex::new(State {
                 pipe: Some(Box::pin(pipe)),
                 queued: Vec::new(),
                 closing: false,
                 over: false,
+                failed: None,
             }),
             work: Notify::new(),
             progress: Notify::new(),
@@ -77,7 +85,7 @@ impl Outbox {
 
     /// Sends `line` (a newline is added), waiting for room until
     /// `deadline`.
-    pub(crate) async fn send(&self, line: &[u8], deadline: Instant) -> Result<(), SendError> {
+    pub async fn send(&self, line: &[u8], deadline: Instant) -> Result<(), SendError> {
         loop {
             let progress = self.progress.notified();
             tokio::pin!(progress);
@@ -92,7 +100,7 @@ impl Outbox {
     }
 
     /// Sends `line` now or never: a full queue refuses it.
-    pub(crate) fn send_now(&self, line: &[u8]) -> Result<(), SendError> {
+    pub fn send_now(&self, line: &[u8]) -> Result<(), SendError> {
         self.try_send(line).unwrap_or(Err(SendError::Full))
     }
 
@@ -111,8 +119,9 @@ impl Outbox {
         let written = match (s.queued.is_empty(), s.pipe.as_mut()) {
             (true, Some(pipe)) => match write_now(pipe, &parts) {
                 Ok(n) => n,
-                Err(_) => {
+                Err(e) => {
                     s.over = true;
+                    s.failed = Some(e.kind());
                     drop(s);
                     self.work.notify_one();
                     return Some(Err(SendError::Closed));
@@ -130,7 +139,7 @@ impl Outbox {
 
     /// Stops taking lines and has stdin closed once what is queued is
     /// written. Waits at most until `deadline` for that; whether it ended.
-    pub(crate) async fn close(&self, deadline: Instant) -> bool {
+    pub async fn close(&self, deadline: Instant) -> bool {
         loop {
             let progress = self.progress.notified();
             tokio::pin!(progress);
@@ -149,10 +158,10 @@ impl Outbox {
         }
     }
 
-    /// The writer task: writes what callers queued, and closes stdin when
-    /// asked. It ends when the pipe breaks or stdin is closed, dropping the
-    /// pipe if it holds it.
-    pub(crate) async fn drive(self: Arc<Outbox>, hook: Arc<str>) {
+    /// The writer task: writes what senders queued, and shuts the pipe
+    /// down when asked ([`Outbox::close`]). It ends when the pipe breaks
+    /// (the error) or is closed, dropping the pipe if it holds it.
+    pub async fn drive(self: Arc<Outbox>) -> std::io::Result<()> {
         let mut batch = Vec::new();
         loop {
             let (mut pipe, closing) = match self.take_work(&mut batch) {
@@ -160,7 +169,10 @@ impl Outbox {
                     self.work.notified().await;
                     continue;
                 }
-                Work::Over => break,
+                Work::Over(failed) => {
+                    self.end();
+                    return failed.map_or(Ok(()), |kind| Err(kind.into()));
+                }
                 Work::Write(pipe, closing) => (pipe, closing),
             };
             let written = async {
@@ -169,9 +181,9 @@ impl Outbox {
             }
             .await;
             batch.clear();
-            if let Err(e) = written {
-                tracing::debug!(%hook, "stdin closed: {e}");
-                break;
+            if written.is_err() {
+                self.end();
+                return written;
             }
             if closing && self.lock().queued.is_empty() {
                 let _ = pipe.shutdown().await;
@@ -180,6 +192,11 @@ impl Outbox {
             self.lock().pipe = Some(pipe);
             self.progress.notify_waiters();
         }
+        self.end();
+        Ok(())
+    }
+
+    fn end(&self) {
         self.lock().over = true;
         self.progress.notify_waiters();
     }
@@ -190,7 +207,7 @@ impl Outbox {
         if s.over {
             // A direct write found the pipe broken: drop it with the task.
             s.pipe = None;
-            return Work::Over;
+            return Work::Over(s.failed);
         }
         if s.queued.is_empty() && !s.closing {
             return Work::Wait;
@@ -207,8 +224,8 @@ impl Outbox {
 enum Work {
     /// Nothing to write: wait to be woken.
     Wait,
-    /// The pipe broke.
-    Over,
+    /// The pipe broke under a sender (how), or the writer is done.
+    Over(Option<std::io::ErrorKind>),
     /// Write the batch through the pipe, then close it if `true`.
     Write(Pipe, bool),
 }
@@ -265,7 +282,7 @@ mod tests {
     fn outbox(room: usize) -> (Arc<Outbox>, tokio::io::DuplexStream) {
         let (ours, theirs) = tokio::io::duplex(room);
         let out = Outbox::new(ours);
-        tokio::spawn(out.clone().drive("t".into()));
+        tokio::spawn(out.clone().drive());
         (out, theirs)
     }
 
@@ -356,13 +373,14 @@ mod tests {
     async fn a_closed_pipe_fails_the_sender_and_ends_the_writer() {
         let (ours, theirs) = tokio::io::duplex(64);
         let out = Outbox::new(ours);
-        let writer = tokio::spawn(out.clone().drive("t".into()));
+        let writer = tokio::spawn(out.clone().drive());
         drop(theirs);
         assert_eq!(out.send(b"hello", soon(1000)).await, Err(SendError::Closed));
         tokio::time::timeout(Duration::from_secs(5), writer)
             .await
             .expect("the writer ended")
-            .expect("no panic");
+            .expect("no panic")
+            .expect_err("the pipe broke");
     }
 
     #[test]
