@@ -1,4 +1,5 @@
-//! The comparison harness: `cargo run --release -p hookhost-bench -- [--quick]`.
+//! The comparison harness: `cargo run --release -p hookhost-bench -- [--quick]
+//! [--scaling-only]`.
 //!
 //! In one run it measures the same before_tool work (a ~300-byte params
 //! object answered `continue`) over these paths:
@@ -21,14 +22,22 @@
 //! 10. its command hook as `hookhost relay` (the release binary spawned
 //!     per call) forwarding to `hookhost serve --socket`;
 //! 11. the same event to row 4's Python guard spawned per call, as these
-//!     agents run hooks today (module `agents`).
+//!     agents run hooks today (module `agents`);
+//! 12. hookhost to `py_echo.py`, the least a Python hook can be (stdlib
+//!     json, no SDK), started as row 3's hook is: row 3's baseline;
+//! 13. row 2's hook alone, driven by the harness over a raw pipe pair (the
+//!     hello by hand, then before_tool lines, answers matched by id): the
+//!     Rust SDK's own cost, without the host (module `raw`, with row 1).
 //!
 //! For each: sequential latency (p50, p99, max) and throughput with 1, 8
-//! and 64 calls in flight, each also as a ratio to the floor. Then the
-//! start-up of 10 Python hooks beside 10 bare interpreter starts, and the
-//! host's RSS with those hooks idle and under load, measured in a fresh
-//! child process so that the earlier rows do not inflate it, and the
-//! sidecar's start-up and memory.
+//! and 64 calls in flight, each also as a ratio to the floor. Every host
+//! the harness starts is checked (module `checks`): each hook ready and in
+//! a process of its own, and after the row every hook counts every call,
+//! none failed, none restarted. Then the start-up of 10 Python hooks beside
+//! 10 bare interpreter starts, and the host's RSS with those hooks idle and
+//! under load, measured in a fresh child process so that the earlier rows
+//! do not inflate it, and the sidecar's start-up and memory. Issue 22's
+//! targets are ratios between rows of the same run (module `report`).
 //!
 //! It prints a table and writes it to `BENCHMARKS.md` (a `--quick` run
 //! writes `target/BENCHMARKS-quick.md` instead, so that it never replaces a
@@ -52,6 +61,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
 mod agents;
+mod checks;
 mod probe;
 mod raw;
 mod report;
@@ -69,6 +79,10 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 type Res<T> = Result<T, Error>;
 
 const IN_FLIGHT: [usize; 3] = [1, 8, 64];
+const RUST_ROW: &str = "2. hookhost → Rust SDK hook";
+const PYTHON_ROW: &str = "3. hookhost → Python SDK hook";
+const SIDECAR_ROW: &str = "6. sidecar: agent → `hookhost serve` → Rust SDK hook";
+const PY_ECHO_ROW: &str = "12. hookhost → minimal Python echo hook (stdlib json, no SDK)";
 
 /// How much work a run does.
 #[derive(Clone, Copy)]
@@ -281,6 +295,8 @@ async fn measure_rows(paths: &Paths, plan: Plan) -> Res<(Vec<Row>, SidecarFigure
     rows.push(step("9 Claude HTTP hook", agents::http_row(paths, plan)).await?);
     rows.push(step("10 Claude relay", agents::relay_row(paths, plan)).await?);
     rows.push(step("11 Claude python hook", agents::python_row(paths, plan)).await?);
+    rows.push(step("12 → Python echo hook", python_echo_row(paths, plan)).await?);
+    rows.push(step("13 Rust SDK alone, raw pipe", raw::sdk_row(paths, plan)).await?);
     Ok((rows, sidecar))
 }
 
@@ -358,6 +374,17 @@ enum Target {
 }
 
 impl Target {
+    /// `n` sequential calls, each timed, in nanoseconds.
+    async fn samples(&self, n: usize) -> Res<Vec<u64>> {
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            self.call().await?;
+            samples.push(t.elapsed().as_nanos() as u64);
+        }
+        Ok(samples)
+    }
+
     async fn call(&self) -> Res<()> {
         match self {
             Target::Host(host, params) => {
@@ -420,28 +447,43 @@ async fn measure(
     n: usize,
     window: Duration,
 ) -> Res<Row> {
+    Ok(measure_counted(name, target, warmup, n, window).await?.0)
+}
+
+/// [`measure`], with how many calls were made in all.
+async fn measure_counted(
+    name: &'static str,
+    target: &Target,
+    warmup: usize,
+    n: usize,
+    window: Duration,
+) -> Res<(Row, u64)> {
     for _ in 0..warmup {
         target.call().await?;
     }
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        target.call().await?;
-        samples.push(t.elapsed().as_nanos() as u64);
-    }
+    let latency = Latency::of(target.samples(n).await?);
+    let mut calls = (warmup + n) as u64;
     let mut throughput = [0.0; 3];
     for (i, n) in IN_FLIGHT.iter().enumerate() {
-        throughput[i] = concurrent(target, *n, window).await?;
+        let (rate, done) = concurrent_counted(target, *n, window).await?;
+        throughput[i] = rate;
+        calls += done;
     }
-    Ok(Row {
+    let row = Row {
         name,
-        latency: Latency::of(samples),
+        latency,
         throughput,
-    })
+    };
+    Ok((row, calls))
 }
 
 /// `tasks` callers each calling in a loop for `window`; calls per second.
 async fn concurrent(target: &Target, tasks: usize, window: Duration) -> Res<f64> {
+    Ok(concurrent_counted(target, tasks, window).await?.0)
+}
+
+/// [`concurrent`], with how many calls were made.
+async fn concurrent_counted(target: &Target, tasks: usize, window: Duration) -> Res<(f64, u64)> {
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let end = start + window;
@@ -459,7 +501,8 @@ async fn concurrent(target: &Target, tasks: usize, window: Duration) -> Res<f64>
     while let Some(r) = set.join_next().await {
         r??;
     }
-    Ok(done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64())
+    let done = done.load(Ordering::Relaxed);
+    Ok((done as f64 / start.elapsed().as_secs_f64(), done))
 }
 
 fn one_hook_config(paths: &Paths, command: Vec<String>) -> Config {
@@ -471,26 +514,27 @@ fn one_hook_config(paths: &Paths, command: Vec<String>) -> Config {
     config
 }
 
+/// A row through a host started from `config`; every hook in it must have
+/// answered every call, none failed, each in a process of its own.
 async fn host_row(name: &'static str, config: Config, plan: Plan) -> Res<Row> {
+    let hooks = config.processes.len() + config.remotes.len();
     let host = Host::start(config).await;
-    if let Some(f) = host.start_failures().first() {
-        host.shutdown().await;
-        return Err(format!("the hook did not start: {}", f.error).into());
+    let measured = async {
+        checks::ready(&host, hooks)?;
+        let target = Target::Host(host.clone(), Arc::new(params()));
+        let (row, calls) =
+            measure_counted(name, &target, plan.warmup, plan.sequential, plan.window).await?;
+        checks::every_call(&host, calls)?;
+        Ok(row)
     }
-    let target = Target::Host(host.clone(), Arc::new(params()));
-    let row = measure(name, &target, plan.warmup, plan.sequential, plan.window).await;
+    .await;
     host.shutdown().await;
-    row
+    measured
 }
 
 async fn rust_row(paths: &Paths, plan: Plan) -> Res<Row> {
     let command = vec![paths.bin("bench-hook").display().to_string()];
-    host_row(
-        "2. hookhost → Rust SDK hook",
-        one_hook_config(paths, command),
-        plan,
-    )
-    .await
+    host_row(RUST_ROW, one_hook_config(paths, command), plan).await
 }
 
 /// Rows 7 and 8: the hook of row 2 as a network service on loopback,
@@ -532,12 +576,17 @@ async fn python_row(paths: &Paths, plan: Plan) -> Res<Row> {
         paths.python.clone(),
         paths.script("py_hook.py").display().to_string(),
     ];
-    host_row(
-        "3. hookhost → Python SDK hook",
-        one_hook_config(paths, command),
-        plan,
-    )
-    .await
+    host_row(PYTHON_ROW, one_hook_config(paths, command), plan).await
+}
+
+/// Row 12: row 3's path to `py_echo.py`, the least a Python hook can be
+/// (stdlib json, no SDK), started the same way.
+async fn python_echo_row(paths: &Paths, plan: Plan) -> Res<Row> {
+    let command = vec![
+        paths.python.clone(),
+        paths.script("py_echo.py").display().to_string(),
+    ];
+    host_row(PY_ECHO_ROW, one_hook_config(paths, command), plan).await
 }
 
 async fn oneshot_row(paths: &Paths, plan: Plan) -> Res<Row> {

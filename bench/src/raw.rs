@@ -1,55 +1,197 @@
-//! Row 1, the floor: raw lines over a pipe pair to `bench-floor`, no
-//! hookhost in between.
+//! Rows 1 and 13: a child driven over a raw pipe pair by the harness
+//! itself, no hookhost in between.
+//!
+//! 1. the floor: `bench-floor` echoes each line back;
+//! 13. the Rust SDK alone: `bench-hook` (row 2's hook) spawned by the
+//!     harness, the `hook.hello` exchange done by hand, then before_tool
+//!     request lines, the params pre-encoded once and a fresh integer id
+//!     per line, each answer matched to its request by id and checked to
+//!     be `continue`.
+//!
+//! Both are driven the same way ([`Pipe`]): sequential calls for latency,
+//! then 1, 8 and 64 lines kept outstanding for throughput.
 
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::{IN_FLIGHT, Latency, Paths, Plan, Res, Row, params};
 
-/// The floor: raw lines over a pipe pair to `bench-floor`.
-struct Floor {
+pub(super) const FLOOR_ROW: &str = "1. floor: Rust echo child, raw pipe";
+pub(super) const SDK_ROW: &str = "13. Rust SDK hook alone: raw pipe driver → `bench-hook`";
+
+/// What one kind of child is sent and what it must answer.
+pub(super) trait Wire {
+    /// The next request line, newline included.
+    fn request(&mut self) -> &[u8];
+    /// Checks one answer line (newline included).
+    fn answer(&mut self, line: &[u8]) -> Res<()>;
+}
+
+/// The floor's: the same line every time, echoed back.
+pub(super) struct Echo {
+    line: Vec<u8>,
+}
+
+impl Echo {
+    /// Echoes of `params` serialized as one line.
+    pub(super) fn of(params: &Value) -> Res<Echo> {
+        let mut line = serde_json::to_vec(params)?;
+        line.push(b'\n');
+        Ok(Echo { line })
+    }
+}
+
+impl Wire for Echo {
+    fn request(&mut self) -> &[u8] {
+        &self.line
+    }
+
+    fn answer(&mut self, line: &[u8]) -> Res<()> {
+        if line.len() == self.line.len() {
+            return Ok(());
+        }
+        Err(format!(
+            "the floor echoed {} bytes for a {}-byte line",
+            line.len(),
+            self.line.len()
+        )
+        .into())
+    }
+}
+
+/// Row 13's: `hook.before_tool` requests with fresh integer ids around
+/// params encoded once; answers matched by id.
+struct BeforeTool {
+    /// The line up to the id.
+    head: Vec<u8>,
+    /// The line after the id: method, params, newline.
+    tail: Vec<u8>,
+    line: Vec<u8>,
+    next_id: u64,
+    outstanding: HashSet<u64>,
+}
+
+/// An answer line, as far as the driver reads it.
+#[derive(serde::Deserialize)]
+struct RawAnswer {
+    id: Option<u64>,
+    result: Option<Action>,
+    error: Option<Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct Action {
+    action: String,
+}
+
+impl BeforeTool {
+    fn new(params: &Value) -> Res<BeforeTool> {
+        let mut tail = b",\"method\":\"hook.before_tool\",\"params\":".to_vec();
+        serde_json::to_writer(&mut tail, params)?;
+        tail.extend_from_slice(b"}\n");
+        Ok(BeforeTool {
+            head: b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec(),
+            tail,
+            line: Vec::with_capacity(512),
+            // Id 0 was the hello's.
+            next_id: 1,
+            outstanding: HashSet::with_capacity(128),
+        })
+    }
+}
+
+impl Wire for BeforeTool {
+    fn request(&mut self) -> &[u8] {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.outstanding.insert(id);
+        self.line.clear();
+        self.line.extend_from_slice(&self.head);
+        // Writing to a Vec cannot fail.
+        let _ = write!(self.line, "{id}");
+        self.line.extend_from_slice(&self.tail);
+        &self.line
+    }
+
+    fn answer(&mut self, line: &[u8]) -> Res<()> {
+        let answer: RawAnswer = serde_json::from_slice(line)
+            .map_err(|e| format!("bench-hook wrote a line that is not a response ({e})"))?;
+        let id = answer.id.ok_or("bench-hook answered without an id")?;
+        if !self.outstanding.remove(&id) {
+            return Err(format!("bench-hook answered id {id}, which is not outstanding").into());
+        }
+        match (answer.result, answer.error) {
+            (Some(r), None) if r.action == "continue" => Ok(()),
+            (Some(r), None) => Err(format!("expected continue, got {}", r.action).into()),
+            (_, error) => Err(format!("bench-hook answered an error: {error:?}").into()),
+        }
+    }
+}
+
+/// A child on a pipe pair, driven line by line.
+pub(super) struct Pipe<W> {
     child: Child,
     w: BufWriter<ChildStdin>,
     r: BufReader<ChildStdout>,
-    line: Vec<u8>,
+    wire: W,
     buf: Vec<u8>,
 }
 
-impl Floor {
-    fn start(paths: &Paths) -> Res<Floor> {
-        let mut child = Command::new(paths.bin("bench-floor"))
+impl<W: Wire> Pipe<W> {
+    /// Spawns `program` with its stdin and stdout ours.
+    pub(super) fn spawn(program: &Path, wire: W) -> Res<Pipe<W>> {
+        let mut child = Command::new(program)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()?;
         let w = BufWriter::with_capacity(64 * 1024, child.stdin.take().ok_or("no stdin")?);
         let r = BufReader::with_capacity(64 * 1024, child.stdout.take().ok_or("no stdout")?);
-        let mut line = serde_json::to_vec(&params())?;
-        line.push(b'\n');
-        Ok(Floor {
+        Ok(Pipe {
             child,
             w,
             r,
-            line,
+            wire,
             buf: Vec::with_capacity(1024),
         })
     }
 
-    async fn read_one(&mut self) -> Res<()> {
+    /// Reads one line into `buf`.
+    async fn read_line(&mut self) -> Res<()> {
         self.buf.clear();
         if self.r.read_until(b'\n', &mut self.buf).await? == 0 {
-            return Err("the floor child closed its stdout".into());
+            return Err("the child closed its stdout".into());
         }
         Ok(())
     }
 
+    async fn read_one(&mut self) -> Res<()> {
+        self.read_line().await?;
+        self.wire.answer(&self.buf)
+    }
+
     async fn call(&mut self) -> Res<()> {
-        self.w.write_all(&self.line).await?;
+        self.w.write_all(self.wire.request()).await?;
         self.w.flush().await?;
         self.read_one().await
+    }
+
+    /// `n` sequential calls, each timed, in nanoseconds.
+    pub(super) async fn samples(&mut self, n: usize) -> Res<Vec<u64>> {
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            self.call().await?;
+            samples.push(t.elapsed().as_nanos() as u64);
+        }
+        Ok(samples)
     }
 
     /// Keeps `in_flight` lines outstanding for `window`; calls per second.
@@ -60,7 +202,7 @@ impl Floor {
         loop {
             if Instant::now() < end {
                 while outstanding < in_flight {
-                    self.w.write_all(&self.line).await?;
+                    self.w.write_all(self.wire.request()).await?;
                     outstanding += 1;
                 }
                 self.w.flush().await?;
@@ -80,28 +222,79 @@ impl Floor {
         }
         Ok(done as f64 / start.elapsed().as_secs_f64())
     }
+
+    /// Closes the child's stdin; it must exit 0 within 5 s.
+    pub(super) async fn close(self) -> Res<()> {
+        let Pipe { mut child, w, .. } = self;
+        drop(w);
+        match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
+            Ok(status) => match status? {
+                s if s.success() => Ok(()),
+                s => Err(format!("the child exited with {s}").into()),
+            },
+            Err(_) => {
+                let _ = child.kill().await;
+                Err("the child did not exit within 5 s of end of input".into())
+            }
+        }
+    }
 }
 
-pub(super) async fn floor_row(paths: &Paths, plan: Plan) -> Res<Row> {
-    let mut f = Floor::start(paths)?;
+/// A warm-up, sequential latency, then throughput at each in-flight level;
+/// the child is closed after.
+async fn pipe_row<W: Wire>(name: &'static str, mut pipe: Pipe<W>, plan: Plan) -> Res<Row> {
     for _ in 0..plan.warmup {
-        f.call().await?;
+        pipe.call().await?;
     }
-    let mut samples = Vec::with_capacity(plan.sequential);
-    for _ in 0..plan.sequential {
-        let t = Instant::now();
-        f.call().await?;
-        samples.push(t.elapsed().as_nanos() as u64);
-    }
+    let latency = Latency::of(pipe.samples(plan.sequential).await?);
     let mut throughput = [0.0; 3];
     for (i, n) in IN_FLIGHT.iter().enumerate() {
-        throughput[i] = f.pipelined(*n, plan.window).await?;
+        throughput[i] = pipe.pipelined(*n, plan.window).await?;
     }
-    drop(f.w);
-    let _ = f.child.wait().await;
+    pipe.close().await?;
     Ok(Row {
-        name: "1. floor: Rust echo child, raw pipe",
-        latency: Latency::of(samples),
+        name,
+        latency,
         throughput,
     })
+}
+
+/// Row 1.
+pub(super) async fn floor_row(paths: &Paths, plan: Plan) -> Res<Row> {
+    let pipe = Pipe::spawn(&paths.bin("bench-floor"), Echo::of(&params())?)?;
+    pipe_row(FLOOR_ROW, pipe, plan).await
+}
+
+/// Row 13.
+pub(super) async fn sdk_row(paths: &Paths, plan: Plan) -> Res<Row> {
+    let mut pipe = Pipe::spawn(&paths.bin("bench-hook"), BeforeTool::new(&params())?)?;
+    hello(&mut pipe).await?;
+    pipe_row(SDK_ROW, pipe, plan).await
+}
+
+/// The handshake as the host does it (spec/protocol.md §4): `hook.hello`
+/// with id 0 before anything else; the answer must declare before_tool.
+async fn hello(pipe: &mut Pipe<BeforeTool>) -> Res<()> {
+    let request = json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "hook.hello",
+        "params": {"name": "bench", "version": 1, "host": {"name": "hookhost-bench", "version": "0"}}
+    });
+    let mut line = serde_json::to_vec(&request)?;
+    line.push(b'\n');
+    pipe.w.write_all(&line).await?;
+    pipe.w.flush().await?;
+    let read = tokio::time::timeout(Duration::from_secs(5), pipe.read_line()).await;
+    read.map_err(|_| "bench-hook did not answer hook.hello within 5 s")??;
+    let answer: Value = serde_json::from_slice(&pipe.buf)?;
+    let declared = &answer["result"]["intercept"];
+    if answer["id"] == 0
+        && declared
+            .as_array()
+            .is_some_and(|a| a.contains(&json!("before_tool")))
+    {
+        return Ok(());
+    }
+    Err(format!("bench-hook's hello answer does not declare before_tool: {answer}").into())
 }

@@ -14,7 +14,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use super::probe::memory_of;
-use super::{Paths, Plan, Res, Row, Target, measure, params};
+use super::{Paths, Plan, Res, Row, SIDECAR_ROW, Target, measure, params};
 
 /// What row 6 measures besides latency and throughput.
 #[derive(Default)]
@@ -166,6 +166,7 @@ pub(super) fn write_hook_config(paths: &Paths, dir: &Path) -> Res<()> {
         "hooks": {
             "processes": {
                 "bench": {
+                    "enabled": true,
                     "command": [paths.bin("bench-hook")],
                     "dir": paths.bench_dir,
                     "intercept": ["before_tool"]
@@ -224,7 +225,7 @@ pub(super) async fn sidecar_row(
         target.call().await?;
         figures.ready_ms = t.elapsed().as_secs_f64() * 1e3;
         let row = measure(
-            "6. sidecar: agent → `hookhost serve` → Rust SDK hook",
+            SIDECAR_ROW,
             &target,
             plan.warmup,
             plan.sequential,
