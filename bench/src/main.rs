@@ -62,14 +62,19 @@ use tokio::process::Command;
 
 mod agents;
 mod checks;
+mod events;
 mod probe;
 mod raw;
 mod report;
+mod scaling;
+mod scaling_report;
 mod sidecar;
+mod svg;
 
-use probe::{probe_main, run_probe};
+use probe::{Probe, probe_main, run_probe};
 use raw::floor_row;
-use report::{micros, ratio, render, write_report};
+use report::{ROWS_BLOCK, SCALING_BLOCK, micros, ratio, render, write_report};
+use scaling::{ScalePlan, Scaling};
 use sidecar::{
     SidecarClient, SidecarFigures, sidecar_config, sidecar_row, spawn_sidecar, stop_sidecar,
     write_hook_config,
@@ -79,6 +84,17 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 type Res<T> = Result<T, Error>;
 
 const IN_FLIGHT: [usize; 3] = [1, 8, 64];
+const USAGE: &str = "\
+usage: cargo run --release -p hookhost-bench -- [--quick] [--scaling-only] [--out FILE]
+Compares hookhost with a raw pipe, one-shot command hooks and rmcp, and
+Claude Code's ways to reach it (HTTP hook, `hookhost relay`) with a Python hook per call
+(rows 1 to 13), then measures how its costs scale (chain length, params size, hooks
+configured, runtime events). Prints the tables and writes them to BENCHMARKS.md, the
+curves to BENCHMARKS-scaling.svg beside it (--quick: target/BENCHMARKS-quick.md and
+target/BENCHMARKS-quick-scaling.svg).
+  --quick         fewer calls, shorter windows: to see that it works, not for figures
+  --scaling-only  the scaling section alone (its block and its SVG; the rows' block is kept)
+  --out FILE      write FILE instead (the SVG beside it, FILE's stem + -scaling.svg)";
 const RUST_ROW: &str = "2. hookhost → Rust SDK hook";
 const PYTHON_ROW: &str = "3. hookhost → Python SDK hook";
 const SIDECAR_ROW: &str = "6. sidecar: agent → `hookhost serve` → Rust SDK hook";
@@ -88,6 +104,8 @@ const PY_ECHO_ROW: &str = "12. hookhost → minimal Python echo hook (stdlib jso
 #[derive(Clone, Copy)]
 struct Plan {
     quick: bool,
+    /// `--scaling-only`: the scaling section alone.
+    scaling_only: bool,
     /// Sequential calls per row (all but those spawning per call).
     sequential: usize,
     /// Sequential calls of the rows spawning a process per call (4, 10, 11).
@@ -100,15 +118,20 @@ struct Plan {
     oneshot_window: Duration,
     /// Start-up repetitions (the median is reported).
     startup_reps: usize,
-    /// The load window of the RSS measurement.
+    /// The load window of the RSS measurements.
     load_window: Duration,
+    /// The scaling section's.
+    scale: ScalePlan,
 }
 
 impl Plan {
-    fn new(quick: bool) -> Plan {
+    fn new(quick: bool, scaling_only: bool) -> Plan {
+        let scale = ScalePlan::new(quick);
         if quick {
             Plan {
                 quick,
+                scaling_only,
+                scale,
                 sequential: 2_000,
                 oneshot_sequential: 50,
                 warmup: 200,
@@ -120,6 +143,8 @@ impl Plan {
         } else {
             Plan {
                 quick,
+                scaling_only,
+                scale,
                 sequential: 20_000,
                 oneshot_sequential: 300,
                 warmup: 1_000,
@@ -206,20 +231,16 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let result = if args.first().map(String::as_str) == Some("--probe") {
-        runtime.block_on(probe_main(&args[1..]))
-    } else if args.first().map(String::as_str) == Some("--profile") {
-        runtime.block_on(profile_main(&args[1..]))
-    } else if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!(
-            "usage: cargo run --release -p hookhost-bench -- [--quick] [--out FILE]\n\
-             Compares hookhost with a raw pipe, one-shot command hooks and rmcp, and\n\
-             Claude Code's ways to reach it (HTTP hook, `hookhost relay`) with a Python hook per call;\n\
-             prints a table and writes it to BENCHMARKS.md (--quick: target/BENCHMARKS-quick.md)."
-        );
-        Ok(())
-    } else {
-        runtime.block_on(run(&args))
+    let rest = args.get(1..).unwrap_or_default();
+    let result = match args.first().map(String::as_str) {
+        Some("--probe") => runtime.block_on(probe_main(rest)),
+        Some("--probe-hooks") => runtime.block_on(probe::hooks_probe_main(rest)),
+        Some("--profile") => runtime.block_on(profile_main(rest)),
+        _ if args.iter().any(|a| a == "-h" || a == "--help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => runtime.block_on(run(&args)),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -230,48 +251,62 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// What the command line asks for.
+struct Options {
+    quick: bool,
+    scaling_only: bool,
+    out: Option<PathBuf>,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Res<Options> {
+        let mut o = Options {
+            quick: false,
+            scaling_only: false,
+            out: None,
+        };
+        let mut args = args.iter();
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--quick" => o.quick = true,
+                "--scaling-only" => o.scaling_only = true,
+                "--out" => o.out = Some(args.next().ok_or("--out needs a FILE")?.into()),
+                other => return Err(format!("unknown argument {other:?}\n{USAGE}").into()),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// What the rows measured, with the probe's figures.
+struct Rows {
+    rows: Vec<Row>,
+    sidecar: SidecarFigures,
+    probe: Probe,
+}
+
 async fn run(args: &[String]) -> Res<()> {
-    let quick = args.iter().any(|a| a == "--quick");
-    let out_arg = args
-        .iter()
-        .position(|a| a == "--out")
-        .and_then(|i| args.get(i + 1))
-        .map(PathBuf::from);
-    let plan = Plan::new(quick);
+    let options = Options::parse(args)?;
+    let plan = Plan::new(options.quick, options.scaling_only);
     let began = Instant::now();
     let bench_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let root = bench_dir.parent().unwrap_or(&bench_dir).to_path_buf();
-    let bins = ensure_helpers(&root)?;
-    let python = resolve_python()?;
     let paths = Paths {
+        bins: ensure_helpers(&root)?,
+        python: resolve_python()?,
         bench_dir,
-        bins,
-        python,
     };
-    println!(
-        "hookhost-bench{}: {} sequential calls per row ({} one-shot), {} ms throughput windows",
-        if quick { " --quick (a short run)" } else { "" },
-        plan.sequential,
-        plan.oneshot_sequential,
-        plan.window.as_millis()
-    );
-    println!("python: {}", paths.python);
-
-    let (rows, sidecar) = measure_rows(&paths, plan).await?;
-    eprint!("  startup and RSS probe ...");
-    let probe = run_probe(&paths, plan).await?;
-    eprintln!(" done");
-
-    let report = render(&rows, &probe, &sidecar, plan, began.elapsed());
-    println!("\n{report}");
-    let out = out_arg.unwrap_or_else(|| {
-        if quick {
-            root.join("target").join("BENCHMARKS-quick.md")
-        } else {
-            root.join("BENCHMARKS.md")
-        }
+    announce(plan, &paths);
+    let rows = match plan.scaling_only {
+        true => None,
+        false => Some(measure_all(&paths, plan).await?),
+    };
+    let scaling = scaling::measure(&paths, plan).await?;
+    let out = options.out.unwrap_or_else(|| match plan.quick {
+        true => root.join("target").join("BENCHMARKS-quick.md"),
+        false => root.join("BENCHMARKS.md"),
     });
-    write_report(&out, &report)?;
+    write_all(&out, rows, &scaling, plan, began.elapsed())?;
     println!(
         "wrote {} ({:.1} s)",
         out.display(),
@@ -280,7 +315,66 @@ async fn run(args: &[String]) -> Res<()> {
     Ok(())
 }
 
-/// Rows 1 to 11, in order, and what row 6 measured besides.
+fn announce(plan: Plan, paths: &Paths) {
+    let mut flags = String::new();
+    if plan.quick {
+        flags += " --quick (a short run)";
+    }
+    if plan.scaling_only {
+        flags += " --scaling-only";
+    }
+    println!(
+        "hookhost-bench{flags}: {} sequential calls per row ({} one-shot), {} ms throughput windows",
+        plan.sequential,
+        plan.oneshot_sequential,
+        plan.window.as_millis()
+    );
+    println!("python: {}", paths.python);
+}
+
+/// Rows 1 to 13 and the start-up and RSS probe.
+async fn measure_all(paths: &Paths, plan: Plan) -> Res<Rows> {
+    let (rows, sidecar) = measure_rows(paths, plan).await?;
+    eprint!("  startup and RSS probe ...");
+    let probe = run_probe(paths, plan).await?;
+    eprintln!(" done");
+    Ok(Rows {
+        rows,
+        sidecar,
+        probe,
+    })
+}
+
+/// Prints the blocks and writes them to `out`, the SVG beside it.
+fn write_all(
+    out: &Path,
+    rows: Option<Rows>,
+    scaling: &Scaling,
+    plan: Plan,
+    took: Duration,
+) -> Res<()> {
+    let stem = out
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("BENCHMARKS");
+    let svg_name = format!("{stem}-scaling.svg");
+    let mut blocks = Vec::new();
+    if let Some(r) = rows {
+        let report = render(&r.rows, &r.probe, &r.sidecar, plan, (took, scaling.took));
+        println!("\n{report}");
+        blocks.push((ROWS_BLOCK, report));
+    }
+    let section = scaling_report::render(scaling, plan, &svg_name);
+    println!("\n{section}");
+    blocks.push((SCALING_BLOCK, section));
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(out.with_file_name(&svg_name), scaling_report::plot(scaling))?;
+    write_report(out, &blocks)
+}
+
+/// Rows 1 to 13, in order, and what row 6 measured besides.
 async fn measure_rows(paths: &Paths, plan: Plan) -> Res<(Vec<Row>, SidecarFigures)> {
     let mut rows = Vec::new();
     rows.push(step("1 floor", floor_row(paths, plan)).await?);

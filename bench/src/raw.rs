@@ -34,9 +34,16 @@ pub(super) trait Wire {
     fn answer(&mut self, line: &[u8]) -> Res<()>;
 }
 
-/// The floor's: the same line every time, echoed back.
+/// `bench-floor --ack`'s answer to every line (as in `bench_floor.rs`).
+pub(super) const ACK: &[u8] =
+    b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"action\":\"continue\"}}\n";
+
+/// The floor's: the same line every time, echoed back (or, from
+/// `bench-floor --ack`, answered [`ACK`]).
 pub(super) struct Echo {
     line: Vec<u8>,
+    /// How long each answer must be.
+    answer: usize,
 }
 
 impl Echo {
@@ -44,7 +51,17 @@ impl Echo {
     pub(super) fn of(params: &Value) -> Res<Echo> {
         let mut line = serde_json::to_vec(params)?;
         line.push(b'\n');
-        Ok(Echo { line })
+        let answer = line.len();
+        Ok(Echo { line, answer })
+    }
+
+    /// `params` as one line, each answered [`ACK`] (`bench-floor --ack`).
+    pub(super) fn acked(params: &Value) -> Res<Echo> {
+        let echo = Echo::of(params)?;
+        Ok(Echo {
+            answer: ACK.len(),
+            ..echo
+        })
     }
 }
 
@@ -54,13 +71,14 @@ impl Wire for Echo {
     }
 
     fn answer(&mut self, line: &[u8]) -> Res<()> {
-        if line.len() == self.line.len() {
+        if line.len() == self.answer {
             return Ok(());
         }
         Err(format!(
-            "the floor echoed {} bytes for a {}-byte line",
+            "the floor answered {} bytes to a {}-byte line, not {}",
             line.len(),
-            self.line.len()
+            self.line.len(),
+            self.answer
         )
         .into())
     }
@@ -145,9 +163,10 @@ pub(super) struct Pipe<W> {
 }
 
 impl<W: Wire> Pipe<W> {
-    /// Spawns `program` with its stdin and stdout ours.
-    pub(super) fn spawn(program: &Path, wire: W) -> Res<Pipe<W>> {
+    /// Spawns `program` with `args`, its stdin and stdout ours.
+    pub(super) fn spawn(program: &Path, args: &[&str], wire: W) -> Res<Pipe<W>> {
         let mut child = Command::new(program)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -261,13 +280,13 @@ async fn pipe_row<W: Wire>(name: &'static str, mut pipe: Pipe<W>, plan: Plan) ->
 
 /// Row 1.
 pub(super) async fn floor_row(paths: &Paths, plan: Plan) -> Res<Row> {
-    let pipe = Pipe::spawn(&paths.bin("bench-floor"), Echo::of(&params())?)?;
+    let pipe = Pipe::spawn(&paths.bin("bench-floor"), &[], Echo::of(&params())?)?;
     pipe_row(FLOOR_ROW, pipe, plan).await
 }
 
 /// Row 13.
 pub(super) async fn sdk_row(paths: &Paths, plan: Plan) -> Res<Row> {
-    let mut pipe = Pipe::spawn(&paths.bin("bench-hook"), BeforeTool::new(&params())?)?;
+    let mut pipe = Pipe::spawn(&paths.bin("bench-hook"), &[], BeforeTool::new(&params())?)?;
     hello(&mut pipe).await?;
     pipe_row(SDK_ROW, pipe, plan).await
 }

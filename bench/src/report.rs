@@ -10,8 +10,22 @@ use super::raw::{FLOOR_ROW, SDK_ROW};
 use super::sidecar::SidecarFigures;
 use super::{PY_ECHO_ROW, PYTHON_ROW, Plan, RUST_ROW, Res, Row, SIDECAR_ROW, agents, params};
 
-const GENERATED_BEGIN: &str = "<!-- hookhost-bench: generated, begin -->";
-const GENERATED_END: &str = "<!-- hookhost-bench: generated, end -->";
+/// A generated block: its begin and end markers, and the heading it gets
+/// when a file has no such block yet.
+pub(super) type Block = (&'static str, &'static str, &'static str);
+
+/// The rows, the lines under them and the targets.
+pub(super) const ROWS_BLOCK: Block = (
+    "<!-- hookhost-bench: generated, begin -->",
+    "<!-- hookhost-bench: generated, end -->",
+    "",
+);
+/// The scaling section's tables and plot.
+pub(super) const SCALING_BLOCK: Block = (
+    "<!-- hookhost-bench: scaling, begin -->",
+    "<!-- hookhost-bench: scaling, end -->",
+    "## Scaling\n\n",
+);
 
 pub(super) fn micros(ns: u64) -> String {
     let us = ns as f64 / 1e3;
@@ -87,7 +101,7 @@ pub(super) fn render(
     probe: &Probe,
     sidecar: &SidecarFigures,
     plan: Plan,
-    took: Duration,
+    (took, scaling): (Duration, Duration),
 ) -> String {
     let mut s = header(plan);
     s += &work(plan);
@@ -98,20 +112,34 @@ pub(super) fn render(
     s += &agents::summary(rows, plan);
     s += &rows_12_13(rows);
     s += &targets_table(rows, probe);
-    s += &format!("\nThe run took {:.0} s.\n", took.as_secs_f64());
+    s += &format!(
+        "\nThe run took {:.0} s, the scaling section below {:.0} s of it.\n",
+        took.as_secs_f64(),
+        scaling.as_secs_f64()
+    );
     s
 }
 
 /// The command, the machine and the date.
 pub(super) fn header(plan: Plan) -> String {
     let m = machine();
-    let (command, quick) = if plan.quick {
-        (
-            "cargo run --release -p hookhost-bench -- --quick",
-            " (a QUICK run: fewer calls, shorter windows)",
-        )
-    } else {
-        ("cargo run --release -p hookhost-bench", "")
+    let flags: Vec<&str> = [
+        (plan.quick, "--quick"),
+        (plan.scaling_only, "--scaling-only"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect();
+    let command = match flags.is_empty() {
+        true => "cargo run --release -p hookhost-bench".to_string(),
+        false => format!(
+            "cargo run --release -p hookhost-bench -- {}",
+            flags.join(" ")
+        ),
+    };
+    let quick = match plan.quick {
+        true => " (a QUICK run: fewer calls, shorter windows)",
+        false => "",
     };
     format!(
         "Command: `{command}`{quick}  \n\
@@ -256,47 +284,64 @@ fn targets(rows: &[Row], probe: &Probe) -> Vec<Target> {
     targets
 }
 
+/// What a ratio target compares: the 64-in-flight rate (at least `k`×
+/// the baseline's) or the p50 (at most `k`×).
+#[derive(Clone, Copy)]
+enum Compare {
+    Rate,
+    P50,
+}
+
+/// Issue 22's: (what, row, baseline, comparison, factor).
+const RATIO_TARGETS: [(&str, &str, &str, Compare, f64); 5] = [
+    (
+        "hookhost → Rust (row 2), 64 in flight: ≥ 0.30× the floor's rate",
+        RUST_ROW,
+        FLOOR_ROW,
+        Compare::Rate,
+        0.30,
+    ),
+    (
+        "hookhost → Rust (row 2) p50 ≤ 1.5× the floor's p50",
+        RUST_ROW,
+        FLOOR_ROW,
+        Compare::P50,
+        1.5,
+    ),
+    (
+        "hookhost → Python SDK (row 3), 64 in flight: ≥ 0.6× the stdlib echo hook's (row 12)",
+        PYTHON_ROW,
+        PY_ECHO_ROW,
+        Compare::Rate,
+        0.6,
+    ),
+    (
+        "sidecar (row 6) p50 ≤ 1.5× hookhost → Rust (row 2) p50",
+        SIDECAR_ROW,
+        RUST_ROW,
+        Compare::P50,
+        1.5,
+    ),
+    (
+        "Rust SDK alone (row 13), 64 in flight: ≥ 0.5× the floor's rate",
+        SDK_ROW,
+        FLOOR_ROW,
+        Compare::Rate,
+        0.5,
+    ),
+];
+
 /// Issue 22's: each row against a baseline measured in the same run.
 fn ratio_targets(rows: &[Row]) -> Vec<Target> {
-    let by = |n| find(rows, n);
     let mut out = Vec::new();
-    if let (Some(fl), Some(rust)) = (by(FLOOR_ROW), by(RUST_ROW)) {
-        out.push(at_least(
-            "hookhost → Rust (row 2), 64 in flight: ≥ 0.30× the floor's rate",
-            rust,
-            fl,
-            0.30,
-        ));
-        out.push(p50_within(
-            "hookhost → Rust (row 2) p50 ≤ 1.5× the floor's p50",
-            rust,
-            fl,
-            1.5,
-        ));
-    }
-    if let (Some(py), Some(echo)) = (by(PYTHON_ROW), by(PY_ECHO_ROW)) {
-        out.push(at_least(
-            "hookhost → Python SDK (row 3), 64 in flight: ≥ 0.6× the stdlib echo hook's (row 12)",
-            py,
-            echo,
-            0.6,
-        ));
-    }
-    if let (Some(side), Some(rust)) = (by(SIDECAR_ROW), by(RUST_ROW)) {
-        out.push(p50_within(
-            "sidecar (row 6) p50 ≤ 1.5× hookhost → Rust (row 2) p50",
-            side,
-            rust,
-            1.5,
-        ));
-    }
-    if let (Some(fl), Some(sdk)) = (by(FLOOR_ROW), by(SDK_ROW)) {
-        out.push(at_least(
-            "Rust SDK alone (row 13), 64 in flight: ≥ 0.5× the floor's rate",
-            sdk,
-            fl,
-            0.5,
-        ));
+    for (what, row, base, compare, k) in RATIO_TARGETS {
+        let (Some(row), Some(base)) = (find(rows, row), find(rows, base)) else {
+            continue;
+        };
+        out.push(match compare {
+            Compare::Rate => at_least(what, row, base, k),
+            Compare::P50 => p50_within(what, row, base, k),
+        });
     }
     out
 }
@@ -370,27 +415,47 @@ fn oneshot_targets(rows: &[Row]) -> Vec<Target> {
     ]
 }
 
-/// Writes the generated block, keeping whatever surrounds it in an
-/// existing file.
-pub(super) fn write_report(path: &Path, report: &str) -> Res<()> {
-    let block = format!("{GENERATED_BEGIN}\n{report}{GENERATED_END}\n");
-    let text = match std::fs::read_to_string(path) {
-        Ok(old) => match (old.find(GENERATED_BEGIN), old.find(GENERATED_END)) {
-            (Some(a), Some(b)) if a < b => {
-                let tail = &old[b + GENERATED_END.len()..];
-                format!(
-                    "{}{block}{}",
-                    &old[..a],
-                    tail.strip_prefix('\n').unwrap_or(tail)
-                )
-            }
-            _ => format!("# Benchmarks\n\n{block}"),
-        },
-        Err(_) => format!("# Benchmarks\n\n{block}"),
+/// Writes each generated block in place of its old copy, keeping whatever
+/// surrounds it; a block the file lacks is added at its end, under its
+/// heading.
+pub(super) fn write_report(path: &Path, blocks: &[(Block, String)]) -> Res<()> {
+    let mut text = match std::fs::read_to_string(path) {
+        Ok(old) => old,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "# Benchmarks\n".into(),
+        Err(e) => return Err(format!("{}: {e}", path.display()).into()),
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+    for (block, content) in blocks {
+        text = upsert(&text, *block, content);
     }
     std::fs::write(path, text)?;
     Ok(())
+}
+
+/// `text` with the block between `begin` and `end` replaced by `content`,
+/// or added at the end.
+fn upsert(text: &str, (begin, end, heading): Block, content: &str) -> String {
+    let block = format!("{begin}\n{content}{end}\n");
+    match (text.find(begin), text.find(end)) {
+        (Some(a), Some(b)) if a < b => {
+            let tail = &text[b + end.len()..];
+            let tail = tail.strip_prefix('\n').unwrap_or(tail);
+            format!("{}{block}{tail}", &text[..a])
+        }
+        _ => format!("{}\n\n{heading}{block}", text.trim_end()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_is_replaced_in_place_and_a_missing_one_added() {
+        let old = "# B\n\nintro\n<!-- hookhost-bench: generated, begin -->\nold\n<!-- hookhost-bench: generated, end -->\nprose\n";
+        let new = upsert(old, ROWS_BLOCK, "new\n");
+        assert_eq!(new, old.replace("old\n", "new\n"));
+        let both = upsert(&new, SCALING_BLOCK, "curves\n");
+        assert!(both.starts_with(&new.trim_end().to_string()));
+        assert!(both.ends_with("prose\n\n## Scaling\n\n<!-- hookhost-bench: scaling, begin -->\ncurves\n<!-- hookhost-bench: scaling, end -->\n"));
+    }
 }
