@@ -39,10 +39,18 @@
 //! do not inflate it, and the sidecar's start-up and memory. Issue 22's
 //! targets are ratios between rows of the same run (module `report`).
 //!
-//! It prints a table and writes it to `BENCHMARKS.md` (a `--quick` run
-//! writes `target/BENCHMARKS-quick.md` instead, so that it never replaces a
-//! full run's figures). Text outside the generated block of an existing
-//! file is kept.
+//! Then the scaling section (module `scaling`): chain length, params
+//! size, hooks configured and runtime events, as tables and as curves in
+//! a hand-built SVG (module `svg`). `--scaling-only` measures that section
+//! alone.
+//!
+//! It prints the tables and writes them to `BENCHMARKS.md`, in two
+//! generated blocks (the rows', the scaling section's), and the curves to
+//! `BENCHMARKS-scaling.svg` beside it. A `--quick` run writes
+//! `target/BENCHMARKS-quick.md` and `target/BENCHMARKS-quick-scaling.svg`
+//! instead, so that it never replaces a full run's figures. Text outside
+//! the generated blocks of an existing file is kept, and a
+//! `--scaling-only` run leaves the rows' block as it was.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -467,16 +475,32 @@ enum Target {
     Sidecar(Arc<SidecarClient>, Arc<Value>),
 }
 
+/// Something called one call at a time: a [`Target`], a [`raw::Pipe`].
+trait Call {
+    async fn call_once(&mut self) -> Res<()>;
+}
+
+/// `n` sequential calls, each timed, in nanoseconds.
+async fn samples(caller: &mut impl Call, n: usize) -> Res<Vec<u64>> {
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        caller.call_once().await?;
+        samples.push(t.elapsed().as_nanos() as u64);
+    }
+    Ok(samples)
+}
+
+impl Call for Target {
+    async fn call_once(&mut self) -> Res<()> {
+        self.call().await
+    }
+}
+
 impl Target {
     /// `n` sequential calls, each timed, in nanoseconds.
     async fn samples(&self, n: usize) -> Res<Vec<u64>> {
-        let mut samples = Vec::with_capacity(n);
-        for _ in 0..n {
-            let t = Instant::now();
-            self.call().await?;
-            samples.push(t.elapsed().as_nanos() as u64);
-        }
-        Ok(samples)
+        samples(&mut self.clone(), n).await
     }
 
     async fn call(&self) -> Res<()> {

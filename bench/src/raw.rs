@@ -204,13 +204,7 @@ impl<W: Wire> Pipe<W> {
 
     /// `n` sequential calls, each timed, in nanoseconds.
     pub(super) async fn samples(&mut self, n: usize) -> Res<Vec<u64>> {
-        let mut samples = Vec::with_capacity(n);
-        for _ in 0..n {
-            let t = Instant::now();
-            self.call().await?;
-            samples.push(t.elapsed().as_nanos() as u64);
-        }
-        Ok(samples)
+        super::samples(self, n).await
     }
 
     /// Keeps `in_flight` lines outstanding for `window`; calls per second.
@@ -244,17 +238,30 @@ impl<W: Wire> Pipe<W> {
 
     /// Closes the child's stdin; it must exit 0 within 5 s.
     pub(super) async fn close(self) -> Res<()> {
-        let Pipe { mut child, w, .. } = self;
+        let Pipe { child, w, .. } = self;
         drop(w);
-        match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
-            Ok(status) => match status? {
-                s if s.success() => Ok(()),
-                s => Err(format!("the child exited with {s}").into()),
-            },
-            Err(_) => {
-                let _ = child.kill().await;
-                Err("the child did not exit within 5 s of end of input".into())
-            }
+        exits_after_eof(child, "the child", Duration::from_secs(5)).await
+    }
+}
+
+impl<W: Wire> super::Call for Pipe<W> {
+    async fn call_once(&mut self) -> Res<()> {
+        self.call().await
+    }
+}
+
+/// Waits for `child`, whose stdin was just closed, to exit 0 within
+/// `grace`; kills it if it does not.
+pub(super) async fn exits_after_eof(mut child: Child, who: &str, grace: Duration) -> Res<()> {
+    match tokio::time::timeout(grace, child.wait()).await {
+        Ok(status) => match status? {
+            s if s.success() => Ok(()),
+            s => Err(format!("{who} exited with {s}").into()),
+        },
+        Err(_) => {
+            let _ = child.kill().await;
+            let s = grace.as_secs();
+            Err(format!("{who} did not exit within {s} s of end of input").into())
         }
     }
 }

@@ -172,11 +172,16 @@ pub(super) fn plot(s: &Scaling) -> String {
     )
 }
 
-fn series(name: &str, points: Vec<(f64, f64)>) -> Series {
+/// A series over `points`: `x` of each against `y`.
+fn series<P>(name: &str, points: &[P], x: fn(&P) -> f64, y: impl Fn(&P) -> f64) -> Series {
     Series {
         name: name.into(),
-        points,
+        points: points.iter().map(|p| (x(p), y(p))).collect(),
     }
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
 }
 
 fn panel(title: &str, x: (&str, bool), y: (&str, bool), series: Vec<Series>) -> Panel {
@@ -192,15 +197,13 @@ fn panel(title: &str, x: (&str, bool), y: (&str, bool), series: Vec<Series>) -> 
 
 fn chain_panel(points: &[ChainPoint]) -> Panel {
     let x = |p: &ChainPoint| p.hooks as f64;
-    let p50 = points.iter().map(|p| (x(p), p.latency.p50 as f64 / 1e3));
-    let per = points.iter().map(|p| (x(p), per_call_us(p)));
     panel(
         "Chain length: time per chain",
         ("hooks in the chain", false),
         ("µs", false),
         vec![
-            series("p50, one call at a time", p50.collect()),
-            series("1 / rate, 64 in flight", per.collect()),
+            series("p50, one call at a time", points, x, |p| us(p.latency.p50)),
+            series("1 / rate, 64 in flight", points, x, per_call_us),
         ],
     )
 }
@@ -213,85 +216,77 @@ fn added_panel(points: &[ChainPoint]) -> Panel {
             .collect(),
         None => Vec::new(),
     };
+    let x = |a: &(f64, (f64, f64))| a.0;
     panel(
         "Chain length: cost of each added hook",
         ("hooks in the chain", false),
         ("µs per added hook", false),
         vec![
-            series("p50", added.iter().map(|(x, c)| (*x, c.0)).collect()),
-            series(
-                "1 / rate, 64 in flight",
-                added.iter().map(|(x, c)| (*x, c.1)).collect(),
-            ),
+            series("p50", &added, x, |a| a.1.0),
+            series("1 / rate, 64 in flight", &added, x, |a| a.1.1),
         ],
     )
 }
 
 fn sizes_panel(points: &[SizePoint]) -> Panel {
-    let at = |f: fn(&SizePoint) -> u64| {
-        let pts = points.iter().map(|p| (p.bytes as f64, f(p) as f64 / 1e3));
-        pts.collect::<Vec<_>>()
-    };
+    let x = |p: &SizePoint| p.bytes as f64;
     panel(
         "Params size: p50",
         ("params, bytes", true),
         ("µs", true),
         vec![
-            series("floor: echo of the line", at(|p| p.floor.p50)),
-            series("floor: a short answer", at(|p| p.ack.p50)),
-            series("row 2: hookhost → Rust SDK hook", at(|p| p.host.p50)),
+            series("floor: echo of the line", points, x, |p| us(p.floor.p50)),
+            series("floor: a short answer", points, x, |p| us(p.ack.p50)),
+            series("row 2: hookhost → Rust SDK hook", points, x, |p| {
+                us(p.host.p50)
+            }),
         ],
     )
 }
 
 fn startup_panel(points: &[HooksPoint]) -> Panel {
-    let pts = points.iter().map(|p| (p.hooks as f64, p.start_ms));
+    let x = |p: &HooksPoint| p.hooks as f64;
     panel(
         "Hooks configured: start-up",
         ("hooks (bench-hook processes)", true),
         ("ms", false),
-        vec![series("Host::start to all ready", pts.collect())],
+        vec![series("Host::start to all ready", points, x, |p| {
+            p.start_ms
+        })],
     )
 }
 
 fn rss_panel(points: &[HooksPoint]) -> Panel {
-    let at = |f: fn(&HooksPoint) -> u64| {
-        let pts = points.iter().map(|p| (p.hooks as f64, mib(f(p))));
-        pts.collect::<Vec<_>>()
-    };
+    let x = |p: &HooksPoint| p.hooks as f64;
     panel(
         "Hooks configured: host RSS",
         ("hooks (bench-hook processes)", true),
         ("MiB", false),
         vec![
-            series("idle", at(|p| p.memory.idle_kib)),
-            series("under load, 64 in flight", at(|p| p.memory.load_kib)),
+            series("idle", points, x, |p| mib(p.memory.idle_kib)),
+            series("under load, 64 in flight", points, x, |p| {
+                mib(p.memory.load_kib)
+            }),
         ],
     )
 }
 
 fn events_panel(points: &[EventsPoint]) -> Panel {
-    let at = |f: fn(&EventsPoint) -> f64| {
-        let pts = points.iter().map(|p| (p.observers as f64, f(p)));
-        pts.collect::<Vec<_>>()
-    };
+    let x = |p: &EventsPoint| p.observers as f64;
     panel(
         "Runtime events",
         ("observers", false),
         ("events per second", true),
         vec![
-            series(
-                "flood: emit rate (the agent's loop)",
-                at(|p| p.flood.emit_rate),
-            ),
-            series(
-                "flood: received, per observer",
-                at(|p| p.flood.receive_rate),
-            ),
-            series(
-                "paced: received, per observer",
-                at(|p| p.paced.receive_rate),
-            ),
+            series("flood: emit rate (the agent's loop)", points, x, |p| {
+                p.flood.emit_rate
+            }),
+            series("flood: received, per observer", points, x, |p| {
+                p.flood.receive_rate
+            }),
+            series("paced: received, per observer", points, x, |p| {
+                p.paced.receive_rate
+            }),
         ],
     )
 }

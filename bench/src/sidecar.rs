@@ -14,6 +14,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use super::probe::memory_of;
+use super::raw::exits_after_eof;
 use super::{Paths, Plan, Res, Row, SIDECAR_ROW, Target, measure, params};
 
 /// What row 6 measures besides latency and throughput.
@@ -195,19 +196,10 @@ pub(super) fn spawn_sidecar(paths: &Paths, config: &Path) -> Res<(Child, Sidecar
 }
 
 /// Ends the session as an agent would: end of input, then the exit.
-pub(super) async fn stop_sidecar(mut child: Child, target: Target) -> Res<()> {
+pub(super) async fn stop_sidecar(child: Child, target: Target) -> Res<()> {
     // The last clone of the client: its writer closes the sidecar's stdin.
     drop(target);
-    match tokio::time::timeout(Duration::from_secs(10), child.wait()).await {
-        Ok(status) => match status? {
-            s if s.success() => Ok(()),
-            s => Err(format!("the sidecar exited with {s}").into()),
-        },
-        Err(_) => {
-            let _ = child.kill().await;
-            Err("the sidecar did not exit within 10 s of end of input".into())
-        }
-    }
+    exits_after_eof(child, "the sidecar", Duration::from_secs(10)).await
 }
 
 pub(super) async fn sidecar_row(
