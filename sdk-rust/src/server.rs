@@ -2,11 +2,15 @@
 //!
 //! One reader (this loop) parses each line just far enough to route it: the
 //! envelope is read with borrowed fields, and `params` stays raw text until
-//! the handler deserializes it straight into its typed params. Each request
-//! then runs as a task of its own, so a slow approval never holds up a
-//! before_tool. A finished task writes its answer to stdout itself when
-//! nothing else is being written ([`Outbox`]); only what the pipe cannot
-//! take at once waits for the writer task, which writes it in one go.
+//! the handler deserializes it straight into its typed params. The reader
+//! polls each request's handler once: one that answers without waiting
+//! (most do) has its answer added to the reader's batch, and the batch is
+//! written in one write once every line read so far is handled. One that
+//! waits becomes a task of its own, so a slow approval never holds up a
+//! before_tool, and writes its answer to stdout itself when nothing else
+//! is being written ([`Outbox`]); only what the pipe cannot take at once
+//! waits for the writer task. So a handler's work up to its first `.await`
+//! runs on the reader, as it would on a current-thread runtime anyway.
 //!
 //! Method dispatch goes through the jsonrpsee [`RpcModule`] that module
 //! `dispatch` builds for every transport: it maps method names to the typed
@@ -95,6 +99,7 @@ where
         generation: AtomicU64::new(0),
         out: out.clone(),
         events: event_queue,
+        batch: Mutex::new(Vec::new()),
     };
 
     let mut reader = BufReader::with_capacity(64 * 1024, input);
@@ -112,8 +117,13 @@ where
             Ok(_) => server.handle_line(&line),
             Err(e) => break Err(e),
         }
+        // Everything read so far is handled: its answers go in one write.
+        if reader.buffer().is_empty() {
+            server.flush();
+        }
     };
 
+    server.flush();
     // End of input: let running work finish briefly, then abandon it.
     let deadline = tokio::time::Instant::now() + DRAIN_GRACE;
     while !lock(&server.inflight).is_empty() && tokio::time::Instant::now() < deadline {
@@ -138,6 +148,8 @@ struct Server<H: Hook> {
     generation: AtomicU64,
     out: Arc<Outbox>,
     events: EventQueue,
+    /// Answers the reader made itself, `\n`-separated, not yet written.
+    batch: Mutex<Vec<u8>>,
 }
 
 /// The envelope, read just far enough to route a line. Unknown members are
@@ -247,6 +259,14 @@ impl<H: Hook> Server<H> {
             Extensions::new(),
         );
 
+        // Most handlers answer without waiting on anything: polled once
+        // here, such an answer joins the reader's batch, with no task, no
+        // registration and one write for the whole batch.
+        let mut call = AssertUnwindSafe(call).catch_unwind();
+        if let Some(outcome) = (&mut call).now_or_never() {
+            self.batch(&answer_line(outcome, &id, splice));
+            return;
+        }
         let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
         // Registered before the task exists, so that a fast answer always
@@ -258,7 +278,7 @@ impl<H: Hook> Server<H> {
             let outcome = tokio::select! {
                 biased;
                 _ = cancel_rx => return,
-                r = AssertUnwindSafe(call).catch_unwind() => r,
+                r = call => r,
             };
             {
                 let mut map = lock(&inflight);
@@ -270,14 +290,7 @@ impl<H: Hook> Server<H> {
                     _ => return,
                 }
             }
-            let line = match outcome {
-                Ok(resp) => response_line(resp, &id, splice),
-                Err(panic) => error_line(
-                    Some(&id),
-                    error_code::INTERNAL_ERROR,
-                    &panic_message(&*panic),
-                ),
-            };
+            let line = answer_line(outcome, &id, splice);
             let _ = out.send(line.as_bytes(), answer_deadline()).await;
         });
     }
@@ -307,15 +320,31 @@ impl<H: Hook> Server<H> {
         }
     }
 
-    /// Answers an error from the reader: written at once when there is
-    /// room, else by a task of its own that waits for room, so the reader
-    /// never waits and no answer is lost.
+    /// Answers an error from the reader, in its batch.
     fn reply_error(&self, id: Option<&Id>, code: i64, message: &str) {
-        let line = error_line(id, code, message);
-        if self.out.send_now(line.as_bytes()) == Err(SendError::Full) {
-            let out = self.out.clone();
-            tokio::spawn(async move { out.send(line.as_bytes(), answer_deadline()).await });
+        self.batch(&error_line(id, code, message));
+    }
+
+    /// Adds an answer the reader has to its batch, written by
+    /// [`Server::flush`] once the lines read so far are handled.
+    fn batch(&self, line: &str) {
+        let mut batch = lock(&self.batch);
+        if !batch.is_empty() {
+            batch.push(b'\n');
         }
+        batch.extend_from_slice(line.as_bytes());
+    }
+
+    /// Writes the reader's batch of answers, one write for all of them: at
+    /// once when there is room, else by a task of its own that waits for
+    /// room, so the reader never waits and no answer is lost.
+    fn flush(&self) {
+        let lines = std::mem::take(&mut *lock(&self.batch));
+        if lines.is_empty() || self.out.send_now(&lines) != Err(SendError::Full) {
+            return;
+        }
+        let out = self.out.clone();
+        tokio::spawn(async move { out.send(&lines, answer_deadline()).await });
     }
 }
 
@@ -381,6 +410,22 @@ fn error_line(id: Option<&Id>, code: i64, message: &str) -> Box<str> {
                 .to_string()
         })
         .into_boxed_str()
+}
+
+/// A finished call's answer line: its response, or -32603 for a panic.
+fn answer_line(
+    outcome: Result<MethodResponse, Box<dyn std::any::Any + Send>>,
+    id: &Id,
+    splice: bool,
+) -> Box<str> {
+    match outcome {
+        Ok(resp) => response_line(resp, id, splice),
+        Err(panic) => error_line(
+            Some(id),
+            error_code::INTERNAL_ERROR,
+            &panic_message(&*panic),
+        ),
+    }
 }
 
 /// Writes what the answering tasks could not write at once; says so on
