@@ -10,7 +10,6 @@ for.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import os
 import sys
@@ -177,6 +176,11 @@ class App:
             "observe": observe,
         }
 
+    def needs_asyncio(self) -> bool:
+        """Whether some handler is a coroutine function, so serving needs a loop."""
+        handlers = [*self.stage_handlers.values(), *self.lifecycle_handlers.values()]
+        return any(h.is_async for h in handlers) or any(h.is_async for _, h in self.event_handlers)
+
     def handlers_for_event(self, kind: str) -> list[Handler]:
         """Event handlers matching ``kind``, in registration order."""
         return [h for patterns, h in self.event_handlers if any(pattern_matches(x, kind) for x in patterns)]
@@ -234,7 +238,16 @@ class App:
         elif token is not None or token_file is not None:
             _usage(f"{self.name}: --token-file goes with --listen HOST:PORT: over stdio there is no token to check")
         try:
-            asyncio.run(self.serve(listen=listen, token=token))
+            if listen is None and not self.needs_asyncio():
+                from .server import Server
+
+                # No asyncio for plain functions over stdio: it is most of
+                # a hook's start-up (see hookhost_sdk.server).
+                Server(self, 0, 1, protect_stdio=True).run()
+            else:
+                import asyncio
+
+                asyncio.run(self.serve(listen=listen, token=token))
         except KeyboardInterrupt:
             pass
         except OSError as exc:
