@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any, Literal
 
 __all__ = [
@@ -119,13 +120,27 @@ _ABSENT: Any = object()
 # surrogate; allow_nan=False refuses NaN/Infinity, which are not JSON.
 _encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 
+# Every answer encodes an id, and most answers are "continue": both skip the
+# encoder's per-call set-up (about 1 us each, a fifth of a call's cost).
+_CONTINUE = {"action": "continue"}
+_CONTINUE_JSON = _encode(_CONTINUE)
+
+
+def _encode_id(msg_id: Id | None) -> str:
+    if type(msg_id) is int:
+        return str(msg_id)
+    if isinstance(msg_id, str):
+        return encode_basestring_ascii(msg_id)
+    return _encode(msg_id)
+
 
 def encode_result(msg_id: Id, result: Any) -> bytes:
     """One response line, newline included. Raises on values JSON cannot hold."""
-    return f'{{"jsonrpc":"2.0","id":{_encode(msg_id)},"result":{_encode(result)}}}\n'.encode()
+    body = _CONTINUE_JSON if result == _CONTINUE else _encode(result)
+    return f'{{"jsonrpc":"2.0","id":{_encode_id(msg_id)},"result":{body}}}\n'.encode()
 
 
 def encode_error(msg_id: Id | None, code: int, message: str) -> bytes:
     """One error response line, newline included."""
     error = _encode({"code": code, "message": message})
-    return f'{{"jsonrpc":"2.0","id":{_encode(msg_id)},"error":{error}}}\n'.encode()
+    return f'{{"jsonrpc":"2.0","id":{_encode_id(msg_id)},"error":{error}}}\n'.encode()
