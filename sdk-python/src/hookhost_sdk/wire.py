@@ -63,10 +63,34 @@ def _valid_id(value: Any) -> bool:
     return type(value) is int and _I64_MIN <= value <= _I64_MAX
 
 
+_scan = json.JSONDecoder().scan_once  # the C scanner behind json.loads, same settings
+_JSON_SPACE = " \t\n\r"
+
+
+def _loads(line: bytes | str) -> Any:
+    """``json.loads(line)``, minus its Python wrappers for the usual line.
+
+    json.loads spends about 1 us of a 2.5 us parse detecting the encoding and
+    in two layers of Python around the C scanner. A line that starts with
+    ``{`` is UTF-8 text (what json.loads decodes it as too), so it goes to
+    the scanner directly; anything else, and any failure, takes json.loads
+    itself, so results and errors are exactly its own.
+    """
+    try:
+        text = line.decode("utf-8", "surrogatepass") if isinstance(line, bytes) else line
+        if text.startswith("{"):
+            value, end = _scan(text, 0)
+            if end == len(text) or not text[end:].strip(_JSON_SPACE):
+                return value
+    except (StopIteration, ValueError):
+        pass  # json.loads says what is wrong, in its own words
+    return json.loads(line)
+
+
 def classify(line: bytes | str) -> Message:
     """Classify one line (without its newline) as the spec's section 3 does."""
     try:
-        msg = json.loads(line)
+        msg = _loads(line)
     except ValueError as exc:  # includes invalid UTF-8
         return Message("parse_error", problem=f"not JSON: {exc}")
     if type(msg) is not dict:
