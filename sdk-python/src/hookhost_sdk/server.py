@@ -433,9 +433,9 @@ class Server:
         """Write one whole line. The lock keeps lines from interleaving."""
         try:
             with self.write_lock:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self.output_fd, view) :]
+                sent = os.write(self.output_fd, data)
+                while sent < len(data):  # a pipe may take a long line in parts
+                    sent += os.write(self.output_fd, memoryview(data)[sent:])
         except OSError:  # the host has gone (EPIPE) or the fd is closed
             self.runtime.stop_threadsafe()
 
@@ -470,7 +470,7 @@ class Server:
     def _dispatch(self, lines: list[bytes]) -> None:
         batch: list[_Job] = []
         for line in lines:
-            if line.strip():  # blank lines (and a lone "\r") are skipped, as the host does
+            if line and not line.isspace():  # blank lines (and a lone "\r") are skipped, as the host does
                 self.session.on_message(line, batch)
         if batch:
             assert self.runtime.aio is not None
