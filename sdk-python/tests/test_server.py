@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -104,6 +105,29 @@ def test_a_sync_only_hook_serves_everything_without_importing_asyncio(spawn: Any
     assert "at exit, asyncio loaded: False" in hook.stderr()
     assert [m.get("id") for m in hook.messages].count(slow) == 1
     assert hook.garbage == []
+
+
+def test_serving_plain_functions_imports_none_of_the_heavy_modules(tmp_path: Path) -> None:
+    # Start-up guard: these cost a hook tens of milliseconds together. -S
+    # keeps site (and whatever .pth files import) out of the picture.
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(SRC)!r})
+        from hookhost_sdk import App
+        from hookhost_sdk.server import Server
+        app = App("plain")
+        app.before_tool(lambda call: None)
+        app.on_event("*")(lambda event: None)
+        app.lifecycle("session_start")(lambda event: None)
+        assert not app.needs_asyncio()
+        heavy = ("asyncio", "dataclasses", "inspect", "logging")
+        print(" ".join(m for m in heavy if m in sys.modules))
+        """
+    )
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
 
 
 def test_one_async_handler_brings_in_the_loop_for_every_kind_of_handler(spawn: Any) -> None:

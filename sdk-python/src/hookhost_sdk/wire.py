@@ -7,7 +7,7 @@ Kept free of I/O so that it can be tested line by line against the spec's
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any, Literal
 
@@ -41,7 +41,6 @@ _I64_MAX = 2**63 - 1
 Kind = Literal["request", "notification", "response", "parse_error", "invalid"]
 
 
-@dataclass(slots=True)
 class Message:
     """One classified line.
 
@@ -49,12 +48,23 @@ class Message:
     request can still be answered with its own id), else ``None``.
     """
 
-    kind: Kind
-    id: Id | None = None
-    method: str | None = None
-    params: dict[str, Any] | None = None
-    error_code: int | None = None
-    problem: str = ""
+    __slots__ = ("kind", "id", "method", "params", "error_code", "problem")
+
+    def __init__(
+        self,
+        kind: Kind,
+        id: Id | None = None,
+        method: str | None = None,
+        params: dict[str, Any] | None = None,
+        error_code: int | None = None,
+        problem: str = "",
+    ) -> None:
+        self.kind = kind
+        self.id = id
+        self.method = method
+        self.params = params
+        self.error_code = error_code
+        self.problem = problem
 
 
 def _valid_id(value: Any) -> bool:
@@ -63,7 +73,8 @@ def _valid_id(value: Any) -> bool:
     return type(value) is int and _I64_MIN <= value <= _I64_MAX
 
 
-_scan = json.JSONDecoder().scan_once  # the C scanner behind json.loads, same settings
+# The C scanner behind json.loads, with the same settings (typeshed omits it).
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _JSON_SPACE = " \t\n\r"
 
 
