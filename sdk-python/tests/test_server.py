@@ -492,47 +492,40 @@ async def stuck_async(out):
     await asyncio.sleep(30)
 """
 
-
-def test_stdin_eof_exits_promptly_with_status_0_despite_stuck_handlers(spawn: Any) -> None:
-    hook = spawn(STUCK)
-    hook.start("hook.before_tool", CALL)
-    hook.start("hook.after_tool", OUTPUT)
-    time.sleep(0.2)
-    started = time.monotonic()
-    assert hook.close(timeout=10) == 0
-    assert time.monotonic() - started < EXIT_BOUND
-
-
-def test_sigterm_exits_promptly_with_status_0(spawn: Any) -> None:
-    hook = spawn(STUCK)
-    hook.start("hook.before_tool", CALL)
-    hook.start("hook.after_tool", OUTPUT)
-    time.sleep(0.2)
-    started = time.monotonic()
-    assert hook.terminate(timeout=10) == 0
-    assert time.monotonic() - started < EXIT_BOUND
-
-
+# The same without asyncio: served with threads alone.
 SYNC_STUCK = """
 @app.before_tool
 def stuck(call):
     time.sleep(30)
+@app.after_tool
+def stuck_too(out):
+    time.sleep(30)
 """
 
+STUCK_HOOKS = pytest.mark.parametrize(
+    ("header", "body"), [(HEADER, STUCK), (SYNC_HEADER, SYNC_STUCK)], ids=["with a loop", "threads only"]
+)
 
-def test_a_sync_only_hook_stdin_eof_exits_promptly_despite_a_stuck_handler(spawn: Any) -> None:
-    hook = spawn(SYNC_STUCK, header=SYNC_HEADER)
+
+def start_stuck(spawn: Any, header: str, body: str) -> HookProcess:
+    hook: HookProcess = spawn(body, header=header)
     hook.start("hook.before_tool", CALL)
+    hook.start("hook.after_tool", OUTPUT)
     time.sleep(0.2)
+    return hook
+
+
+@STUCK_HOOKS
+def test_stdin_eof_exits_promptly_with_status_0_despite_stuck_handlers(spawn: Any, header: str, body: str) -> None:
+    hook = start_stuck(spawn, header, body)
     started = time.monotonic()
     assert hook.close(timeout=10) == 0
     assert time.monotonic() - started < EXIT_BOUND
 
 
-def test_a_sync_only_hook_sigterm_exits_promptly_with_status_0(spawn: Any) -> None:
-    hook = spawn(SYNC_STUCK, header=SYNC_HEADER)
-    hook.start("hook.before_tool", CALL)
-    time.sleep(0.2)
+@STUCK_HOOKS
+def test_sigterm_exits_promptly_with_status_0(spawn: Any, header: str, body: str) -> None:
+    hook = start_stuck(spawn, header, body)
     started = time.monotonic()
     assert hook.terminate(timeout=10) == 0
     assert time.monotonic() - started < EXIT_BOUND
