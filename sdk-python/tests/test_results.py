@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,9 @@ import pytest
 
 from hookhost_sdk import (
     App,
+    Decision,
     IllegalResult,
+    LifecycleAnswer,
     LlmResponse,
     ToolCall,
     ToolOutput,
@@ -200,6 +204,28 @@ def test_typed_params_are_the_dicts_with_names_and_defaults() -> None:
     assert out.for_llm == "x" and out.is_error and out.for_user is None and out.duration_ms == 3
     resp = LlmResponse({"model": "m", "response": {}})
     assert resp.content == "" and resp.tool_calls == []
+
+
+def test_answers_are_immutable_values() -> None:
+    # What a frozen dataclass gave, kept without importing dataclasses.
+    answer = deny("no")
+    assert answer == deny("no") and answer != deny("yes") and answer != ask("no")
+    assert hash(approve("ok")) == hash(approve("ok"))
+    assert context("a") + system_message("b") == LifecycleAnswer(additional_context="a", system_message="b")
+    with pytest.raises(AttributeError):
+        answer.reason = "changed"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del answer.reason
+    assert copy.copy(answer) == answer and pickle.loads(pickle.dumps(answer)) == answer
+    assert repr(continue_()).startswith("Decision(action='continue', patch=None,")
+    assert repr(context("a")) == (
+        "LifecycleAnswer(block=False, reason=None, additional_context='a', system_message=None, summary=None)"
+    )
+    match answer:
+        case Decision("deny_tool", reason=reason):
+            assert reason == "no"
+        case _:
+            pytest.fail("Decision does not match by position and keyword")
 
 
 def test_the_installed_distribution_is_complete() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -33,14 +34,18 @@ from hookhost_sdk import *
 app = App("probe")
 """
 
+# For hooks whose handlers are all plain functions: the SDK must not import
+# asyncio for them, so the script must not either.
+SYNC_HEADER = HEADER.replace("import asyncio, ", "import ")
+
 
 @pytest.fixture
 def spawn(tmp_path: Path) -> Iterator[Any]:
     hooks: list[HookProcess] = []
 
-    def start(body: str, **kw: Any) -> HookProcess:
+    def start(body: str, header: str = HEADER, after: str = "", **kw: Any) -> HookProcess:
         script = tmp_path / f"hook{len(hooks)}.py"
-        script.write_text(HEADER + textwrap.dedent(body) + "\napp.run()\n")
+        script.write_text(header + textwrap.dedent(body) + "\napp.run()\n" + textwrap.dedent(after))
         env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(SRC), **kw.pop("env", {})}
         hook = HookProcess([sys.executable, str(script)], env=env, cwd=tmp_path, **kw)
         hooks.append(hook)
@@ -53,6 +58,92 @@ def spawn(tmp_path: Path) -> Iterator[Any]:
 
 CALL = {"tool": "shell", "arguments": {"command": "ls"}}
 OUTPUT = {"tool": "shell", "arguments": {"command": "ls"}, "result": {"for_llm": "a\nb"}}
+
+
+def test_a_sync_only_hook_serves_everything_without_importing_asyncio(spawn: Any) -> None:
+    # asyncio is most of a Python hook's start-up; plain functions do not need it.
+    hook = spawn(
+        """
+        def loaded(): return "asyncio" in sys.modules
+        @app.before_tool
+        def a(call):
+            if call.arguments.get("command") == "slow":
+                time.sleep(0.3)
+            return deny(f"asyncio loaded: {loaded()}")
+        @app.lifecycle("session_start")
+        def b(event): return context(f"asyncio loaded: {loaded()}")
+        @app.on_event("agent.*")
+        def c(event): print(f"event {event.kind}, asyncio loaded: {loaded()}", file=sys.stderr, flush=True)
+        """,
+        header=SYNC_HEADER,
+        after='print(f"at exit, asyncio loaded: {loaded()}", file=sys.stderr, flush=True)\n',
+    )
+    assert hook.call("before_tool", CALL) == {"action": "deny_tool", "reason": "asyncio loaded: False"}
+    assert hook.call("lifecycle", {"event": "session_start"}) == {
+        "action": "continue",
+        "additional_context": "asyncio loaded: False",
+    }
+    assert hook.call("lifecycle", {"event": "turn_start"}) == {"action": "continue"}
+    for n, kind in enumerate(["agent.turn.start", "llm.call", "agent.turn.end"]):
+        hook.notify("hook.runtime_event", {"id": f"e{n}", "kind": kind, "time": "t", "payload": None})
+    slow = hook.start("hook.before_tool", {"tool": "shell", "arguments": {"command": "slow"}})
+    time.sleep(0.05)
+    hook.notify("$/cancel_request", {"id": slow})
+    assert hook.response(slow)["error"]["code"] == -32800
+    assert hook.request("hook.after_llm", {"model": "m", "response": {}})["error"]["code"] == -32601
+    hook.send_line("not json")
+    assert hook.wait_for(lambda m: m.get("id", 0) is None)["error"]["code"] == -32700
+    assert hook.request("hook.before_tool", {"tool": 5})["error"]["code"] == -32602
+    assert hook.call("before_tool", CALL) == {"action": "deny_tool", "reason": "asyncio loaded: False"}
+    assert hook.close() == 0
+    hook.kill()  # collects the rest of stderr
+    events = [line for line in hook.stderr().splitlines() if line.startswith("event ")]
+    assert events == [
+        "event agent.turn.start, asyncio loaded: False",
+        "event agent.turn.end, asyncio loaded: False",
+    ]
+    assert "at exit, asyncio loaded: False" in hook.stderr()
+    assert [m.get("id") for m in hook.messages].count(slow) == 1
+    assert hook.garbage == []
+
+
+def test_serving_plain_functions_imports_none_of_the_heavy_modules(tmp_path: Path) -> None:
+    # Start-up guard: these cost a hook tens of milliseconds together. -S
+    # keeps site (and whatever .pth files import) out of the picture.
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(SRC)!r})
+        from hookhost_sdk import App
+        from hookhost_sdk.server import Server
+        app = App("plain")
+        app.before_tool(lambda call: None)
+        app.on_event("*")(lambda event: None)
+        app.lifecycle("session_start")(lambda event: None)
+        assert not app.needs_asyncio()
+        heavy = ("asyncio", "dataclasses", "inspect", "logging")
+        print(" ".join(m for m in heavy if m in sys.modules))
+        """
+    )
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
+
+
+def test_one_async_handler_brings_in_the_loop_for_every_kind_of_handler(spawn: Any) -> None:
+    hook = spawn(
+        """
+        @app.before_tool
+        def a(call): return deny(f"asyncio loaded: {'asyncio' in sys.modules}")
+        @app.on_event("agent.*")
+        async def c(event): print("event", event.kind, file=sys.stderr, flush=True)
+        """,
+        header=SYNC_HEADER,
+    )
+    assert hook.call("before_tool", CALL) == {"action": "deny_tool", "reason": "asyncio loaded: True"}
+    hook.notify("hook.runtime_event", {"id": "e", "kind": "agent.turn.start", "time": "t", "payload": None})
+    assert hook.stderr_contains("event agent.turn.start")
+    assert hook.close() == 0
 
 
 def test_hello_declares_exactly_the_registered_stages_and_patterns(spawn: Any) -> None:
@@ -401,25 +492,51 @@ async def stuck_async(out):
     await asyncio.sleep(30)
 """
 
+# The same without asyncio: served with threads alone.
+SYNC_STUCK = """
+@app.before_tool
+def stuck(call):
+    time.sleep(30)
+@app.after_tool
+def stuck_too(out):
+    time.sleep(30)
+"""
 
-def test_stdin_eof_exits_promptly_with_status_0_despite_stuck_handlers(spawn: Any) -> None:
-    hook = spawn(STUCK)
+STUCK_HOOKS = pytest.mark.parametrize(
+    ("header", "body"), [(HEADER, STUCK), (SYNC_HEADER, SYNC_STUCK)], ids=["with a loop", "threads only"]
+)
+
+
+def start_stuck(spawn: Any, header: str, body: str) -> HookProcess:
+    hook: HookProcess = spawn(body, header=header)
     hook.start("hook.before_tool", CALL)
     hook.start("hook.after_tool", OUTPUT)
     time.sleep(0.2)
+    return hook
+
+
+@STUCK_HOOKS
+def test_stdin_eof_exits_promptly_with_status_0_despite_stuck_handlers(spawn: Any, header: str, body: str) -> None:
+    hook = start_stuck(spawn, header, body)
     started = time.monotonic()
     assert hook.close(timeout=10) == 0
     assert time.monotonic() - started < EXIT_BOUND
 
 
-def test_sigterm_exits_promptly_with_status_0(spawn: Any) -> None:
-    hook = spawn(STUCK)
-    hook.start("hook.before_tool", CALL)
-    hook.start("hook.after_tool", OUTPUT)
-    time.sleep(0.2)
+@STUCK_HOOKS
+def test_sigterm_exits_promptly_with_status_0(spawn: Any, header: str, body: str) -> None:
+    hook = start_stuck(spawn, header, body)
     started = time.monotonic()
     assert hook.terminate(timeout=10) == 0
     assert time.monotonic() - started < EXIT_BOUND
+
+
+def test_a_sync_only_hook_sigint_exits_with_status_0(spawn: Any) -> None:
+    hook = spawn(SYNC_STUCK, header=SYNC_HEADER)
+    hook.proc.send_signal(signal.SIGINT)
+    assert hook.proc.wait(10) == 0
+    hook.kill()  # collects the rest of stderr
+    assert "Traceback" not in hook.stderr()
 
 
 def test_sigterm_while_idle_exits_with_status_0(spawn: Any) -> None:

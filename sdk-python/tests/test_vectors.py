@@ -34,7 +34,7 @@ import pytest
 
 from hookhost_sdk import App, merge_patch
 from hookhost_sdk.schema import ProtocolError, check_params, decode_hello_result, decode_result
-from hookhost_sdk.wire import classify
+from hookhost_sdk.wire import _loads, classify
 
 VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors"
 KNOWN_METHODS = {
@@ -87,6 +87,40 @@ def test_envelope(case: dict[str, Any]) -> None:
         assert isinstance(msg.params, dict)
     if case["expect"] == "response":
         assert msg.error_code == case.get("error_code")
+
+
+# The SDK parses a line starting with `{` with json's C scanner directly; for
+# everything, values and errors must be json.loads's own.
+PARSE_EDGES = [
+    b'{"a":1}',
+    b'{"a":1}\r',
+    b'{"a":1} \t',
+    b' {"a":1}',
+    b'\xef\xbb\xbf{"a":1}',
+    b'{"a":1} x',
+    b'{"a":1} {"b":2}',
+    b'{"a":"\xed\xa0\x80"}',
+    b'{"a":"\xff"}',
+    b'{"a":"\x01"}',
+    b'{"a":NaN,"b":-Infinity}',
+    b'{"a":1e400}',
+    b'{"a":1',
+    b"{\x00",
+    b"[1]",
+    b"",
+    '{"s":"\u00e9"}',
+]
+
+
+@pytest.mark.parametrize("line", PARSE_EDGES, ids=[repr(x) for x in PARSE_EDGES])
+def test_fast_parse_is_json_loads(line: bytes | str) -> None:
+    def outcome(parse: Any) -> str:
+        try:
+            return repr(parse(line))
+        except ValueError as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    assert outcome(_loads) == outcome(json.loads)
 
 
 # --- methods --------------------------------------------------------------------

@@ -10,12 +10,10 @@ for.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from types import FunctionType
 from typing import Any, NoReturn, TypeVar
 
 from . import params as p
@@ -36,14 +34,16 @@ _VIEWS: dict[str, type[dict[str, Any]]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class Handler:
     """One registered function, with what the server needs to call it."""
 
-    fn: Callable[[Any], Any]
-    is_async: bool
-    stage: str  # a stage name, or "event"
-    view: type[dict[str, Any]]
+    __slots__ = ("fn", "is_async", "stage", "view")
+
+    def __init__(self, fn: Callable[[Any], Any], is_async: bool, stage: str, view: type[dict[str, Any]]) -> None:
+        self.fn = fn
+        self.is_async = is_async
+        self.stage = stage  # a stage name, or "event"
+        self.view = view
 
 
 class App:
@@ -177,6 +177,11 @@ class App:
             "observe": observe,
         }
 
+    def needs_asyncio(self) -> bool:
+        """Whether some handler is a coroutine function, so serving needs a loop."""
+        handlers = [*self.stage_handlers.values(), *self.lifecycle_handlers.values()]
+        return any(h.is_async for h in handlers) or any(h.is_async for _, h in self.event_handlers)
+
     def handlers_for_event(self, kind: str) -> list[Handler]:
         """Event handlers matching ``kind``, in registration order."""
         return [h for patterns, h in self.event_handlers if any(pattern_matches(x, kind) for x in patterns)]
@@ -234,7 +239,16 @@ class App:
         elif token is not None or token_file is not None:
             _usage(f"{self.name}: --token-file goes with --listen HOST:PORT: over stdio there is no token to check")
         try:
-            asyncio.run(self.serve(listen=listen, token=token))
+            if listen is None and not self.needs_asyncio():
+                from .server import Server
+
+                # No asyncio for plain functions over stdio: it is most of
+                # a hook's start-up (see hookhost_sdk.server).
+                Server(self, 0, 1, protect_stdio=True).run()
+            else:
+                import asyncio
+
+                asyncio.run(self.serve(listen=listen, token=token))
         except KeyboardInterrupt:
             pass
         except OSError as exc:
@@ -280,7 +294,19 @@ def _usage(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
+    """``inspect.iscoroutinefunction`` of ``fn`` or of its ``__call__``.
+
+    A plain function, nearly every handler, is read from its code flags as
+    inspect does: importing inspect costs a hook about 3 ms of start-up.
+    """
+    if type(fn) is FunctionType and not hasattr(fn, "_is_coroutine_marker"):
+        return bool(fn.__code__.co_flags & _CO_COROUTINE)
+    import inspect
+
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ._netcommon import BINARY, CLOSE, CONT, PING, PONG, TEXT, accept_key, check_token, read_token_file, xor_mask
+from ._aio import Loop
 from .server import Runtime, Send, Session, _Job
 
 if TYPE_CHECKING:
@@ -119,16 +120,16 @@ class _Server:
 
     async def serve(self, sock: socket.socket) -> None:
         runtime = self.runtime
+        aio = Loop(runtime)
         runtime.start()
         try:
             server = await asyncio.start_server(self._accept, sock=sock, limit=_MAX_HEAD)
             host, port = sock.getsockname()[:2]
             print(f"listening on ws://{f'[{host}]' if ':' in host else host}:{port}", flush=True)
-            assert runtime.stop is not None
-            await runtime.stop.wait()
+            await aio.stop.wait()
             self.stopping = True
             server.close()
-            await runtime.drain()
+            await aio.drain()
             await asyncio.sleep(0)  # answers handed over by workers reach their transports
             for conn in list(self.conns):
                 conn.shutdown()
@@ -139,14 +140,14 @@ class _Server:
                 conn.writer.transport.abort()
         finally:
             runtime.close()
+            aio.close()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _Connection(self, reader, writer).run()
 
     def threadsafe(self, fn: Callable[[bytes], None]) -> Send:
         """``fn`` made callable from any thread: it always runs on the loop."""
-        loop = self.runtime.loop
-        assert loop is not None
+        loop = asyncio.get_running_loop()
 
         def send(data: bytes) -> None:
             if threading.get_ident() == self.loop_thread:
@@ -281,12 +282,17 @@ class _Connection:
         try:
             batch: list[_Job] = []
             kind = session.on_message(body, batch)
-            self.runtime.start_async(batch)
+            self._start(batch)
             if kind in ("notification", "response"):
                 return b""
             return _strip(await answer)
         finally:
             session.close()
+
+    def _start(self, batch: list[_Job]) -> None:
+        """Start the async jobs a message made, on this loop."""
+        assert self.runtime.aio is not None
+        self.runtime.aio.start(batch)
 
     def _respond(self, status: int, body: bytes, keep_alive: bool, extra: str = "") -> None:
         kind = "application/json" if status == 200 else "text/plain; charset=utf-8"
@@ -393,7 +399,7 @@ class _Connection:
                 continue
             batch: list[_Job] = []
             session.on_message(text, batch)
-            self.runtime.start_async(batch)
+            self._start(batch)
 
     def _send_text(self, data: bytes) -> None:
         if not self.close_sent and not self.writer.is_closing():

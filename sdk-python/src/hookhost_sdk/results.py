@@ -13,8 +13,7 @@ in the hook's own words and in its own stderr.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Self
 
 from .schema import (
     BLOCKING_EVENTS,
@@ -56,8 +55,50 @@ class IllegalResult(ValueError):
     """A handler's answer is not allowed at its stage, or is malformed."""
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class _Value:
+    """An immutable value compared, hashed, shown and copied by its fields,
+    as a frozen dataclass is. Written out because importing ``dataclasses``
+    (which imports ``inspect``) costs every hook about 5 ms of start-up.
+
+    Subclasses name their fields in ``__match_args__`` (``__slots__`` is the
+    same tuple) and set them with :meth:`_init`.
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    def _init(self, *values: Any) -> None:
+        for name, value in zip(self.__slots__, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def _replace(self, **changes: Any) -> Self:
+        return type(self)(*(changes.get(name, getattr(self, name)) for name in self.__slots__))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Value) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+    def __reduce__(self) -> tuple[type[Self], tuple[Any, ...]]:
+        return type(self), self._fields()
+
+
+class Decision(_Value):
     """A handler's answer, not yet tied to a stage.
 
     Build one with the helpers (:func:`continue_`, :func:`modify`,
@@ -66,18 +107,34 @@ class Decision:
     the model's context with :meth:`with_context`.
     """
 
+    __match_args__ = ("action", "patch", "patch_key", "only_at", "result", "reason", "helper", "additional_context")
+    __slots__ = __match_args__
+
     action: str
-    patch: Mapping[str, Any] | None = None
+    patch: Mapping[str, Any] | None
     #: The stage key the patch was given under (``call=...``), checked later.
-    patch_key: str | None = None
+    patch_key: str | None
     #: Where the helper belongs, for helpers tied to one stage.
-    only_at: str | None = None
-    result: Mapping[str, Any] | None = None
-    reason: str | None = None
-    helper: str = ""
+    only_at: str | None
+    result: Mapping[str, Any] | None
+    reason: str | None
+    helper: str
     #: Text for the model's context (``additional_context``), before_tool
     #: and after_tool only, with continue, modify or ask.
-    additional_context: str | None = None
+    additional_context: str | None
+
+    def __init__(
+        self,
+        action: str,
+        patch: Mapping[str, Any] | None = None,
+        patch_key: str | None = None,
+        only_at: str | None = None,
+        result: Mapping[str, Any] | None = None,
+        reason: str | None = None,
+        helper: str = "",
+        additional_context: str | None = None,
+    ) -> None:
+        self._init(action, patch, patch_key, only_at, result, reason, helper, additional_context)
 
     def with_context(self, text: str) -> Decision:
         """This answer plus ``text`` for the model's context.
@@ -87,7 +144,7 @@ class Decision:
         goes on); called twice, the texts are joined with a newline.
         """
         added = _text(text, "with_context()", "text")
-        return replace(self, additional_context=_join(self.additional_context, added))
+        return self._replace(additional_context=_join(self.additional_context, added))
 
 
 _CONTINUE = Decision("continue", helper="continue_()")
@@ -197,8 +254,7 @@ def refuse(reason: str) -> Decision:
     return Decision("refuse", reason=_text(reason, "refuse()"), only_at="approve_tool", helper="refuse()")
 
 
-@dataclass(frozen=True, slots=True)
-class LifecycleAnswer:
+class LifecycleAnswer(_Value):
     """A lifecycle handler's answer: block, or continue with texts.
 
     Build one with :func:`block`, :func:`context`, :func:`system_message`,
@@ -207,11 +263,24 @@ class LifecycleAnswer:
     joined with a newline; two blocks or two summaries are an error.
     """
 
-    block: bool = False
-    reason: str | None = None
-    additional_context: str | None = None
-    system_message: str | None = None
-    summary: str | None = None
+    __match_args__ = ("block", "reason", "additional_context", "system_message", "summary")
+    __slots__ = __match_args__
+
+    block: bool
+    reason: str | None
+    additional_context: str | None
+    system_message: str | None
+    summary: str | None
+
+    def __init__(
+        self,
+        block: bool = False,
+        reason: str | None = None,
+        additional_context: str | None = None,
+        system_message: str | None = None,
+        summary: str | None = None,
+    ) -> None:
+        self._init(block, reason, additional_context, system_message, summary)
 
     def __add__(self, other: object) -> LifecycleAnswer:
         if isinstance(other, Decision) and other.action == "continue":

@@ -4,8 +4,9 @@ The core is shared by every transport (stdio here, WebSocket and HTTP in
 :mod:`hookhost_sdk.netserve`), so validation, error codes, result checks,
 event order and cancellation cannot drift apart between them:
 
-- A :class:`Runtime` is what one process shares: the asyncio loop, the pool
-  of sync workers, the event thread, shutdown. There is one per ``serve``.
+- A :class:`Runtime` is what one process shares: the pool of sync workers,
+  the event thread, shutdown, and the asyncio loop when one is needed
+  (:mod:`hookhost_sdk._aio`). There is one per ``serve``.
 - A :class:`Session` is one conversation with a host: its request ids in
   flight and the function that sends its answers. Over stdio there is one;
   over the network, one per WebSocket connection and one per HTTP request,
@@ -21,6 +22,12 @@ Layout, chosen for throughput without giving up concurrency:
   C-implemented queue. A worker sends its own answer: no hop back.
 - **Async handlers** run as tasks on the asyncio loop of the thread that
   called :meth:`App.serve`; the reader hands them over once per chunk.
+- **No asyncio unless needed.** Importing asyncio is most of a Python
+  hook's start-up, so ``App.run()`` for a stdio hook whose handlers are all
+  plain functions serves with threads alone (:meth:`Server.run`): the main
+  thread waits for EOF or a signal, then lets pending work finish. One
+  ``async`` handler, ``await app.serve()`` or the network transports bring
+  in the loop (:meth:`Server.serve`); the dispatch is the same.
 - **Event handlers** run on one thread, one event at a time, in arrival
   order (async ones are awaited on the loop), so an audit log keeps order,
   even with several connections.
@@ -39,8 +46,6 @@ system call cannot keep the process alive after stdin closes or SIGTERM.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import os
 import queue
 import signal
@@ -67,12 +72,15 @@ from .wire import (
 )
 
 if TYPE_CHECKING:
-    from .app import App, Handler
+    import asyncio
+    import logging
 
-log = logging.getLogger("hookhost_sdk")
+    from ._aio import Loop
+    from .app import App, Handler
 
 _READ_SIZE = 1 << 16
 _SPAWN_AFTER = 0.02  # seconds a queued sync job may wait before the pool grows
+_DRAIN_POLL = 0.005  # seconds between checks for pending work at shutdown
 
 #: Sends one encoded answer (a JSON line, newline included). Called from any
 #: thread; it must be safe for that and must not raise.
@@ -107,22 +115,14 @@ class Runtime:
         self.last_dequeue = 0.0
         self.workers = 0
         self.workers_lock = threading.Lock()
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.stop: asyncio.Event | None = None
-        self.signals: list[int] = []
+        #: The asyncio side, when the app is served on a loop; set by ``_aio.Loop``.
+        self.aio: Loop | None = None
+        self.stopped: queue.SimpleQueue[None] = queue.SimpleQueue()
 
     # --- lifecycle ------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the shared threads and catch SIGTERM/SIGINT; call on the loop."""
-        self.loop = asyncio.get_running_loop()
-        self.stop = asyncio.Event()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                self.loop.add_signal_handler(sig, self.request_stop)
-            except (RuntimeError, ValueError, NotImplementedError):
-                continue  # not the main thread, or no signals here
-            self.signals.append(sig)
+        """Start the shared threads."""
         handlers = [*self.methods.values(), *self.app.lifecycle_handlers.values()]
         if any(not h.is_async for h in handlers):
             threading.Thread(target=self._watch_pool, name="hookhost-pool", daemon=True).start()
@@ -130,36 +130,29 @@ class Runtime:
             threading.Thread(target=self._event_loop, name="hookhost-events", daemon=True).start()
 
     def close(self) -> None:
-        """Undo :meth:`start`: release the signals and let idle threads end."""
-        assert self.loop is not None
-        for sig in self.signals:
-            self.loop.remove_signal_handler(sig)
+        """Undo :meth:`start`: let idle threads end."""
         for _ in range(self.workers):
             self.jobs.put(None)
         self.events.put(None)
 
-    def request_stop(self) -> None:
-        if self.stop is not None:
-            self.stop.set()
-
     def stop_threadsafe(self) -> None:
-        try:
-            assert self.loop is not None
-            self.loop.call_soon_threadsafe(self.request_stop)
-        except RuntimeError:
-            pass  # the loop is already closed
+        """Ask whoever serves to stop; from any thread, or a signal handler."""
+        if self.aio is not None:
+            self.aio.stop_threadsafe()
+        else:
+            self.stopped.put(None)  # SimpleQueue.put is safe even in a signal handler
 
-    async def drain(self) -> None:
-        """Let pending work finish within the grace period, then cancel the rest."""
-        assert self.loop is not None
-        deadline = self.loop.time() + self.app.shutdown_grace
-        while self.loop.time() < deadline and (self.events_pending or any(s.inflight for s in self.sessions)):
-            await asyncio.sleep(0.005)
-        tasks = [job.task for s in self.sessions for job in list(s.inflight.values()) if job.task is not None]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=0.1)
+    def busy(self) -> bool:
+        """Whether some request or event is still pending."""
+        return bool(self.events_pending or any(s.inflight for s in self.sessions))
+
+    def wait(self) -> None:
+        """Without asyncio: block until asked to stop, then let pending work
+        finish within the grace period. Stuck workers are daemons: left behind."""
+        self.stopped.get()
+        deadline = time.monotonic() + self.app.shutdown_grace
+        while self.busy() and time.monotonic() < deadline:
+            time.sleep(_DRAIN_POLL)
 
     # --- sync handlers -----------------------------------------------------------
 
@@ -216,38 +209,6 @@ class Runtime:
         except Exception as exc:
             return _failure(job, exc)
 
-    # --- async handlers ----------------------------------------------------------
-
-    def start_async_threadsafe(self, batch: list[_Job]) -> None:
-        try:
-            assert self.loop is not None
-            self.loop.call_soon_threadsafe(self.start_async, batch)
-        except RuntimeError:
-            pass
-
-    def start_async(self, batch: list[_Job]) -> None:
-        """Start the async jobs a dispatch collected; call on the loop."""
-        assert self.loop is not None
-        for job in batch:
-            if not job.cancelled:
-                job.task = self.loop.create_task(self._call_async(job))
-
-    def cancel_task(self, job: _Job) -> None:
-        if job.task is not None:
-            job.task.cancel()
-
-    async def _call_async(self, job: _Job) -> None:
-        try:
-            value = await job.handler.fn(job.params)
-            data = encode_result(job.id, to_wire(job.handler.stage, value, job.params.get("event")))
-        except asyncio.CancelledError:
-            # Cancelled by shutdown (a $/cancel_request has already answered).
-            job.session.answer(job, encode_error(job.id, REQUEST_CANCELLED, "request cancelled"))
-            raise
-        except Exception as exc:
-            data = _failure(job, exc)
-        job.session.answer(job, data)
-
     # --- events ------------------------------------------------------------------
 
     def _event_loop(self) -> None:
@@ -260,12 +221,12 @@ class Runtime:
                 try:
                     event = handler.view(params)
                     if handler.is_async:
-                        assert self.loop is not None
-                        asyncio.run_coroutine_threadsafe(handler.fn(event), self.loop).result()
+                        assert self.aio is not None
+                        self.aio.run_event(handler.fn(event))
                     else:
                         handler.fn(event)
                 except Exception:
-                    log.exception("hookhost_sdk: event handler %s failed", getattr(handler.fn, "__name__", "?"))
+                    _log().exception("hookhost_sdk: event handler %s failed", getattr(handler.fn, "__name__", "?"))
             with self.events_lock:
                 self.events_pending -= 1
 
@@ -308,10 +269,10 @@ class Session:
             assert msg.method is not None and msg.params is not None
             self._on_notification(msg.method, msg.params)
         elif kind == "parse_error":
-            log.warning("hookhost_sdk: ignoring a message that is not JSON: %.200r", data)
+            _log().warning("hookhost_sdk: ignoring a message that is not JSON: %.200r", data)
             self.send(encode_error(None, PARSE_ERROR, "parse error: the message is not JSON"))
         elif kind == "invalid":
-            log.warning("hookhost_sdk: invalid message (%s): %.200r", msg.problem, data)
+            _log().warning("hookhost_sdk: invalid message (%s): %.200r", msg.problem, data)
             self.send(encode_error(msg.id, INVALID_REQUEST, f"invalid request: {msg.problem}"))
         # A response: the host sends none in protocol version 1; ignore it.
         return kind
@@ -366,7 +327,7 @@ class Session:
             try:
                 check_params(method, params)
             except ProtocolError as exc:
-                log.warning("hookhost_sdk: ignoring a malformed runtime event: %s", exc)
+                _log().warning("hookhost_sdk: ignoring a malformed runtime event: %s", exc)
                 return
             handlers = self.app.handlers_for_event(params["kind"])
             if handlers:
@@ -383,11 +344,8 @@ class Session:
         job.cancelled = True
         self.send(encode_error(target, REQUEST_CANCELLED, "request cancelled"))
         if job.handler.is_async:
-            try:
-                assert self.runtime.loop is not None
-                self.runtime.loop.call_soon_threadsafe(self.runtime.cancel_task, job)
-            except RuntimeError:
-                pass
+            assert self.runtime.aio is not None
+            self.runtime.aio.cancel_threadsafe(job)
 
 
 class Server:
@@ -401,19 +359,47 @@ class Server:
         self.protect_stdio = protect_stdio
         self.write_lock = threading.Lock()
 
-    async def serve(self) -> None:
-        restore = self._take_stdio() if self.protect_stdio else None
-        runtime = self.runtime
-        runtime.start()
+    def run(self) -> None:
+        """Serve with threads alone, for an app whose handlers are all sync.
+
+        The calling thread waits; on the main thread SIGTERM and SIGINT stop
+        serving as EOF does.
+        """
+        release = _catch_signals(self.runtime.stop_threadsafe)
         try:
-            threading.Thread(target=self._read_loop, name="hookhost-reader", daemon=True).start()
-            assert runtime.stop is not None
-            await runtime.stop.wait()
-            await runtime.drain()
+            restore = self._open()
+            try:
+                self.runtime.wait()
+            finally:
+                self._close(restore)
         finally:
-            runtime.close()
-            if restore is not None:
-                restore()
+            release()
+
+    async def serve(self) -> None:
+        """Serve on the running asyncio loop, where async handlers run."""
+        from ._aio import Loop
+
+        aio = Loop(self.runtime)
+        try:
+            restore = self._open()
+            try:
+                await aio.wait()
+            finally:
+                self._close(restore)
+        finally:
+            aio.close()
+
+    def _open(self) -> Callable[[], None] | None:
+        """Take the stdio fds, start the threads; return what undoes the fds."""
+        restore = self._take_stdio() if self.protect_stdio else None
+        self.runtime.start()
+        threading.Thread(target=self._read_loop, name="hookhost-reader", daemon=True).start()
+        return restore
+
+    def _close(self, restore: Callable[[], None] | None) -> None:
+        self.runtime.close()
+        if restore is not None:
+            restore()
 
     def _take_stdio(self) -> Callable[[], None]:
         """Reserve fds 0 and 1 for the wire; return a function that undoes it."""
@@ -447,9 +433,9 @@ class Server:
         """Write one whole line. The lock keeps lines from interleaving."""
         try:
             with self.write_lock:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self.output_fd, view) :]
+                sent = os.write(self.output_fd, data)
+                while sent < len(data):  # a pipe may take a long line in parts
+                    sent += os.write(self.output_fd, memoryview(data)[sent:])
         except OSError:  # the host has gone (EPIPE) or the fd is closed
             self.runtime.stop_threadsafe()
 
@@ -477,21 +463,49 @@ class Server:
         except OSError:
             pass
         except Exception:  # never expected; do not die silently
-            log.exception("hookhost_sdk: reader failed")
+            _log().exception("hookhost_sdk: reader failed")
         finally:
             self.runtime.stop_threadsafe()
 
     def _dispatch(self, lines: list[bytes]) -> None:
         batch: list[_Job] = []
         for line in lines:
-            if line.strip():  # blank lines (and a lone "\r") are skipped, as the host does
+            if line and not line.isspace():  # blank lines (and a lone "\r") are skipped, as the host does
                 self.session.on_message(line, batch)
         if batch:
-            self.runtime.start_async_threadsafe(batch)
+            assert self.runtime.aio is not None
+            self.runtime.aio.start_threadsafe(batch)
 
 
 def _failure(job: _Job, exc: Exception) -> bytes:
     """The error reply for a handler that raised; the traceback goes to stderr."""
     name = getattr(job.handler.fn, "__name__", "handler")
-    log.error("hookhost_sdk: %s failed on request %r", name, job.id, exc_info=exc)
+    _log().error("hookhost_sdk: %s failed on request %r", name, job.id, exc_info=exc)
     return encode_error(job.id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+
+
+def _catch_signals(stop: Callable[[], None]) -> Callable[[], None]:
+    """Make SIGTERM and SIGINT call ``stop``; return what puts the old handlers back.
+
+    Off the main thread Python cannot set handlers: signals stay as they are.
+    """
+    saved: dict[int, Any] = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            saved[sig] = signal.signal(sig, lambda _sig, _frame: stop())
+        except ValueError:
+            break
+
+    def release() -> None:
+        for sig, old in saved.items():
+            signal.signal(sig, signal.SIG_DFL if old is None else old)
+
+    return release
+
+
+def _log() -> logging.Logger:
+    """The SDK's logger. Imported on first use: a hook that never logs does
+    not pay for the logging package at start-up."""
+    import logging
+
+    return logging.getLogger("hookhost_sdk")

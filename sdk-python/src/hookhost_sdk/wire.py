@@ -7,7 +7,8 @@ Kept free of I/O so that it can be tested line by line against the spec's
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from json.encoder import encode_basestring_ascii
 from typing import Any, Literal
 
 __all__ = [
@@ -40,7 +41,6 @@ _I64_MAX = 2**63 - 1
 Kind = Literal["request", "notification", "response", "parse_error", "invalid"]
 
 
-@dataclass(slots=True)
 class Message:
     """One classified line.
 
@@ -48,12 +48,23 @@ class Message:
     request can still be answered with its own id), else ``None``.
     """
 
-    kind: Kind
-    id: Id | None = None
-    method: str | None = None
-    params: dict[str, Any] | None = None
-    error_code: int | None = None
-    problem: str = ""
+    __slots__ = ("kind", "id", "method", "params", "error_code", "problem")
+
+    def __init__(
+        self,
+        kind: Kind,
+        id: Id | None = None,
+        method: str | None = None,
+        params: dict[str, Any] | None = None,
+        error_code: int | None = None,
+        problem: str = "",
+    ) -> None:
+        self.kind = kind
+        self.id = id
+        self.method = method
+        self.params = params
+        self.error_code = error_code
+        self.problem = problem
 
 
 def _valid_id(value: Any) -> bool:
@@ -62,10 +73,35 @@ def _valid_id(value: Any) -> bool:
     return type(value) is int and _I64_MIN <= value <= _I64_MAX
 
 
+# The C scanner behind json.loads, with the same settings (typeshed omits it).
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_JSON_SPACE = " \t\n\r"
+
+
+def _loads(line: bytes | str) -> Any:
+    """``json.loads(line)``, minus its Python wrappers for the usual line.
+
+    json.loads spends about 1 us of a 2.5 us parse detecting the encoding and
+    in two layers of Python around the C scanner. A line that starts with
+    ``{`` is UTF-8 text (what json.loads decodes it as too), so it goes to
+    the scanner directly; anything else, and any failure, takes json.loads
+    itself, so results and errors are exactly its own.
+    """
+    try:
+        text = line.decode("utf-8", "surrogatepass") if isinstance(line, bytes) else line
+        if text.startswith("{"):
+            value, end = _scan(text, 0)
+            if end == len(text) or not text[end:].strip(_JSON_SPACE):
+                return value
+    except (StopIteration, ValueError):
+        pass  # json.loads says what is wrong, in its own words
+    return json.loads(line)
+
+
 def classify(line: bytes | str) -> Message:
     """Classify one line (without its newline) as the spec's section 3 does."""
     try:
-        msg = json.loads(line)
+        msg = _loads(line)
     except ValueError as exc:  # includes invalid UTF-8
         return Message("parse_error", problem=f"not JSON: {exc}")
     if type(msg) is not dict:
@@ -119,13 +155,27 @@ _ABSENT: Any = object()
 # surrogate; allow_nan=False refuses NaN/Infinity, which are not JSON.
 _encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 
+# Every answer encodes an id, and most answers are "continue": both skip the
+# encoder's per-call set-up (about 1 us each, a fifth of a call's cost).
+_CONTINUE = {"action": "continue"}
+_CONTINUE_JSON = _encode(_CONTINUE)
+
+
+def _encode_id(msg_id: Id | None) -> str:
+    if type(msg_id) is int:
+        return str(msg_id)
+    if isinstance(msg_id, str):
+        return encode_basestring_ascii(msg_id)
+    return _encode(msg_id)
+
 
 def encode_result(msg_id: Id, result: Any) -> bytes:
     """One response line, newline included. Raises on values JSON cannot hold."""
-    return f'{{"jsonrpc":"2.0","id":{_encode(msg_id)},"result":{_encode(result)}}}\n'.encode()
+    body = _CONTINUE_JSON if result == _CONTINUE else _encode(result)
+    return f'{{"jsonrpc":"2.0","id":{_encode_id(msg_id)},"result":{body}}}\n'.encode()
 
 
 def encode_error(msg_id: Id | None, code: int, message: str) -> bytes:
     """One error response line, newline included."""
     error = _encode({"code": code, "message": message})
-    return f'{{"jsonrpc":"2.0","id":{_encode(msg_id)},"error":{error}}}\n'.encode()
+    return f'{{"jsonrpc":"2.0","id":{_encode_id(msg_id)},"error":{error}}}\n'.encode()
