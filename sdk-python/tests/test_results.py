@@ -213,7 +213,7 @@ def test_answers_are_immutable_values() -> None:
     assert hash(approve("ok")) == hash(approve("ok"))
     assert context("a") + system_message("b") == LifecycleAnswer(additional_context="a", system_message="b")
     with pytest.raises(AttributeError):
-        answer.reason = "changed"  # type: ignore[misc]
+        answer.reason = "changed"
     with pytest.raises(AttributeError):
         del answer.reason
     assert copy.copy(answer) == answer and pickle.loads(pickle.dumps(answer)) == answer

@@ -2,8 +2,8 @@
 stopping on a loop.
 
 Kept apart from :mod:`hookhost_sdk.server` so that a stdio hook whose
-handlers are all plain functions never imports asyncio, which is most of a
-Python hook's start-up. This module is imported when something needs the
+handlers are all plain functions never imports asyncio, which is most of
+what the SDK would add to a hook's start-up. This module is imported when something needs the
 loop: an ``async def`` handler, ``await app.serve()``, or the network
 transports (:mod:`hookhost_sdk.netserve`).
 """

@@ -22,12 +22,13 @@ Layout, chosen for throughput without giving up concurrency:
   C-implemented queue. A worker sends its own answer: no hop back.
 - **Async handlers** run as tasks on the asyncio loop of the thread that
   called :meth:`App.serve`; the reader hands them over once per chunk.
-- **No asyncio unless needed.** Importing asyncio is most of a Python
-  hook's start-up, so ``App.run()`` for a stdio hook whose handlers are all
-  plain functions serves with threads alone (:meth:`Server.run`): the main
-  thread waits for EOF or a signal, then lets pending work finish. One
-  ``async`` handler, ``await app.serve()`` or the network transports bring
-  in the loop (:meth:`Server.serve`); the dispatch is the same.
+- **No asyncio unless needed.** Importing asyncio is most of what the SDK
+  would add to a hook's start-up, so ``App.run()`` for a stdio hook whose
+  handlers are all plain functions serves with threads alone
+  (:meth:`Server.run`): the main thread waits for EOF or a signal, then
+  lets pending work finish. One ``async`` handler, ``await app.serve()`` or
+  the network transports bring in the loop (:meth:`Server.serve`); the
+  dispatch is the same.
 - **Event handlers** run on one thread, one event at a time, in arrival
   order (async ones are awaited on the loop), so an audit log keeps order,
   even with several connections.
