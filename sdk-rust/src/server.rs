@@ -123,8 +123,15 @@ where
         }
     };
 
+    wind_down(server, events, out).await;
+    read_result
+}
+
+/// End of input: the last answers of the reader are written, running work
+/// gets a short grace and is then abandoned, the event queue drains, and
+/// stdout is flushed and closed.
+async fn wind_down<H: Hook>(server: Server<H>, events: impl Future, out: Arc<Outbox>) {
     server.flush();
-    // End of input: let running work finish briefly, then abandon it.
     let deadline = tokio::time::Instant::now() + DRAIN_GRACE;
     while !lock(&server.inflight).is_empty() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -135,7 +142,6 @@ where
     drop(ev);
     let _ = tokio::time::timeout_at(deadline, events).await;
     out.close(tokio::time::Instant::now() + FLUSH_GRACE).await;
-    read_result
 }
 
 /// A request in flight: its generation (to tell it from a later request
@@ -267,6 +273,19 @@ impl<H: Hook> Server<H> {
             self.batch(&answer_line(outcome, &id, splice));
             return;
         }
+        self.spawn_call(id, call, splice);
+    }
+
+    /// Runs a call that waits as a task of its own, cancellable by id,
+    /// which writes its answer itself.
+    fn spawn_call(
+        &self,
+        id: Id,
+        call: impl Future<Output = Result<MethodResponse, Box<dyn std::any::Any + Send>>>
+        + Send
+        + 'static,
+        splice: bool,
+    ) {
         let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
         // Registered before the task exists, so that a fast answer always
