@@ -437,34 +437,15 @@ impl Drop for PendingGuard<'_> {
 fn encode_request(id: i64, method: &str, params: &Value, last: &AtomicUsize) -> Vec<u8> {
     let mut line = Vec::with_capacity(last.load(Ordering::Relaxed).max(128));
     line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    line.extend_from_slice(itoa(id, &mut [0; 20]));
+    // Integers, strings and Values always serialize.
+    let _ = serde_json::to_writer(&mut line, &id);
     line.extend_from_slice(br#","method":"#);
-    // Strings and Values always serialize.
     let _ = serde_json::to_writer(&mut line, method);
     line.extend_from_slice(br#","params":"#);
     let _ = serde_json::to_writer(&mut line, params);
     line.push(b'}');
     last.store(line.len() + 16, Ordering::Relaxed);
     line
-}
-
-/// `n` in decimal, written into `buf`, without allocating.
-fn itoa(n: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    let mut v = n.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    &buf[i..]
 }
 
 /// What the log shows of text a hook wrote where it should not: its length
