@@ -47,12 +47,13 @@ where
     }
     session.finish().await;
     // Every answer is written or queued: have the queue written, then the
-    // stream closed. The writer's result says whether writing failed.
-    out.close(tokio::time::Instant::now() + WRITE_WAIT).await;
-    match tokio::time::timeout(WRITE_WAIT, writer).await {
-        Ok(joined) => joined.map_err(std::io::Error::other)?,
-        Err(_) => Err(std::io::Error::other(
+    // stream closed; the writer has then ended, and its result says
+    // whether writing failed.
+    if !out.close(tokio::time::Instant::now() + WRITE_WAIT).await {
+        writer.abort();
+        return Err(std::io::Error::other(
             "the agent stopped reading its answers",
-        )),
+        ));
     }
+    writer.await.map_err(std::io::Error::other)?
 }
