@@ -302,12 +302,48 @@ impl Message {
         Ok(Message::Response(Response { id, payload }))
     }
 
-    /// Encodes as one compact line, without the trailing `\n`.
+    /// Encodes as one compact line, without the trailing `\n`, in the
+    /// member order of [`Message::to_value`], from borrowed parts: params
+    /// and results are not copied into an envelope first.
     pub fn encode(&self) -> Vec<u8> {
-        // Serializing a Value-backed struct cannot fail: no non-string keys,
-        // no custom Serialize that errors.
-        let value = self.to_value();
-        serde_json::to_vec(&value).unwrap_or_default()
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            jsonrpc: &'static str,
+            /// Absent for a notification; `null` for a response to no id.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            id: Option<Option<&'a Id>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            method: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            params: Option<&'a Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            result: Option<&'a Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<&'a ErrorObject>,
+        }
+        let mut wire = Wire {
+            jsonrpc: JSONRPC_VERSION,
+            id: None,
+            method: None,
+            params: None,
+            result: None,
+            error: None,
+        };
+        match self {
+            Message::Request(r) => {
+                (wire.id, wire.method) = (Some(Some(&r.id)), Some(r.method.as_str()));
+                wire.params = r.params.as_ref();
+            }
+            Message::Notification(n) => {
+                (wire.method, wire.params) = (Some(n.method.as_str()), n.params.as_ref());
+            }
+            Message::Response(r) => {
+                wire.id = Some(r.id.as_ref());
+                (wire.result, wire.error) = (r.payload.as_ref().ok(), r.payload.as_ref().err());
+            }
+        }
+        // Ids, strings, Values and error objects always serialize.
+        serde_json::to_vec(&wire).unwrap_or_default()
     }
 
     /// The message as a JSON value, in wire shape.
@@ -365,6 +401,25 @@ fn invalid(reason: impl Into<String>, id: Option<Id>) -> DecodeError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_is_the_wire_value_written_compactly_for_every_kind() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"hook.before_tool","params":{"tool":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":"s","method":"m"}"#,
+            r#"{"jsonrpc":"2.0","method":"hook.runtime_event","params":{"a":[1,"é"]}}"#,
+            r#"{"jsonrpc":"2.0","method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":-3,"result":{"action":"continue"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#,
+            r#"{"jsonrpc":"2.0","id":"e","error":{"code":1,"message":"m","data":{"k":null}}}"#,
+        ];
+        for line in lines {
+            let msg = Message::decode(line.as_bytes()).expect("valid");
+            let encoded = msg.encode();
+            assert_eq!(String::from_utf8_lossy(&encoded), line);
+            assert_eq!(encoded, serde_json::to_vec(&msg.to_value()).expect("a value"));
+        }
+    }
 
     #[test]
     fn classifies_the_three_kinds() {

@@ -86,14 +86,28 @@ impl Outbox {
     /// Sends `line` (a newline is added), waiting for room until
     /// `deadline`.
     pub async fn send(&self, line: &[u8], deadline: Instant) -> Result<(), SendError> {
+        self.send_within(line, Some(deadline)).await
+    }
+
+    /// Sends `line`, waiting for room as long as the reader takes: for
+    /// answers, whose reader (the host, an agent) gives up on its own
+    /// deadlines. It fails only when the stream is closed.
+    pub async fn send_when_room(&self, line: &[u8]) -> Result<(), SendError> {
+        self.send_within(line, None).await
+    }
+
+    async fn send_within(&self, line: &[u8], deadline: Option<Instant>) -> Result<(), SendError> {
         loop {
-            let progress = self.progress.notified();
-            tokio::pin!(progress);
+            let mut progress = std::pin::pin!(self.progress.notified());
             progress.as_mut().enable();
             if let Some(sent) = self.try_send(line) {
                 return sent;
             }
-            if timeout_at(deadline, progress).await.is_err() {
+            let Some(at) = deadline else {
+                progress.await;
+                continue;
+            };
+            if timeout_at(at, progress).await.is_err() {
                 return Err(SendError::Full);
             }
         }
@@ -141,8 +155,7 @@ impl Outbox {
     /// written. Waits at most until `deadline` for that; whether it ended.
     pub async fn close(&self, deadline: Instant) -> bool {
         loop {
-            let progress = self.progress.notified();
-            tokio::pin!(progress);
+            let mut progress = std::pin::pin!(self.progress.notified());
             progress.as_mut().enable();
             {
                 let mut s = self.lock();

@@ -50,10 +50,6 @@ use crate::dispatch::{
 };
 use crate::hook::Hook;
 
-/// How long an answer waits for room in stdout's queue: as long as the
-/// host takes to read it (the host gives up on its own deadlines).
-const ANSWER_WAIT: Duration = Duration::from_secs(24 * 3600);
-
 /// Serves `hook` over any byte streams: requests are read from `input`, one
 /// JSON-RPC message per line, and answers written to `output`.
 ///
@@ -310,7 +306,7 @@ impl<H: Hook> Server<H> {
                 }
             }
             let line = answer_line(outcome, &id, splice);
-            let _ = out.send(line.as_bytes(), answer_deadline()).await;
+            let _ = out.send_when_room(line.as_bytes()).await;
         });
     }
 
@@ -363,7 +359,7 @@ impl<H: Hook> Server<H> {
             return;
         }
         let out = self.out.clone();
-        tokio::spawn(async move { out.send(&lines, answer_deadline()).await });
+        tokio::spawn(async move { out.send_when_room(&lines).await });
     }
 }
 
@@ -453,10 +449,6 @@ async fn write_loop(out: Arc<Outbox>) {
     if let Err(e) = out.drive().await {
         eprintln!("hookhost-sdk: cannot write answers, stopping the writer: {e}");
     }
-}
-
-fn answer_deadline() -> tokio::time::Instant {
-    tokio::time::Instant::now() + ANSWER_WAIT
 }
 
 #[cfg(test)]

@@ -4,12 +4,10 @@
 //! bytes each request holds until its answer is handed on.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use hookhost_protocol::envelope::{DecodeError, Message};
+use hookhost_protocol::envelope::{DecodeError, Message, Response};
 use hookhost_protocol::outbox::Outbox;
 use hookhost_protocol::{ErrorObject, Id, error_code};
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -17,32 +15,9 @@ use tokio::task::JoinSet;
 use super::budget::{self, Charge, Pool};
 use super::{BUSY, MAX_IN_FLIGHT, MAX_REQUEST_BYTES, Sidecar};
 
-/// One response line (no newline), encoded from borrowed parts: the
-/// verdict is not copied into an envelope first.
 pub(super) fn response(id: Option<Id>, payload: Result<Value, ErrorObject>) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Wire<'a> {
-        jsonrpc: &'static str,
-        id: &'a Option<Id>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        result: Option<&'a Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<&'a ErrorObject>,
-    }
-    let wire = Wire {
-        jsonrpc: "2.0",
-        id: &id,
-        result: payload.as_ref().ok(),
-        error: payload.as_ref().err(),
-    };
-    // Values, ids and error objects always serialize.
-    serde_json::to_vec(&wire).unwrap_or_default()
+    Message::Response(Response { id, payload }).encode()
 }
-
-/// How long an answer waits for room on a line stream: as long as the
-/// agent takes to read; requests stop being read meanwhile
-/// ([`MAX_IN_FLIGHT`], the byte budgets).
-const ANSWER_WAIT: Duration = Duration::from_secs(24 * 3600);
 
 /// Where a session's answers go.
 #[derive(Clone)]
@@ -67,8 +42,9 @@ impl Answers {
                     .await;
             }
             Answers::Lines(out) => {
-                let deadline = tokio::time::Instant::now() + ANSWER_WAIT;
-                let _ = out.send(&bytes, deadline).await;
+                // As long as the agent takes to read: requests stop being
+                // read meanwhile (MAX_IN_FLIGHT, the byte budgets).
+                let _ = out.send_when_room(&bytes).await;
             }
         }
     }
