@@ -417,7 +417,10 @@ mod tests {
             let msg = Message::decode(line.as_bytes()).expect("valid");
             let encoded = msg.encode();
             assert_eq!(String::from_utf8_lossy(&encoded), line);
-            assert_eq!(encoded, serde_json::to_vec(&msg.to_value()).expect("a value"));
+            assert_eq!(
+                encoded,
+                serde_json::to_vec(&msg.to_value()).expect("a value")
+            );
         }
     }
 
