@@ -243,8 +243,9 @@ fn audit_names_both_sessions(dir: &Path, first: &Value, second: &Value) {
         wrote.contains(&("policy".into(), "modify".into())),
         "{audit}"
     );
+    // The Claude hook said `allow` with its rewrite: its own allow is kept.
     assert!(
-        wrote.contains(&("describe".into(), "modify".into())),
+        wrote.contains(&("describe".into(), "allow".into())),
         "{audit}"
     );
 }

@@ -7,7 +7,8 @@ use hookhost_protocol::params::ToolResult;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ToolOutcome<P> {
-    /// Run the tool with these params (rewritten when hooks modified them).
+    /// Run the tool with these params (rewritten when hooks modified them),
+    /// subject to the agent's own permission rules: no hook approved it.
     Continue {
         /// The call to run.
         call: P,
@@ -24,6 +25,21 @@ pub enum ToolOutcome<P> {
         call: P,
         /// Why, from the first hook that asked; shown to the user.
         reason: String,
+        /// Text the hooks added for the model's context, in chain order.
+        contexts: Vec<String>,
+    },
+    /// A hook allowed the call explicitly (`allow`) and no hook asked,
+    /// denied, answered or aborted: the agent may run it without its own
+    /// prompt. Only a hook's `allow` gives this; a rewrite alone, or no
+    /// hook at all, is [`ToolOutcome::Continue`], after which the agent
+    /// applies its own permission rules as it would without hookhost.
+    Allow {
+        /// The call to run (every patch applied).
+        call: P,
+        /// Why, from the first hook that allowed, when it said.
+        reason: Option<String>,
+        /// The first hook that allowed.
+        by: String,
         /// Text the hooks added for the model's context, in chain order.
         contexts: Vec<String>,
     },
@@ -68,8 +84,12 @@ pub enum StageOutcome<P> {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Approval {
-    /// Every approver approved.
+    /// An approver approved and none refused.
     Approved,
+    /// No hook decided (none listens at approve_tool, or each left the
+    /// decision to the agent): the agent decides as it would with no hook,
+    /// usually by asking the user. Never an approval.
+    Undecided,
     /// One refused (or failed with `on_error = "deny"`).
     Refused {
         /// The first refusal's reason, in chain order.

@@ -58,7 +58,8 @@ async fn decide(host: &Host, event: &ForeignEvent) -> (String, String, Option<Va
     }
     let call: ToolCall = serde_json::from_value(params).unwrap();
     match host.before_tool(call).await {
-        ToolOutcome::Continue { call, .. } => (
+        // The call goes ahead: with no decision, or a hook's own allow.
+        ToolOutcome::Continue { call, .. } | ToolOutcome::Allow { call, .. } => (
             "allow".into(),
             String::new(),
             Some(Value::Object(call.arguments)),
@@ -139,9 +140,14 @@ async fn two_claude_rewrites_of_different_fields_both_take_effect_in_config_orde
     std::fs::write(&file, settings.to_string()).unwrap();
     let host = Host::start(import("claude-code", &file)).await;
     let out = host.before_tool(shell_call("shell", "npm install")).await;
-    let ToolOutcome::Continue { call, .. } = out else {
+    // Both hooks said allow themselves: the first one's allow is kept.
+    let ToolOutcome::Allow { call, by, .. } = out else {
         panic!("{out:?}")
     };
+    assert!(
+        by.starts_with("import-001"),
+        "the first in config order: {by}"
+    );
     assert_eq!(
         Value::Object(call.arguments),
         json!({"command": "npm install --dry-run && echo second", "description": "x", "timeout": 30}),
@@ -201,7 +207,10 @@ case "$(echo "$input" | jq -r .tool_input.command)" in curl*) echo '{{"decision"
         "[hooks.tool_names]"
     );
     let ok = host.before_tool(shell_call("shell", "ls")).await;
-    assert!(matches!(ok, ToolOutcome::Continue { .. }), "{ok:?}");
+    assert!(
+        matches!(ok, ToolOutcome::Continue { .. } | ToolOutcome::Allow { .. }),
+        "{ok:?}"
+    );
     let other = host.before_tool(shell_call("read_file", "ls")).await;
     assert!(matches!(other, ToolOutcome::Continue { .. }), "{other:?}");
     host.shutdown().await;

@@ -164,8 +164,9 @@ esac"#;
         }
         other => panic!("{other:?}"),
     }
+    // The guard's own allow is its verdict; its rewrite is dropped.
     match host.before_tool(shell("ls")).await {
-        ToolOutcome::Continue { call, .. } => assert_eq!(call.arguments["cmd"], "ls"),
+        ToolOutcome::Allow { call, .. } => assert_eq!(call.arguments["cmd"], "ls"),
         other => panic!("{other:?}"),
     }
     host.shutdown().await;

@@ -270,8 +270,9 @@ async fn the_example_agent_file_decides_as_documented() {
     );
     let out = host.before_tool(shell("git push")).await;
     assert!(matches!(&out, ToolOutcome::Ask { .. }), "{out:?}");
-    let ToolOutcome::Continue { call, .. } = host.before_tool(shell("npm install")).await else {
-        panic!("npm install not continued")
+    // The example's hook rewrites and allows, both in its own words.
+    let ToolOutcome::Allow { call, .. } = host.before_tool(shell("npm install")).await else {
+        panic!("npm install not allowed")
     };
     assert_eq!(call.arguments["cmd"], "npm ci");
     let out = host.before_tool(shell("cat /etc/passwd")).await;

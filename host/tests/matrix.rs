@@ -352,7 +352,8 @@ fn judge(
             if !(kept("healthy-a") && kept("faulty") && kept("healthy-b")) {
                 return Err(format!("a verdict was lost: {:?}", c.outcome));
             }
-            if approve && !matches!(c.outcome, Outcome::Continue { .. }) {
+            // Every hook approved explicitly: an approval, not "undecided".
+            if approve && !matches!(c.outcome, Outcome::Allow { .. }) {
                 return Err(format!("approval lost: {:?}", c.outcome));
             }
             Ok("verdict".into())

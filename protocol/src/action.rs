@@ -27,6 +27,12 @@ pub enum Action {
     /// says why. It does not stop the chain: later hooks still run, and a
     /// later deny, respond or abort wins over it.
     Ask,
+    /// before_tool only: go on (with the result's `call` patch, when it
+    /// has one), and the hook approves the call: the agent may run it
+    /// without asking the user. A later hook that asks, denies, answers or
+    /// aborts wins over it. Only a hook says this; the host never infers it
+    /// from a rewrite or from silence.
+    Allow,
     /// End the current turn.
     AbortTurn,
     /// Stop the whole agent loop.
@@ -35,12 +41,13 @@ pub enum Action {
 
 impl Action {
     /// Every action, in the order the spec lists them.
-    pub const ALL: [Action; 7] = [
+    pub const ALL: [Action; 8] = [
         Action::Continue,
         Action::Modify,
         Action::Respond,
         Action::DenyTool,
         Action::Ask,
+        Action::Allow,
         Action::AbortTurn,
         Action::HardAbort,
     ];
@@ -53,29 +60,33 @@ impl Action {
             Action::Respond => "respond",
             Action::DenyTool => "deny_tool",
             Action::Ask => "ask",
+            Action::Allow => "allow",
             Action::AbortTurn => "abort_turn",
             Action::HardAbort => "hard_abort",
         }
     }
 
     /// Whether the action lets the chain go on to the next hook: continue,
-    /// modify and ask do; the others decide the verdict.
+    /// modify, ask and allow do; the others decide the verdict.
     pub fn goes_on(self) -> bool {
-        matches!(self, Action::Continue | Action::Modify | Action::Ask)
+        matches!(
+            self,
+            Action::Continue | Action::Modify | Action::Ask | Action::Allow
+        )
     }
 
     /// Whether a hook may answer this action at `stage`. approve_tool
-    /// answers `{approved}` and takes no action at all; lifecycle answers
-    /// `continue` or its own `block` ([`LifecycleAction`]), never a patch,
-    /// a tool answer or an abort.
+    /// answers `{approved}`, or `continue` to leave the decision to the
+    /// agent; lifecycle answers `continue` or its own `block`
+    /// ([`LifecycleAction`]), never a patch, a tool answer or an abort.
     pub fn legal_at(self, stage: Stage) -> bool {
         match stage {
-            Stage::ApproveTool => false,
-            Stage::Lifecycle => self == Action::Continue,
+            Stage::ApproveTool | Stage::Lifecycle => self == Action::Continue,
             Stage::BeforeTool => true,
-            Stage::BeforeLlm | Stage::AfterLlm | Stage::AfterTool => {
-                !matches!(self, Action::Respond | Action::DenyTool | Action::Ask)
-            }
+            Stage::BeforeLlm | Stage::AfterLlm | Stage::AfterTool => !matches!(
+                self,
+                Action::Respond | Action::DenyTool | Action::Ask | Action::Allow
+            ),
         }
     }
 }
@@ -97,7 +108,7 @@ impl<'de> Deserialize<'de> for Action {
             .find(|a| a.as_str() == s)
             .ok_or_else(|| {
                 serde::de::Error::custom(format!(
-                    "unknown action {s:?} (expected continue, modify, respond, deny_tool, ask, abort_turn or hard_abort)"
+                    "unknown action {s:?} (expected continue, modify, respond, deny_tool, ask, allow, abort_turn or hard_abort)"
                 ))
             })
     }
@@ -120,6 +131,20 @@ fn intercept_actions(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         Action::AbortTurn,
         Action::HardAbort,
     ])
+}
+
+/// A present `approved` must be a boolean: `null` gets serde's own
+/// "expected a boolean", not the absent field's meaning.
+fn strict_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    bool::deserialize(d).map(Some)
+}
+
+fn abstain_action(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["continue", ""],
+        "description": "Without `approved`: the hook leaves the decision to the agent."
+    })
 }
 
 fn tool_actions(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -164,11 +189,11 @@ pub struct BeforeToolResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "tool_actions")]
     pub action: Option<Action>,
-    /// Why, for deny_tool, ask and aborts; a denial's reason reaches the
-    /// model, an ask's the user.
+    /// Why, for deny_tool, ask, allow and aborts; a denial's reason
+    /// reaches the model, an ask's or an allow's the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// With `modify`: a merge patch over the before_tool params.
+    /// With `modify` or `allow`: a merge patch over the before_tool params.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Map<String, Value>>,
     /// With `respond`: the tool result to use instead of running the tool.
@@ -200,13 +225,26 @@ pub struct AfterToolResult {
     pub additional_context: Option<String>,
 }
 
-/// `hook.approve_tool` result. `approved` is required: a result without it
-/// is a protocol error handled by the hook's failure policy, never a
-/// silent deny.
+/// `hook.approve_tool` result: `approved`, or `action: "continue"` to
+/// leave the decision to the agent (which then asks the user, as it would
+/// with no hook). A result with neither is a protocol error handled by the
+/// hook's failure policy, never a silent allow or deny.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("anyOf" = [{"required": ["approved"]}, {"required": ["action"]}]))]
 pub struct ApproveToolResult {
-    /// Whether the tool may run.
-    pub approved: bool,
+    /// Whether the tool may run. `null` is not a decision: it is refused
+    /// as malformed, like any other non-boolean.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "strict_bool"
+    )]
+    #[schemars(with = "bool")]
+    pub approved: Option<bool>,
+    /// `continue` (without `approved`): this hook does not decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "abstain_action")]
+    pub action: Option<Action>,
     /// Why not, when refused; reaches the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -294,6 +332,14 @@ pub enum Decision {
     /// Let the user decide whether the tool runs (before_tool); the chain
     /// goes on.
     Ask(Option<String>),
+    /// before_tool: approve the call, so the agent need not ask the user,
+    /// after applying the patch (when there is one); the chain goes on.
+    Allow {
+        /// A merge patch over the params, as with `modify`.
+        patch: Option<Map<String, Value>>,
+        /// Why; the agent may show it to the user.
+        reason: Option<String>,
+    },
     /// End the turn (`hard: false`) or the whole agent loop (`hard: true`).
     Abort {
         /// `hard_abort` rather than `abort_turn`.
@@ -398,6 +444,7 @@ fn common(
         Action::Modify => Decision::Modify(patch.unwrap_or_default()),
         Action::DenyTool => Decision::DenyTool(reason),
         Action::Ask => Decision::Ask(reason),
+        Action::Allow => Decision::Allow { patch, reason },
         Action::AbortTurn => Decision::Abort {
             hard: false,
             reason,
@@ -479,22 +526,39 @@ fn decode_stage(stage: Stage, result: &Value) -> Result<(Decision, Option<String
         }
         Stage::ApproveTool => {
             let r = ApproveToolResult::deserialize(result).map_err(malformed)?;
-            let d = Decision::Approval {
-                approved: r.approved,
-                reason: r.reason,
-            };
-            Ok((d, None))
+            Ok((approval(r)?, None))
         }
         Stage::Lifecycle => Err(ResultError::LifecycleNeedsEvent),
     }
 }
 
+/// An approve_tool result as a decision: an approval or refusal, or (with
+/// `action: "continue"` and no `approved`) no decision at all.
+fn approval(r: ApproveToolResult) -> Result<Decision, ResultError> {
+    let stage = Stage::ApproveTool;
+    match (r.approved, r.action) {
+        (Some(approved), _) => Ok(Decision::Approval {
+            approved,
+            reason: r.reason,
+        }),
+        (None, Some(Action::Continue)) => Ok(Decision::Continue),
+        (None, Some(action)) => Err(ResultError::IllegalAction { stage, action }),
+        (None, None) => Err(ResultError::Malformed {
+            stage,
+            detail: "missing field `approved` (or `action: \"continue\"` to leave the decision to the agent)".into(),
+        }),
+    }
+}
+
 impl Decision {
-    /// Whether the chain goes on after it: continue, modify, ask, an
-    /// approval, or a lifecycle answer that does not block.
+    /// Whether the chain goes on after it: continue, modify, ask, allow,
+    /// an approval, or a lifecycle answer that does not block.
     pub fn goes_on(&self) -> bool {
         match self {
-            Decision::Continue | Decision::Modify(_) | Decision::Ask(_) => true,
+            Decision::Continue
+            | Decision::Modify(_)
+            | Decision::Ask(_)
+            | Decision::Allow { .. } => true,
             Decision::Approval { approved, .. } => *approved,
             Decision::Lifecycle { block, .. } => !*block,
             Decision::Respond(_) | Decision::DenyTool(_) | Decision::Abort { .. } => false,
@@ -510,6 +574,7 @@ impl Decision {
             Decision::Respond(_) => Action::Respond,
             Decision::DenyTool(_) => Action::DenyTool,
             Decision::Ask(_) => Action::Ask,
+            Decision::Allow { .. } => Action::Allow,
             Decision::Abort { hard: false, .. } => Action::AbortTurn,
             Decision::Abort { hard: true, .. } => Action::HardAbort,
             Decision::Approval { .. } | Decision::Lifecycle { .. } => return None,
@@ -577,6 +642,7 @@ pub fn check_lifecycle_decision(
         Decision::Respond(_) => illegal(Action::Respond),
         Decision::DenyTool(_) => illegal(Action::DenyTool),
         Decision::Ask(_) => illegal(Action::Ask),
+        Decision::Allow { .. } => illegal(Action::Allow),
         Decision::Abort { hard: false, .. } => illegal(Action::AbortTurn),
         Decision::Abort { hard: true, .. } => illegal(Action::HardAbort),
         Decision::Approval { .. } => Err(ResultError::Malformed {

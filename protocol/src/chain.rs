@@ -104,7 +104,9 @@ pub struct Step {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// Go on with these params (changed by patches when `modified`). At
-    /// approve_tool this means every approver approved.
+    /// approve_tool it means that no hook decided: the agent decides as it
+    /// would with no hook (its own rules, or asking the user). It is never
+    /// an approval.
     Continue {
         /// The params after every patch.
         params: Value,
@@ -123,6 +125,23 @@ pub enum Outcome {
         /// Why, from the first hook that asked; shown to the user.
         reason: String,
         /// The first hook that asked.
+        by: String,
+        /// `additional_context` texts with the hook that sent each, in
+        /// chain order.
+        contexts: Vec<(String, String)>,
+    },
+    /// A hook approved explicitly and none refused: at before_tool a hook
+    /// answered `allow` and none asked, denied, answered or aborted, so the
+    /// agent may run the call (its params after every patch) without asking
+    /// the user; at approve_tool an approver approved and none refused.
+    Allow {
+        /// The params after every patch.
+        params: Value,
+        /// Whether any hook changed them.
+        modified: bool,
+        /// Why, from the first hook that allowed, when it said.
+        reason: Option<String>,
+        /// The first hook that allowed.
         by: String,
         /// `additional_context` texts with the hook that sent each, in
         /// chain order.
@@ -289,6 +308,9 @@ pub struct Chain {
     collected: Collected,
     /// before_tool: the first hook that answered `ask`, and its reason.
     asked: Option<(String, String)>,
+    /// before_tool and approve_tool: the first hook that allowed (`allow`,
+    /// `approved: true`), and its reason.
+    allowed: Option<(String, Option<String>)>,
 }
 
 /// What hooks added, in chain order.
@@ -335,6 +357,7 @@ impl Chain {
             event,
             collected: Collected::default(),
             asked: None,
+            allowed: None,
         })
     }
 
@@ -466,7 +489,21 @@ impl Chain {
                 .unwrap_or_else(|| format!("{verb} by hook `{hook}`"))
         };
         Ok(match decision {
-            Decision::Continue | Decision::Approval { approved: true, .. } => None,
+            Decision::Continue => None,
+            Decision::Approval {
+                approved: true,
+                reason,
+            } => {
+                self.allowed.get_or_insert((by, reason.clone()));
+                None
+            }
+            Decision::Allow { patch, reason } => {
+                if let Some(patch) = patch {
+                    self.patch(patch)?;
+                }
+                self.allowed.get_or_insert((by, reason.clone()));
+                None
+            }
             Decision::Modify(patch) => {
                 self.patch(patch)?;
                 None
@@ -584,6 +621,15 @@ impl Chain {
             };
         }
         let modified = self.original.is_some_and(|o| o != self.params);
+        if let Some((by, reason)) = self.allowed {
+            return Outcome::Allow {
+                params: self.params,
+                modified,
+                reason,
+                by,
+                contexts,
+            };
+        }
         Outcome::Continue {
             params: self.params,
             modified,
@@ -632,6 +678,13 @@ impl Outcome {
                 add_contexts(&mut obj, contexts);
                 Value::Object(obj)
             }
+            Outcome::Allow {
+                params,
+                modified,
+                reason,
+                contexts,
+                ..
+            } => allow_wire(stage, params, *modified, reason, contexts),
             Outcome::Respond { result, .. } => json!({"action": "respond", "result": result}),
             Outcome::DenyTool { reason, .. } => json!({"action": "deny_tool", "reason": reason}),
             Outcome::Abort { hard, reason, .. } => json!({
@@ -666,6 +719,7 @@ impl Outcome {
         match self {
             Outcome::Continue { .. } | Outcome::Lifecycle { .. } => None,
             Outcome::Ask { by, .. }
+            | Outcome::Allow { by, .. }
             | Outcome::Respond { by, .. }
             | Outcome::DenyTool { by, .. }
             | Outcome::Abort { by, .. }
@@ -676,25 +730,55 @@ impl Outcome {
 }
 
 /// A continue verdict on the wire: `modify` with the whole params when a
-/// hook changed them, `approved` at approve_tool, and the contexts joined.
+/// hook changed them, and the contexts joined. At approve_tool it is the
+/// abstention, `continue`: no hook decided.
 fn continue_wire(
     stage: Stage,
     params: &Value,
     modified: bool,
     contexts: &[(String, String)],
 ) -> Value {
-    if stage == Stage::ApproveTool {
-        return json!({"approved": true});
+    let action = if modified && stage.payload_key().is_some() {
+        "modify"
+    } else {
+        "continue"
+    };
+    with_call(action, stage, params, modified, contexts)
+}
+
+/// An allow verdict on the wire: `approved: true` at approve_tool; at
+/// before_tool `allow` with its reason, the whole params when a hook
+/// changed them, and the contexts joined.
+fn allow_wire(
+    stage: Stage,
+    params: &Value,
+    modified: bool,
+    reason: &Option<String>,
+    contexts: &[(String, String)],
+) -> Value {
+    let mut wire = match stage {
+        Stage::ApproveTool => json!({"approved": true}),
+        _ => with_call("allow", stage, params, modified, contexts),
+    };
+    if let (Some(reason), Some(obj)) = (reason, wire.as_object_mut()) {
+        obj.insert("reason".into(), reason.clone().into());
     }
+    wire
+}
+
+/// `{action}` with the stage's params under its payload key when a hook
+/// changed them, and the contexts joined.
+fn with_call(
+    action: &str,
+    stage: Stage,
+    params: &Value,
+    modified: bool,
+    contexts: &[(String, String)],
+) -> Value {
     let mut obj = Map::new();
-    match (modified, stage.payload_key()) {
-        (true, Some(key)) => {
-            obj.insert("action".into(), "modify".into());
-            obj.insert(key.into(), params.clone());
-        }
-        _ => {
-            obj.insert("action".into(), "continue".into());
-        }
+    obj.insert("action".into(), action.into());
+    if let (true, Some(key)) = (modified, stage.payload_key()) {
+        obj.insert(key.into(), params.clone());
     }
     add_contexts(&mut obj, contexts);
     Value::Object(obj)
@@ -731,6 +815,9 @@ impl Decision {
             Decision::Respond(result) => json!({"action": "respond", "result": result}),
             Decision::DenyTool(reason) => json!({"action": "deny_tool", "reason": reason}),
             Decision::Ask(reason) => json!({"action": "ask", "reason": reason}),
+            Decision::Allow { patch, reason } => {
+                json!({"action": "allow", "patch": patch, "reason": reason})
+            }
             Decision::Abort { hard, reason } => json!({
                 "action": if *hard { "hard_abort" } else { "abort_turn" },
                 "reason": reason,

@@ -377,12 +377,15 @@ impl From<Verdict> for ToolVerdict {
     }
 }
 
-/// The answer at approve_tool. Always carries a definite yes or no, because
-/// the protocol treats a missing `approved` as a failure, never as a no.
+/// The answer at approve_tool: yes, no, or no decision (the default), in
+/// which case the agent decides as it would with no hook, usually by asking
+/// the user. A hook approves only by saying so.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Approval {
-    /// The tool may run (the default answer).
+    /// No decision: `{"action": "continue"}` (the default answer).
     #[default]
+    Abstain,
+    /// The tool may run.
     Approve,
     /// The tool may not run.
     Refuse {
@@ -397,6 +400,11 @@ impl Approval {
         Approval::Approve
     }
 
+    /// Leave the decision to the agent (and so to the user).
+    pub fn abstain() -> Self {
+        Approval::Abstain
+    }
+
     /// Refuse the tool, saying why.
     pub fn refuse(reason: impl Into<String>) -> Self {
         Approval::Refuse {
@@ -404,16 +412,22 @@ impl Approval {
         }
     }
 
-    /// The wire result `{approved, reason?}`.
+    /// The wire result: `{approved, reason?}`, or `{"action": "continue"}`
+    /// for no decision.
     pub fn into_result(self) -> ApproveToolResult {
         match self {
+            Approval::Abstain => ApproveToolResult {
+                action: Some(Action::Continue),
+                ..ApproveToolResult::default()
+            },
             Approval::Approve => ApproveToolResult {
-                approved: true,
-                reason: None,
+                approved: Some(true),
+                ..ApproveToolResult::default()
             },
             Approval::Refuse { reason } => ApproveToolResult {
-                approved: false,
+                approved: Some(false),
                 reason,
+                ..ApproveToolResult::default()
             },
         }
     }

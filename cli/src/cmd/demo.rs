@@ -138,6 +138,7 @@ fn describe(t: &HookTrace) -> String {
             Decision::Respond(_) => "respond".into(),
             Decision::DenyTool(_) => "deny_tool".into(),
             Decision::Ask(_) => "ask".into(),
+            Decision::Allow { .. } => "allow".into(),
             Decision::Abort { hard: false, .. } => "abort_turn".into(),
             Decision::Abort { hard: true, .. } => "hard_abort".into(),
             Decision::Approval { approved: true, .. } => "approved".into(),
@@ -280,6 +281,9 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                 (st.yellow("asked"), by, None)
             }
             Outcome::Continue {
+                params, modified, ..
+            }
+            | Outcome::Allow {
                 params, modified, ..
             } => {
                 let rewritten_by = last_modifier(&trace);

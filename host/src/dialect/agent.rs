@@ -56,6 +56,10 @@ pub enum EventError {
     /// A name the dialect does not have.
     #[error("{0} has no event {1:?}")]
     Unknown(Dialect, String),
+    /// A tool event that names no tool (and whose event implies none):
+    /// there is nothing to judge, so it is refused, never let through.
+    #[error("the {0} event names no tool (`tool_name`)")]
+    NoTool(&'static str),
 }
 
 fn text<'v>(m: &'v Map<String, Value>, keys: &[&str]) -> Option<&'v str> {
@@ -80,7 +84,7 @@ pub(crate) fn read_event(
     params.insert("meta".into(), meta(m));
     match event.target {
         Target::Stage(Stage::BeforeLlm | Stage::AfterLlm) => model_params(m, &mut params),
-        Target::Stage(_) => tool_params(spec, event, m, &mut params),
+        Target::Stage(_) => tool_params(spec, event, m, &mut params)?,
         Target::Lifecycle(name) => {
             let payload: Map<String, Value> = m
                 .iter()
@@ -122,16 +126,17 @@ fn meta(m: &Map<String, Value>) -> Value {
 /// The tool, its arguments and result, in canonical names and keys.
 fn tool_params(
     spec: &Spec,
-    event: &Event,
+    event: &'static Event,
     m: &Map<String, Value>,
     params: &mut Map<String, Value>,
-) {
+) -> Result<(), EventError> {
     let d = spec.dialect;
-    let native = text(m, &["tool_name", "toolName"]).map(str::to_string);
+    let native = text(m, &["tool_name", "toolName"]).filter(|n| !n.is_empty());
     // Cursor's tool-specific events name no tool: the event says which.
-    let tool = match native {
-        Some(n) => tools::from_native(d, &n),
-        None => event.tools.first().copied().unwrap_or_default().to_string(),
+    let tool = match (native, event.tools.first()) {
+        (Some(n), _) => tools::from_native(d, n),
+        (None, Some(implied)) => implied.to_string(),
+        (None, None) => return Err(EventError::NoTool(event.native)),
     };
     let args = match m.get("tool_input").or_else(|| m.get("toolArgs")) {
         Some(Value::Object(o)) => o.clone(),
@@ -147,6 +152,7 @@ fn tool_params(
     if event.target == Target::Stage(Stage::AfterTool) {
         params.insert("result".into(), result(m, event.failed == Some(true)));
     }
+    Ok(())
 }
 
 /// Cursor's shell and file events carry their arguments at the top level.
@@ -317,6 +323,12 @@ impl Writer {
 
     /// A permission decision with its reason (and rewritten arguments).
     fn permission(&self, decision: &str, reason: Option<&str>, args: Option<Value>) -> Object {
+        self.decided(Some(decision), reason, args)
+    }
+
+    /// [`Writer::permission`], where `None` writes no decision at all (a
+    /// rewrite alone): the agent's own permission rules then apply.
+    fn decided(&self, decision: Option<&str>, reason: Option<&str>, args: Option<Value>) -> Object {
         let reason = reason.map(Value::from);
         object(match self.d() {
             _ if self.claude_shaped() => {
@@ -338,7 +350,11 @@ impl Writer {
         let reason = field(verdict, "reason");
         let answer = match field(verdict, "action").unwrap_or("continue") {
             "continue" => Map::new(),
-            "modify" => self.rewrite(incoming, verdict),
+            "modify" => self.rewrite(incoming, verdict, None),
+            "allow" if verdict.get("call").is_some() => {
+                self.rewrite(incoming, verdict, Some(("allow", reason)))
+            }
+            "allow" => self.allow(reason),
             "ask" if self.spec.ask => self.permission("ask", reason, None),
             "ask" => {
                 let why = format!(
@@ -361,9 +377,28 @@ impl Writer {
         self.context(verdict, answer)
     }
 
+    /// A hook's explicit allow with no rewrite, passed on. Codex takes
+    /// `allow` only with `updatedInput` (alone it marks the hook failed and
+    /// goes on), so for Codex it is written as nothing, which goes on too.
+    fn allow(&self, reason: Option<&str>) -> Object {
+        match self.d() {
+            Dialect::Codex => Map::new(),
+            _ => self.permission("allow", reason, None),
+        }
+    }
+
     /// A rewrite: the whole new input in the agent's keys, where the event
     /// takes one; a refusal where it does not (Cursor's shell events).
-    fn rewrite(&self, incoming: &Incoming, verdict: &Value) -> Object {
+    /// `decision` is a hook's own allow and its reason; a rewrite alone
+    /// carries no decision, so the agent still applies its own permission
+    /// rules, except in Codex, which reads `updatedInput` only with
+    /// `allow` (and has no prompt that `allow` skips at PreToolUse).
+    fn rewrite(
+        &self,
+        incoming: &Incoming,
+        verdict: &Value,
+        decision: Option<(&str, Option<&str>)>,
+    ) -> Object {
         let call = verdict.get("call").cloned().unwrap_or(Value::Null);
         let tool = field(&call, "tool").unwrap_or_default();
         let before = field(&incoming.params, "tool").unwrap_or_default();
@@ -381,7 +416,12 @@ impl Writer {
             .and_then(Value::as_object)
             .unwrap_or(&empty);
         let args = Value::Object(tools::args_to_native(self.d(), tool, args));
-        self.permission("allow", None, Some(args))
+        let (decision, reason) = match (decision, self.d()) {
+            (Some((d, reason)), _) => (Some(d), reason),
+            (None, Dialect::Codex) => (Some("allow"), None),
+            (None, _) => (None, None),
+        };
+        self.decided(decision, reason, Some(args))
     }
 }
 
@@ -482,9 +522,15 @@ impl Writer {
         }
     }
 
+    /// A PermissionRequest's answer: the decision a hook gave, or nothing
+    /// when none decided, so the agent shows its own dialog exactly as it
+    /// would without hookhost.
     fn approve(&self, verdict: &Value) -> Object {
-        let approved = verdict.get("approved").and_then(Value::as_bool) == Some(true);
-        let behavior = if approved { "allow" } else { "deny" };
+        let behavior = match verdict.get("approved").and_then(Value::as_bool) {
+            Some(true) => "allow",
+            Some(false) => "deny",
+            None => return Map::new(),
+        };
         let message = field(verdict, "reason");
         match self.d() {
             _ if self.claude_shaped() => {
@@ -666,6 +712,106 @@ mod tests {
         let a = write_answer(d.spec(), &i, &verdict);
         assert_eq!(a.code, 0);
         serde_json::from_str(&a.stdout).unwrap_or(Value::Null)
+    }
+
+    /// Every dialect's approval event, with a tool call in its spelling.
+    fn approval_events() -> Vec<(Dialect, &'static str, Value)> {
+        Dialect::ALL
+            .into_iter()
+            .flat_map(|d| {
+                d.spec()
+                    .events
+                    .iter()
+                    .filter(|e| e.target == Target::Stage(Stage::ApproveTool))
+                    .map(move |e| {
+                        let input = json!({"hook_event_name": e.native, "tool_name": "Bash",
+                            "toolName": "bash", "tool_input": {"command": "rm -rf ~"}});
+                        (d, e.native, input)
+                    })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_permission_request_no_hook_decided_gets_no_decision_in_every_dialect() {
+        let events = approval_events();
+        let dialects: Vec<Dialect> = events.iter().map(|(d, ..)| *d).collect();
+        for d in [
+            Dialect::ClaudeCode,
+            Dialect::Codex,
+            Dialect::Copilot,
+            Dialect::DockerAgent,
+        ] {
+            assert!(dialects.contains(&d), "{d} has an approval event");
+        }
+        for (d, native, input) in events {
+            let i = incoming(d, input, Some(native));
+            // What the chain gives when no hook decided (an empty chain).
+            let a = write_answer(d.spec(), &i, &json!({"action": "continue"}));
+            assert_eq!(
+                (a.code, a.stdout.as_str()),
+                (0, ""),
+                "{d} {native}: the agent shows its own dialog"
+            );
+            let yes = write_answer(d.spec(), &i, &json!({"approved": true, "reason": "ok"}));
+            assert!(yes.stdout.contains("allow"), "{d} {native}: {yes:?}");
+            let no = write_answer(d.spec(), &i, &json!({"approved": false, "reason": "no"}));
+            assert!(no.stdout.contains("deny"), "{d} {native}: {no:?}");
+        }
+    }
+
+    #[test]
+    fn a_rewrite_alone_carries_no_allow_and_a_hooks_allow_is_passed_on() {
+        let pre = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "npm install"}});
+        let call = json!({"tool": "shell", "arguments": {"command": "npm ci"}});
+        let modify = json!({"action": "modify", "call": call});
+        let v = answer(Dialect::ClaudeCode, pre.clone(), None, modify.clone());
+        assert_eq!(
+            v,
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"command": "npm ci"}}}),
+            "Claude Code applies updatedInput alone and still asks for permission"
+        );
+        let v = answer(Dialect::Codex, pre.clone(), None, modify);
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "allow",
+            "Codex reads updatedInput only with allow"
+        );
+        let allow = json!({"action": "allow", "reason": "read-only", "call": call});
+        let v = answer(Dialect::ClaudeCode, pre.clone(), None, allow);
+        assert_eq!(
+            v["hookSpecificOutput"],
+            json!({"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                "permissionDecisionReason": "read-only", "updatedInput": {"command": "npm ci"}})
+        );
+        let bare = json!({"action": "allow", "reason": "read-only"});
+        let v = answer(Dialect::ClaudeCode, pre.clone(), None, bare.clone());
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
+        assert_eq!(
+            answer(Dialect::Codex, pre.clone(), None, bare),
+            Value::Null,
+            "Codex rejects a bare allow; nothing goes on just the same"
+        );
+        let gemini = json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": {"command": "npm install"}});
+        let modify = json!({"action": "modify", "call": call});
+        let v = answer(Dialect::GeminiCli, gemini, None, modify);
+        assert!(v.get("decision").is_none(), "{v}");
+        assert_eq!(v["hookSpecificOutput"]["tool_input"]["command"], "npm ci");
+    }
+
+    #[test]
+    fn a_tool_event_without_a_tool_is_unreadable_never_allowed() {
+        let no_tool =
+            json!({"hook_event_name": "PreToolUse", "tool_input": {"command": "rm -rf ~"}});
+        let err = read_event(Dialect::ClaudeCode.spec(), &no_tool, None);
+        assert!(
+            matches!(err, Err(EventError::NoTool("PreToolUse"))),
+            "{err:?}"
+        );
+        let empty = json!({"hook_event_name": "PreToolUse", "tool_name": ""});
+        assert!(read_event(Dialect::ClaudeCode.spec(), &empty, None).is_err());
+        // Cursor's shell event names its tool by being that event.
+        let cursor = json!({"hook_event_name": "beforeShellExecution", "command": "ls"});
+        assert!(read_event(Dialect::Cursor.spec(), &cursor, None).is_ok());
     }
 
     #[test]

@@ -58,6 +58,18 @@ impl Host {
                 reason,
                 contexts: texts(contexts),
             },
+            Outcome::Allow {
+                params,
+                reason,
+                by,
+                contexts,
+                ..
+            } => ToolOutcome::Allow {
+                call: decode_or(params, original),
+                reason,
+                by,
+                contexts: texts(contexts),
+            },
             Outcome::Respond { result, .. } => ToolOutcome::Respond(result),
             Outcome::DenyTool { reason, .. } | Outcome::Refused { reason, .. } => {
                 ToolOutcome::Deny { reason }
@@ -98,6 +110,12 @@ impl Host {
                 contexts: texts(contexts),
             },
             Outcome::Abort { hard, reason, .. } => StageOutcome::Abort { hard, reason },
+            // Not reachable (the chain rejects allow at these stages);
+            // refused rather than run as an approval nobody can give here.
+            Outcome::Allow { by, .. } => StageOutcome::Abort {
+                hard: false,
+                reason: format!("hook `{by}` answered allow at {stage}"),
+            },
             // Not reachable for these stages (the chain rejects respond,
             // deny_tool and ask there); treated as an abort rather than
             // ignored.
@@ -119,11 +137,14 @@ impl Host {
         }
     }
 
-    /// Runs approve_tool: every approver must approve.
+    /// Runs approve_tool: approved when an approver approved and none
+    /// refused; undecided when no hook decided (the agent then asks the
+    /// user, as it would with no hook).
     pub async fn approve_tool(&self, call: ToolCall) -> Approval {
         let (outcome, _) = self.run_typed(Stage::ApproveTool, call).await;
         match outcome {
-            Outcome::Continue { .. } => Approval::Approved,
+            Outcome::Allow { .. } => Approval::Approved,
+            Outcome::Continue { .. } => Approval::Undecided,
             Outcome::Refused { reason, .. }
             | Outcome::DenyTool { reason, .. }
             | Outcome::Abort { reason, .. }

@@ -158,11 +158,12 @@ esac"#,
     let answer = call(&hook, Stage::BeforeTool, &params)
         .await
         .expect("answer");
+    // The hook's own allow is kept (it was not inferred), with its rewrite.
     assert_eq!(
         answer,
-        json!({"action": "modify", "call": {"arguments": {"cmd": "ls -h"}}})
+        json!({"action": "allow", "call": {"arguments": {"cmd": "ls -h"}}})
     );
-    // The chain applies it as any process hook's modify.
+    // The chain applies it as any process hook's allow.
     let mut chain = Chain::new(Stage::BeforeTool, params).expect("params");
     chain.step("test", OnError::Allow, Ok(&answer));
     let wire = chain.finish().to_wire(Stage::BeforeTool);
@@ -195,7 +196,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
     .await;
     assert_eq!(
         r,
-        Ok(json!({"action": "modify", "call": {"arguments": {"command": "ls -la"}}}))
+        Ok(json!({"action": "allow", "call": {"arguments": {"command": "ls -la"}}}))
     );
 }
 
@@ -481,8 +482,9 @@ exit 2"#,
     for tool in ["read_file", "shell_exec", "my_shell"] {
         let r = call(&hook, Stage::BeforeTool, &tool_call(tool, json!({}))).await;
         assert_eq!(r, Ok(json!({"action": "continue"})), "{tool}");
+        // A hook that is not called decides nothing: never an approval.
         let r = call(&hook, Stage::ApproveTool, &tool_call(tool, json!({}))).await;
-        assert_eq!(r, Ok(json!({"approved": true})), "{tool}");
+        assert_eq!(r, Ok(json!({"action": "continue"})), "{tool}");
     }
     assert!(!marker.exists(), "the script ran for an unmatched tool");
     let r = call(

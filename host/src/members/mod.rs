@@ -32,14 +32,11 @@ use crate::policy::breaker::Breaker;
 use crate::policy::filter::Filter;
 use crate::supervise::peer::{Peer, PeerKind};
 
-/// The answer of a hook (or group) that has nothing to say at `stage`:
-/// approval at approve_tool, where `continue` is not an answer, and
-/// `continue` everywhere else.
-pub(crate) fn neutral(stage: Stage) -> Value {
-    match stage {
-        Stage::ApproveTool => serde_json::json!({"approved": true}),
-        _ => serde_json::json!({"action": "continue"}),
-    }
+/// The answer of a hook (or group) that has nothing to say: `continue`,
+/// at every stage. At approve_tool it decides nothing (never an
+/// approval), so the agent asks the user as it would with no hook.
+pub(crate) fn neutral() -> Value {
+    serde_json::json!({"action": "continue"})
 }
 
 /// What answers the calls.

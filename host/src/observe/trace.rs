@@ -71,6 +71,7 @@ fn decision_name(d: &Decision) -> &'static str {
         Decision::Respond(_) => "respond",
         Decision::DenyTool(_) => "deny_tool",
         Decision::Ask(_) => "ask",
+        Decision::Allow { .. } => "allow",
         Decision::Abort { hard: false, .. } => "abort_turn",
         Decision::Abort { hard: true, .. } => "hard_abort",
         Decision::Approval { approved: true, .. } => "approved",
@@ -89,6 +90,7 @@ pub(crate) fn decision_reason(step: &StepOutcome) -> Option<String> {
         StepOutcome::Applied(
             Decision::DenyTool(r)
             | Decision::Ask(r)
+            | Decision::Allow { reason: r, .. }
             | Decision::Abort { reason: r, .. }
             | Decision::Approval { reason: r, .. }
             | Decision::Lifecycle {

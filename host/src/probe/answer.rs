@@ -63,10 +63,10 @@ pub(super) fn hello_result(opts: &Options) -> Value {
     result
 }
 
-/// The answer that changes nothing at `stage`.
+/// The answer that changes nothing at `stage` (at approve_tool it
+/// decides nothing, leaving the decision to the agent).
 fn neutral(stage: Stage) -> Value {
     match stage {
-        Stage::ApproveTool => json!({"approved": true}),
         Stage::Lifecycle => json!({}),
         _ => json!({"action": "continue"}),
     }
@@ -103,7 +103,7 @@ mod tests {
         let call = decode(r#"{"jsonrpc":"2.0","id":4,"method":"hook.approve_tool","params":{}}"#);
         assert_eq!(
             reply(&call, &opts),
-            Reply::Now(json!({"jsonrpc":"2.0","id":4,"result":{"approved":true}}))
+            Reply::Now(json!({"jsonrpc":"2.0","id":4,"result":{"action":"continue"}}))
         );
         opts.stall.push(Stage::ApproveTool);
         assert_eq!(reply(&call, &opts), Reply::Nothing);

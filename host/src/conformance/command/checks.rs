@@ -364,12 +364,8 @@ fn no_leftovers(out: &Outcome) -> Verdict {
 /// A note of what the agent does with the sample's answer, when it does
 /// more than go on: a refusal, context, a rewrite.
 fn note_verdict(cx: &Ctx<'_>, params: &Value, done: &Finished, input: &Value, r: &mut Report) {
-    let stage = match cx.event.target {
-        Target::Stage(s) => s,
-        Target::Lifecycle(_) => Stage::Lifecycle,
-    };
     if let Ok(v) = cx.hook.verdict(cx.event, params, done, input) {
-        if v != neutral(stage) {
+        if v != neutral() {
             let (d, native) = (cx.spec.dialect, cx.event.native);
             r.note(format!("{native}: {d} acts on the sample's answer: {v}"));
         }

@@ -124,6 +124,15 @@ impl Answering<'_> {
             }
             out.insert("action".into(), Value::from("ask"));
             out.insert("reason".into(), Value::from(self.ask_reason(&reply)));
+        } else if reply.permission == Some(Permission::Allow) {
+            // The hook's own allow, passed on as the agent would take it.
+            out.insert("action".into(), Value::from("allow"));
+            if let Some(reason) = &reply.permission_reason {
+                out.insert("reason".into(), Value::from(reason.as_str()));
+            }
+            if let Some(patch) = reply.updated_input.as_ref().and_then(|u| self.patch(u)) {
+                out.insert("call".into(), json!({"arguments": patch}));
+            }
         } else if let Some(patch) = reply.updated_input.as_ref().and_then(|u| self.patch(u)) {
             out.insert("action".into(), Value::from("modify"));
             out.insert("call".into(), json!({"arguments": patch}));
@@ -201,9 +210,12 @@ impl Answering<'_> {
             json!({"approved": false, "reason": self.refusal_with_metadata(&r, reply)})
         } else if reply.permission == Some(Permission::Ask) {
             json!({"approved": false, "reason": self.ask_reason(reply)})
+        } else if reply.permission == Some(Permission::Allow) {
+            json!({"approved": true, "reason": reply.permission_reason})
         } else {
+            // No decision: the agent shows its own prompt, as without hooks.
             self.log_metadata(reply);
-            neutral(Stage::ApproveTool)
+            neutral()
         }
     }
 
@@ -369,7 +381,7 @@ mod tests {
         assert_eq!(
             r,
             Ok(
-                json!({"action": "modify", "call": {"arguments": {"command": "npm ci", "description": null}}})
+                json!({"action": "allow", "call": {"arguments": {"command": "npm ci", "description": null}}})
             )
         );
         // docker-agent merges, in the agent's own keys.

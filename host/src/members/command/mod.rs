@@ -242,7 +242,7 @@ impl CommandHook {
         deadline: Instant,
     ) -> Result<Value, CallError> {
         let Some(event) = self.event_for(stage, params) else {
-            return Ok(neutral(stage));
+            return Ok(neutral());
         };
         let call = Call {
             spec: self.spec,
@@ -252,7 +252,7 @@ impl CommandHook {
             names: &self.tool_names,
         };
         if !self.selects(&call) {
-            return Ok(neutral(stage));
+            return Ok(neutral());
         }
         let input = call.input();
         let result = self.respond(&call, &input, deadline).await;

@@ -40,6 +40,9 @@ fn rank(d: &Decision) -> u8 {
         } => 3,
         Decision::Lifecycle { block: true, .. } => 3,
         Decision::Ask(_) => 2,
+        // An explicit allow is kept (the weakest verdict), so the group
+        // passes it on; it is never inferred from silence or a rewrite.
+        Decision::Allow { .. } | Decision::Approval { approved: true, .. } => 1,
         _ => 0,
     }
 }
@@ -86,13 +89,21 @@ impl<'a> Merge<'a> {
         }
     }
 
-    fn decision(&mut self, d: Decision, context: Option<String>) {
+    fn decision(&mut self, mut d: Decision, context: Option<String>) {
         self.contexts.extend(context);
-        if let Decision::Modify(patch) = d {
-            // A rewrite is never a verdict (rank 0): applied, not kept.
+        let patch = match &mut d {
+            Decision::Modify(patch) => Some(std::mem::take(patch)),
+            Decision::Allow { patch, .. } => patch.take(),
+            _ => None,
+        };
+        if let Some(patch) = patch {
+            // Rewrites pipe from hook to hook; they are applied, not kept.
             let original = self.original;
             let params = self.rewritten.get_or_insert_with(|| original.clone());
             apply_merge_patch(params, &Value::Object(patch));
+        }
+        if matches!(d, Decision::Modify(_)) {
+            // A rewrite is never a verdict (rank 0).
             return;
         }
         if let Decision::Lifecycle {
@@ -158,9 +169,16 @@ impl<'a> Merge<'a> {
             .and_then(|p| merge_patch_between(self.original, p))
             .zip(self.stage.payload_key());
         let mut out = match (&self.strongest, rewrite) {
+            (Some((_, Decision::Allow { reason, .. })), rewrite) => {
+                let mut out = json!({"action": "allow", "reason": reason});
+                if let (Some((patch, key)), Some(obj)) = (rewrite, out.as_object_mut()) {
+                    obj.insert(key.into(), patch);
+                }
+                out
+            }
             (Some((_, d)), _) => d.to_value(),
             (None, Some((patch, key))) => json!({"action": "modify", key: patch}),
-            (None, None) => neutral(self.stage),
+            (None, None) => neutral(),
         };
         let carries = matches!(self.stage, Stage::BeforeTool | Stage::AfterTool);
         let goes_on = self.strongest.as_ref().is_none_or(|(r, _)| *r < 3);

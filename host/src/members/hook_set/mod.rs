@@ -194,7 +194,7 @@ impl HookSet {
         budget: Duration,
     ) -> Result<Value, CallError> {
         if !self.is_for(stage, params) {
-            return Ok(crate::members::neutral(stage));
+            return Ok(crate::members::neutral());
         }
         let hooks = self.selected(params);
         let event = lifecycle_event(stage, params);
