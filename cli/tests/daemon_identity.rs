@@ -280,3 +280,52 @@ fn the_relay_answers_by_its_own_deadline_as_unreachable_says() {
     assert!(stderr.contains("no answer within 1 s"), "{stderr}");
     drop(held);
 }
+
+#[test]
+fn status_warns_when_another_user_holds_the_port_install_chose() {
+    if skip_unless_root("status_warns_when_another_user_holds_the_port_install_chose") {
+        return;
+    }
+    let dir = common::scratch();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = allowing_config(&dir);
+    // Another user's process takes a loopback port first.
+    let mut squatter = Command::new(common::HOOKHOST)
+        .args(["serve", "--listen", "127.0.0.1:0", "-c"])
+        .arg(&config)
+        .env("HOME", &dir)
+        .uid(OTHER_UID)
+        .gid(OTHER_UID)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let line = first_line(&mut squatter);
+    let addr = line.trim().strip_prefix("listening on ws://").unwrap();
+    // What `install --via http` noted.
+    let xdg = dir.join("config");
+    std::fs::create_dir_all(xdg.join("hookhost")).unwrap();
+    std::fs::write(xdg.join("hookhost/http-listen"), format!("{addr}\n")).unwrap();
+    let out = Command::new(common::HOOKHOST)
+        .args(["status", "--connect"])
+        .arg(dir.join("none.sock"))
+        .env("XDG_CONFIG_HOME", &xdg)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let port = addr.rsplit(':').next().unwrap();
+    assert!(
+        stderr.contains(&format!("WARNING: port {port}")) && stderr.contains("uid 65534"),
+        "{stderr}"
+    );
+    stop(&mut squatter);
+    // Nobody else there: no warning.
+    let out = Command::new(common::HOOKHOST)
+        .args(["status", "--connect"])
+        .arg(dir.join("none.sock"))
+        .env("XDG_CONFIG_HOME", &xdg)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("WARNING"));
+}

@@ -57,6 +57,12 @@ pub fn default_token_file() -> PathBuf {
     config_dir().join("http-token")
 }
 
+/// Where `install --via http` notes the address the agent posts to, for
+/// `hookhost status` to check who holds that port.
+pub fn http_listen_file() -> PathBuf {
+    config_dir().join("http-listen")
+}
+
 /// Why a folder or file hookhost keeps private cannot be used: another
 /// user could have put it there, or could read or replace what is in it.
 #[derive(Debug, thiserror::Error)]

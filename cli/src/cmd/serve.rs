@@ -45,7 +45,9 @@ required.\n\n\
 With --socket it is the user's daemon: it serves `hookhost relay` and `hookhost status` on a \
 Unix socket (default $XDG_RUNTIME_DIR/hookhost/hookhost.sock), refuses to start while another \
 daemon holds it, and reloads when the config or a settings file it imports changes. Without \
--c it serves ~/.config/hookhost/hooks.toml.\n\n\
+-c it serves ~/.config/hookhost/hooks.toml. Its --listen port always requires the token: \
+--token-file, else ~/.config/hookhost/http-token (created 0600 when missing; `hookhost install \
+--via http` writes it into the agent's settings).\n\n\
 Examples:\n  \
 hookhost serve -c examples/hooks.toml --stdio\n  \
 hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070\n  \
@@ -79,7 +81,8 @@ pub struct ServeArgs {
     allow_origin: Vec<String>,
     /// Require `Authorization: Bearer TOKEN` on every WebSocket upgrade and
     /// HTTP request; TOKEN is this file's content without surrounding
-    /// whitespace.
+    /// whitespace. With --socket the token is always required, by default
+    /// the one in ~/.config/hookhost/http-token (created when missing).
     #[arg(long = "token-file", value_name = "PATH", requires = "listen")]
     token_file: Option<PathBuf>,
     /// Close a WebSocket connection that has sent nothing and has nothing
@@ -214,7 +217,9 @@ fn announce(at: std::fmt::Arguments<'_>) {
 }
 
 /// The admission and timeouts for `--listen`, from the flags: the token
-/// is required off loopback.
+/// is required off loopback, and always on the daemon's port (with
+/// `--socket`), where it defaults to the per-user token that `install
+/// --via http` wires into the agent's settings (created when missing).
 fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
     let mut admission = Admission::new().loopback_host(addr.ip().is_loopback());
     for origin in &args.allow_origin {
@@ -222,6 +227,10 @@ fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
     }
     if let Some(path) = &args.token_file {
         admission = admission.token(read_token(path)?);
+    } else if args.socket.is_some() {
+        let path = super::paths::default_token_file();
+        let token = super::paths::ensure_token(&path)?;
+        admission = admission.token(token.into_bytes());
     } else if !addr.ip().is_loopback() {
         return Err(format!(
             "{addr} is not a loopback address: give --token-file, so only agents holding the token are served"
