@@ -406,7 +406,13 @@ fn the_daemons_port_requires_the_users_token_by_default() {
     let (code, body) = post(&mut connect(&addr), &addr, "/hooks/claude-code", "", &event);
     assert_eq!(code, 401, "{body}");
     let wrong = "Authorization: Bearer 00\r\n";
-    let (code, _) = post(&mut connect(&addr), &addr, "/hooks/claude-code", wrong, &event);
+    let (code, _) = post(
+        &mut connect(&addr),
+        &addr,
+        "/hooks/claude-code",
+        wrong,
+        &event,
+    );
     assert_eq!(code, 401);
     let mut s = connect(&addr);
     let head = format!("GET /status HTTP/1.1\r\nHost: {addr}\r\n\r\n");
@@ -419,7 +425,13 @@ fn the_daemons_port_requires_the_users_token_by_default() {
     );
     s.write_all(upgrade.as_bytes()).unwrap();
     assert_eq!(read_response(&mut s).0, 401, "WebSocket upgrade");
-    let (code, body) = post(&mut connect(&addr), &addr, "/hooks/claude-code", &auth(&config), &event);
+    let (code, body) = post(
+        &mut connect(&addr),
+        &addr,
+        "/hooks/claude-code",
+        &auth(&config),
+        &event,
+    );
     assert_eq!((code, decision(&body)), (200, json!("deny")), "{body}");
     // A second start reads the same token rather than making another.
     assert!(stop(child).status.success());

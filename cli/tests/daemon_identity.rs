@@ -184,7 +184,10 @@ fn the_default_socket_folder_is_made_private_and_a_loose_or_linked_one_is_refuse
     assert_eq!(mode, 0o700);
     let (code, stdout, stderr) = relay(&[], &env);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("FORGED"), "our own daemon answers: {stdout}");
+    assert!(
+        stdout.contains("FORGED"),
+        "our own daemon answers: {stdout}"
+    );
     stop(&mut child);
 }
 
@@ -274,7 +277,14 @@ fn the_relay_answers_by_its_own_deadline_as_unreachable_says() {
     assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
     assert!(stderr.contains("no answer within 1 s"), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(10));
-    let args = ["--connect", sock, "--timeout", "1", "--unreachable", "allow"];
+    let args = [
+        "--connect",
+        sock,
+        "--timeout",
+        "1",
+        "--unreachable",
+        "allow",
+    ];
     let (code, stdout, stderr) = relay(&args, &[]);
     assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
     assert!(stderr.contains("no answer within 1 s"), "{stderr}");

@@ -231,10 +231,7 @@ fn install_merges_with_the_file_and_uninstall_gives_it_back() {
     assert_eq!(pre[0], original["hooks"]["PreToolUse"][0]);
     assert_eq!(pre[1]["matcher"], "*");
     let relay = pre[1]["hooks"][0]["command"].as_str().unwrap();
-    assert!(
-        relay.contains(" relay --dialect claude-code "),
-        "{relay}"
-    );
+    assert!(relay.contains(" relay --dialect claude-code "), "{relay}");
     // hookhost's importer sees the user's hook first, then hookhost's.
     let config = Config::import(Dialect::ClaudeCode, &file).unwrap();
     let first = config.commands.values().next().unwrap();
@@ -273,7 +270,10 @@ fn install_defaults_to_the_relay_for_every_agent() {
     let s = scratch();
     let file = s.settings("claude-code", "user");
     let out = s.ok(&["install", "claude-code"]);
-    assert!(out.contains("now keep running: hookhost serve --socket"), "{out}");
+    assert!(
+        out.contains("now keep running: hookhost serve --socket"),
+        "{out}"
+    );
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(!text.contains("\"http\""), "{text}");
     for (_, list) in read(&file)["hooks"].as_object().unwrap() {
@@ -303,7 +303,10 @@ fn with_http_the_users_token_is_wired_in_and_kept_private() {
     s.ok(&["install", "claude-code", "--via", "http"]);
     assert_eq!(mode(&token_file), 0o600);
     assert_eq!(mode(&file), 0o600, "the settings hold the token");
-    let token = std::fs::read_to_string(&token_file).unwrap().trim().to_string();
+    let token = std::fs::read_to_string(&token_file)
+        .unwrap()
+        .trim()
+        .to_string();
     assert!(token.len() == 64 && token.chars().all(|c| c.is_ascii_hexdigit()));
     let want = format!("Bearer {token}");
     for (event, list) in read(&file)["hooks"].as_object().unwrap() {
@@ -315,8 +318,18 @@ fn with_http_the_users_token_is_wired_in_and_kept_private() {
         "127.0.0.1:7070\n"
     );
     let out = s.ok(&["install", "claude-code", "--via", "http"]);
-    assert!(out.contains("nothing changed"), "the token is reused: {out}");
-    let out = s.run(&["install", "claude-code", "--via", "http", "--scope", "project"]);
+    assert!(
+        out.contains("nothing changed"),
+        "the token is reused: {out}"
+    );
+    let out = s.run(&[
+        "install",
+        "claude-code",
+        "--via",
+        "http",
+        "--scope",
+        "project",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("often committed"), "{err}");
@@ -328,8 +341,11 @@ fn with_http_the_users_token_is_wired_in_and_kept_private() {
 fn a_symlinked_project_settings_path_is_refused() {
     let s = scratch();
     let mine = s.settings("codex", "user");
-    let text = write(&mine, &json!({"hooks": {"Stop": [{"hooks": [
-        {"type": "command", "command": "/home/me/private-hook --key s3cret"}]}]}}));
+    let text = write(
+        &mine,
+        &json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "/home/me/private-hook --key s3cret"}]}]}}),
+    );
     std::os::unix::fs::symlink(mine.parent().unwrap(), s.project.join(".codex")).unwrap();
     let out = s.run(&["install", "codex", "--scope", "project"]);
     assert_eq!(out.status.code(), Some(2));

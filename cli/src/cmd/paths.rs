@@ -68,7 +68,9 @@ pub fn http_listen_file() -> PathBuf {
 #[derive(Debug, thiserror::Error)]
 pub enum PrivateError {
     /// The path is a symbolic link (it could lead anywhere).
-    #[error("{0} is a symbolic link; hookhost keeps its socket only in a folder of its own: remove it")]
+    #[error(
+        "{0} is a symbolic link; hookhost keeps its socket only in a folder of its own: remove it"
+    )]
     Symlink(PathBuf),
     /// The path is not a folder (or not a regular file, for a file).
     #[error("{0} is not a {1}")]

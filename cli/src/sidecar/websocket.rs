@@ -50,16 +50,25 @@ impl WsOptions {
 /// closes the connection (or it fails, idles out, or breaks the protocol)
 /// and every request read has been answered; answers that can no longer be
 /// delivered are dropped.
+///
+/// Calls `admitted` once the connection's first request head passes
+/// admission (origin, host, token): the point from which `hookhost serve`
+/// counts it as an agent's rather than a stranger's.
 pub async fn serve_websocket(
     sidecar: Arc<Sidecar>,
     stream: TcpStream,
     options: &WsOptions,
+    admitted: &(dyn Fn() + Sync),
 ) -> Result<(), WsError> {
     let peer = stream.peer_addr().ok();
     let _ = stream.set_nodelay(true);
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::with_capacity(16 * 1024, read);
     let head = first_head(&mut read, &mut write).await?;
+    let headers = head.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
+    if options.admission.check(headers).is_ok() {
+        admitted();
+    }
     if !head.is_upgrade() {
         let admission = Some(&options.admission);
         return http::serve(&sidecar, &mut read, &mut write, Some(head), admission)

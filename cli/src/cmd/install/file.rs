@@ -150,7 +150,9 @@ pub(super) fn write(path: &Path, text: &str, mode: Option<u32>) -> Result<(), St
         .file_name()
         .map_or_else(|| "settings".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.hookhost-{}.tmp", std::process::id()));
-    let old = std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o7777);
+    let old = std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777);
     let mode = mode.or(old).unwrap_or(0o644);
     let _ = std::fs::remove_file(&tmp);
     let result = (|| {

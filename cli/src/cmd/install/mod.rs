@@ -252,9 +252,11 @@ fn via(args: &InstallArgs, scope: Scope) -> Result<Via, String> {
         ));
     }
     if http && scope == Scope::Project {
-        return Err("--via http writes the daemon's token into the settings, and a project's \
+        return Err(
+            "--via http writes the daemon's token into the settings, and a project's \
              settings are often committed: use --via relay (the default), or --scope user"
-            .into());
+                .into(),
+        );
     }
     if http {
         let base = args.url.as_deref().unwrap_or(DEFAULT_URL);
