@@ -546,3 +546,23 @@ fn a_loopback_flood_without_the_token_cannot_starve_the_agents_that_have_it() {
     drop(flood);
     stop(child);
 }
+
+/// A text message that is not UTF-8 fails the connection with 1007 (RFC
+/// 6455 section 8.1); it used to be answered -32700 as if it were JSON.
+#[test]
+fn invalid_utf8_in_a_text_message_closes_the_connection_with_1007() {
+    let cfg = config("utf8", BUILTINS);
+    let (child, addr) = serve(&cfg, &[]);
+    let (mut s, _, _) = upgrade(&addr, &[]);
+    s.write_all(&frame(
+        1,
+        true,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":\"\xff\xfe\"}",
+        true,
+    ))
+    .unwrap();
+    let (op, payload) = read_frame(&mut s);
+    assert_eq!(op, 8, "a close frame, not an answer: {payload:?}");
+    assert_eq!(u16::from_be_bytes([payload[0], payload[1]]), 1007);
+    stop(child);
+}

@@ -90,6 +90,7 @@ pub async fn serve_websocket(
     let close = match &ended {
         Ok(()) | Err(WsError::Connection(_)) => None,
         Err(WsError::Idle) => Some((ws::CLOSE_GOING_AWAY, "idle")),
+        Err(WsError::InvalidUtf8) => Some((ws::CLOSE_INVALID_DATA, "text is not UTF-8")),
         Err(_) => Some((ws::CLOSE_PROTOCOL, "protocol error")),
     };
     if let Some((code, why)) = close {
@@ -144,6 +145,9 @@ async fn read_ws(
         buf.clear();
         let mut charge = Charge::default();
         let inbound = match frames.next(&mut buf, &mut charge, pool).await {
+            Ok(ws::Message::Text) if std::str::from_utf8(&buf).is_err() => {
+                return Err(WsError::InvalidUtf8);
+            }
             Ok(ws::Message::Text) => Inbound::Message(&buf, charge),
             Ok(ws::Message::Binary) => Inbound::Binary,
             Ok(ws::Message::TooLong(n)) => Inbound::TooLong(n),
@@ -212,6 +216,10 @@ pub enum WsError {
     /// The agent broke RFC 6455; the connection was closed with 1002.
     #[error("WebSocket protocol error: {0}; closed with 1002")]
     Protocol(&'static str),
+    /// A text message was not UTF-8 (RFC 6455 section 8.1); the connection
+    /// was closed with 1007.
+    #[error("WebSocket text message is not UTF-8; closed with 1007")]
+    InvalidUtf8,
     /// Nothing was sent or in flight for the idle timeout; closed with 1001.
     #[error("WebSocket connection idle; closed with 1001")]
     Idle,
