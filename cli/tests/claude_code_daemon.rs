@@ -1,6 +1,7 @@
 //! The real Claude Code under hookhost, as a user sets it up: `hookhost
-//! install claude-code` writes the project's settings (HTTP hooks to the
-//! daemon, fail-closed where hookhost can refuse), `hookhost serve
+//! install claude-code --via http` writes the user's settings (HTTP hooks
+//! to the daemon carrying the user's token, fail-closed where hookhost can
+//! refuse), `hookhost serve
 //! --socket --listen` runs the chain warm, and `claude -p` runs offline
 //! against a fake Messages API. The chain mixes kinds: the example Python
 //! SDK guard, a Python SDK policy hook (`tests/agents/policy.py`: a rewrite,
@@ -87,9 +88,11 @@ fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// The daemon, reading the token install made under `dir/config`.
 fn daemon(config: &Path, port: u16, socket: &Path) -> Child {
     use std::io::BufRead;
     let mut child = Command::new(common::HOOKHOST)
+        .env("XDG_CONFIG_HOME", config.with_file_name("config"))
         .args(["serve", "-c"])
         .arg(config)
         .args(["--listen", &format!("127.0.0.1:{port}"), "--socket"])
@@ -107,23 +110,16 @@ fn daemon(config: &Path, port: u16, socket: &Path) -> Child {
     child
 }
 
-/// A project with a `build/` folder and hookhost installed in it.
+/// A project with a `build/` folder, and hookhost installed for the user
+/// (HTTP hooks: a project's settings would carry the token).
 fn project(dir: &Path, port: u16) -> PathBuf {
     let project = dir.join("project");
     std::fs::create_dir_all(project.join("build")).unwrap();
     std::fs::create_dir_all(dir.join("home")).unwrap();
     let url = format!("http://127.0.0.1:{port}");
     let out = Command::new(common::HOOKHOST)
-        .args([
-            "install",
-            "claude-code",
-            "--scope",
-            "project",
-            "--url",
-            &url,
-            "--project",
-        ])
-        .arg(&project)
+        .args(["install", "claude-code", "--via", "http", "--url", &url])
+        .env_remove("CLAUDE_CONFIG_DIR")
         .env("HOME", dir.join("home"))
         .env("XDG_CONFIG_HOME", dir.join("config"))
         .output()

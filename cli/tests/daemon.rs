@@ -44,8 +44,11 @@ fn hooks_toml(dir: &Path, settings: &Path) -> PathBuf {
 
 /// `hookhost serve -c CONFIG --socket SOCKET --listen 127.0.0.1:0 EXTRA`:
 /// the child and the TCP address, once both are announced.
+/// The daemon's per-user token lives in `XDG_CONFIG_HOME/hookhost`, here
+/// `config/` beside the config file.
 fn daemon(config: &Path, socket: &Path, extra: &[&str]) -> (Child, String) {
     let mut child = Command::new(common::HOOKHOST)
+        .env("XDG_CONFIG_HOME", config.with_file_name("config"))
         .args(["serve", "--listen", "127.0.0.1:0", "-c"])
         .arg(config)
         .arg("--socket")
@@ -66,6 +69,14 @@ fn daemon(config: &Path, socket: &Path, extra: &[&str]) -> (Child, String) {
     );
     let addr = tcp.trim().strip_prefix("listening on ws://").unwrap();
     (child, addr.to_string())
+}
+
+/// The `Authorization` header line with the token the daemon serving
+/// `config` created.
+fn auth(config: &Path) -> String {
+    let path = config.with_file_name("config/hookhost/http-token");
+    let token = std::fs::read_to_string(path).unwrap();
+    format!("Authorization: Bearer {}\r\n", token.trim())
 }
 
 fn stop(mut child: Child) -> Output {
@@ -153,11 +164,12 @@ fn one_daemon_answers_http_hooks_relays_and_status_for_two_sessions() {
 
     // Two requests on one kept-alive connection, as an HTTP client pools.
     let mut s = connect(&addr);
+    let auth = auth(&config);
     let (code, body) = post(
         &mut s,
         &addr,
         "/hooks/claude-code",
-        "",
+        &auth,
         &pre_tool_use("s1", "rm -rf build"),
     );
     assert_eq!((code, decision(&body)), (200, json!("deny")), "{body}");
@@ -165,7 +177,7 @@ fn one_daemon_answers_http_hooks_relays_and_status_for_two_sessions() {
         &mut s,
         &addr,
         "/hooks/claude-code",
-        "",
+        &auth,
         &pre_tool_use("s1", "ls"),
     );
     assert_eq!((code, body.as_str()), (200, "{}"));
@@ -368,5 +380,62 @@ fn http_hooks_are_admitted_as_the_sidecar_admits_and_fail_closed() {
         &event,
     );
     assert_eq!((code, decision(&body)), (200, json!("deny")), "{body}");
+    assert!(stop(child).status.success());
+}
+
+/// The daemon's TCP port serves no one without the per-user token, on
+/// loopback too: not the hook routes, not `/status`, not a WebSocket
+/// session. The token is made at first start, 64 hex digits, mode 0600.
+#[test]
+fn the_daemons_port_requires_the_users_token_by_default() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::scratch();
+    let settings = guard_settings(&dir, "rm -rf", None);
+    let config = hooks_toml(&dir, &settings);
+    let socket = dir.join("hookhost.sock");
+    let (child, addr) = daemon(&config, &socket, &[]);
+    let token_file = dir.join("config/hookhost/http-token");
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    assert!(
+        token.trim().len() == 64 && token.trim().chars().all(|c| c.is_ascii_hexdigit()),
+        "{token:?}"
+    );
+    let event = pre_tool_use("s", "rm -rf x");
+    let (code, body) = post(&mut connect(&addr), &addr, "/hooks/claude-code", "", &event);
+    assert_eq!(code, 401, "{body}");
+    let wrong = "Authorization: Bearer 00\r\n";
+    let (code, _) = post(
+        &mut connect(&addr),
+        &addr,
+        "/hooks/claude-code",
+        wrong,
+        &event,
+    );
+    assert_eq!(code, 401);
+    let mut s = connect(&addr);
+    let head = format!("GET /status HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    assert_eq!(read_response(&mut s).0, 401, "/status");
+    let mut s = connect(&addr);
+    let upgrade = format!(
+        "GET / HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    s.write_all(upgrade.as_bytes()).unwrap();
+    assert_eq!(read_response(&mut s).0, 401, "WebSocket upgrade");
+    let (code, body) = post(
+        &mut connect(&addr),
+        &addr,
+        "/hooks/claude-code",
+        &auth(&config),
+        &event,
+    );
+    assert_eq!((code, decision(&body)), (200, json!("deny")), "{body}");
+    // A second start reads the same token rather than making another.
+    assert!(stop(child).status.success());
+    let (child, _) = daemon(&config, &socket, &[]);
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), token);
     assert!(stop(child).status.success());
 }

@@ -230,10 +230,8 @@ fn install_merges_with_the_file_and_uninstall_gives_it_back() {
     assert_eq!(pre.len(), 2, "{pre:?}");
     assert_eq!(pre[0], original["hooks"]["PreToolUse"][0]);
     assert_eq!(pre[1]["matcher"], "*");
-    assert_eq!(
-        pre[1]["hooks"][0]["url"],
-        "http://127.0.0.1:7070/hooks/claude-code"
-    );
+    let relay = pre[1]["hooks"][0]["command"].as_str().unwrap();
+    assert!(relay.contains(" relay --dialect claude-code "), "{relay}");
     // hookhost's importer sees the user's hook first, then hookhost's.
     let config = Config::import(Dialect::ClaudeCode, &file).unwrap();
     let first = config.commands.values().next().unwrap();
@@ -258,11 +256,115 @@ fn a_second_install_changes_nothing_and_a_changed_one_updates_in_place() {
     );
     assert_eq!(std::fs::read(&file).unwrap(), first);
     assert_eq!(siblings(&file), files, "no new backup");
-    let out = s.ok(&["install", "claude-code", "--via", "relay"]);
+    let out = s.ok(&["install", "claude-code", "--via", "http"]);
     assert!(out.contains("(0 added, 29 updated"), "{out}");
     let pre = &read(&file)["hooks"]["PreToolUse"];
     assert_eq!(pre.as_array().unwrap().len(), 1, "{pre}");
-    assert_eq!(pre[0]["hooks"][0]["type"], "command");
+    assert_eq!(pre[0]["hooks"][0]["type"], "http");
+}
+
+/// Every agent, Claude Code included, is routed through the relay unless
+/// `--via http` is asked for: an HTTP hook cannot tell who answers it.
+#[test]
+fn install_defaults_to_the_relay_for_every_agent() {
+    let s = scratch();
+    let file = s.settings("claude-code", "user");
+    let out = s.ok(&["install", "claude-code"]);
+    assert!(
+        out.contains("now keep running: hookhost serve --socket"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("\"http\""), "{text}");
+    for (_, list) in read(&file)["hooks"].as_object().unwrap() {
+        let h = &list[0]["hooks"][0];
+        assert_eq!(h["type"], "command", "{h}");
+    }
+    assert!(!s.home.join(".config/hookhost/http-token").exists());
+}
+
+/// `--via http`: the daemon's per-user token is created (64 hex digits,
+/// mode 0600 from its creation) and sent as an `Authorization` header by
+/// every entry; the settings file holding it is 0600 even when it was
+/// 0644; a second install reuses the token. Project scope is refused
+/// (its settings are often committed).
+#[test]
+fn with_http_the_users_token_is_wired_in_and_kept_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = scratch();
+    let file = s.settings("claude-code", "user");
+    let token_file = s.home.join(".config/hookhost/http-token");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let out = s.ok(&["install", "claude-code", "--via", "http", "--dry-run"]);
+    assert!(out.contains("<the token install creates>"), "{out}");
+    assert!(!token_file.exists(), "a dry run creates nothing");
+    write(&file, &json!({"model": "opus"}));
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    s.ok(&["install", "claude-code", "--via", "http"]);
+    assert_eq!(mode(&token_file), 0o600);
+    assert_eq!(mode(&file), 0o600, "the settings hold the token");
+    let token = std::fs::read_to_string(&token_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(token.len() == 64 && token.chars().all(|c| c.is_ascii_hexdigit()));
+    let want = format!("Bearer {token}");
+    for (event, list) in read(&file)["hooks"].as_object().unwrap() {
+        let h = &list[0]["hooks"][0];
+        assert_eq!(h["headers"]["Authorization"], want.as_str(), "{event}: {h}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.home.join(".config/hookhost/http-listen")).unwrap(),
+        "127.0.0.1:7070\n"
+    );
+    let out = s.ok(&["install", "claude-code", "--via", "http"]);
+    assert!(
+        out.contains("nothing changed"),
+        "the token is reused: {out}"
+    );
+    let out = s.run(&[
+        "install",
+        "claude-code",
+        "--via",
+        "http",
+        "--scope",
+        "project",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("often committed"), "{err}");
+}
+
+/// A repository that links its agent folder (or settings file) to the
+/// user's own must not have install copy the user's settings into it.
+#[test]
+fn a_symlinked_project_settings_path_is_refused() {
+    let s = scratch();
+    let mine = s.settings("codex", "user");
+    let text = write(
+        &mine,
+        &json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "/home/me/private-hook --key s3cret"}]}]}}),
+    );
+    std::os::unix::fs::symlink(mine.parent().unwrap(), s.project.join(".codex")).unwrap();
+    let out = s.run(&["install", "codex", "--scope", "project"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(".codex is a symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), text);
+    assert_eq!(siblings(&mine).len(), 1, "nothing written beside it");
+
+    std::fs::remove_file(s.project.join(".codex")).unwrap();
+    std::fs::create_dir(s.project.join(".codex")).unwrap();
+    let file = s.settings("codex", "project");
+    std::os::unix::fs::symlink(&mine, &file).unwrap();
+    let out = s.run(&["install", "codex", "--scope", "project"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hooks.json is a symbolic link"), "{err}");
+    let out = s.run(&["uninstall", "codex", "--scope", "project"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), text);
 }
 
 #[test]
@@ -568,24 +670,14 @@ struct Run {
     tool_results: Vec<Value>,
 }
 
-/// Installs into a fresh project (with `extra` flags), lets `edit` change
+/// Installs (HTTP hooks, user scope) for a fresh project (with `extra` flags), lets `edit` change
 /// the settings written, runs Claude there asking for the marker.
 fn claude_with_hookhost_down(extra: &[&str], edit: fn(&mut Value)) -> Run {
     let s = scratch();
     let url = dead_url();
-    let p = s.project.to_str().unwrap();
-    let install = [
-        "install",
-        "claude-code",
-        "--scope",
-        "project",
-        "--project",
-        p,
-        "--url",
-        &url,
-    ];
+    let install = ["install", "claude-code", "--via", "http", "--url", &url];
     s.ok(&[&install[..], extra].concat());
-    let file = s.settings("claude-code", "project");
+    let file = s.settings("claude-code", "user");
     let mut settings = read(&file);
     edit(&mut settings);
     write(&file, &settings);

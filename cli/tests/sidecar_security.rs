@@ -489,3 +489,80 @@ fn the_connection_cap_leaves_room_for_hooks_and_refusals_are_logged_within_a_bud
     let refusals = stderr.matches("refused a connection").count();
     assert_eq!(refusals, 1, "{stderr}");
 }
+
+/// A TCP connection to `addr` from the local address `from` (any of
+/// 127.0.0.0/8 is this machine).
+fn connect_from(from: [u8; 4], addr: &str) -> TcpStream {
+    use std::os::fd::FromRawFd;
+    let to: std::net::SocketAddrV4 = addr.parse().unwrap();
+    let sockaddr = |ip: [u8; 4], port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(ip),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: a fresh socket, bound and connected with sockaddr_in values
+    // this function owns; the descriptor is handed to a TcpStream.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0);
+        let local = sockaddr(from, 0);
+        assert_eq!(libc::bind(fd, (&raw const local).cast(), len), 0);
+        let remote = sockaddr(to.ip().octets(), to.port());
+        assert_eq!(libc::connect(fd, (&raw const remote).cast(), len), 0);
+        TcpStream::from_raw_fd(fd)
+    }
+}
+
+/// Five loopback source addresses used to fill all 1024 places (256
+/// each), and every hook call was reset. Now every loopback address is one
+/// peer, and a connection that has not passed admission (here: no token)
+/// holds only a small pending place, given to the next newcomer: the
+/// agent's session opened before the flood is still served, and a new one
+/// is admitted during it.
+#[test]
+fn a_loopback_flood_without_the_token_cannot_starve_the_agents_that_have_it() {
+    let cfg = config("flood", BUILTINS);
+    let token_file = cfg.with_file_name("token");
+    std::fs::write(&token_file, "flood-token\n").unwrap();
+    let (child, addr) = serve(&cfg, &["--token-file", token_file.to_str().unwrap()]);
+    let auth = [("Authorization", "Bearer flood-token")];
+    let (mut before, status, _) = upgrade(&addr, &auth);
+    assert_eq!(status, 101);
+    let mut flood = Vec::new();
+    for host in 2..=6u8 {
+        for _ in 0..256 {
+            flood.push(connect_from([127, 0, 0, host], &addr));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_served(&mut before, 1);
+    let (mut during, status, head) = upgrade(&addr, &auth);
+    assert_eq!(status, 101, "{head}");
+    assert_served(&mut during, 2);
+    drop(flood);
+    stop(child);
+}
+
+/// A text message that is not UTF-8 fails the connection with 1007 (RFC
+/// 6455 section 8.1); it used to be answered -32700 as if it were JSON.
+#[test]
+fn invalid_utf8_in_a_text_message_closes_the_connection_with_1007() {
+    let cfg = config("utf8", BUILTINS);
+    let (child, addr) = serve(&cfg, &[]);
+    let (mut s, _, _) = upgrade(&addr, &[]);
+    s.write_all(&frame(
+        1,
+        true,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":\"\xff\xfe\"}",
+        true,
+    ))
+    .unwrap();
+    let (op, payload) = read_frame(&mut s);
+    assert_eq!(op, 8, "a close frame, not an answer: {payload:?}");
+    assert_eq!(u16::from_be_bytes([payload[0], payload[1]]), 1007);
+    stop(child);
+}

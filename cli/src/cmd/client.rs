@@ -3,8 +3,11 @@
 //! fast) and `hookhost status`.
 
 use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+
+use super::paths;
 
 /// The largest answer read from the daemon.
 const MAX_ANSWER_BYTES: u64 = 32 * 1024 * 1024;
@@ -19,8 +22,7 @@ pub fn request(
     headers: &str,
     body: &[u8],
 ) -> Result<Vec<u8>, String> {
-    let mut stream = UnixStream::connect(socket)
-        .map_err(|e| format!("no hookhost answers at {}: {e}", socket.display()))?;
+    let mut stream = connect(socket)?;
     let head = format!(
         "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\nConnection: close\r\n{headers}\r\n",
@@ -45,6 +47,64 @@ pub fn request(
             socket.display()
         )),
     }
+}
+
+/// Connects to the daemon on `socket`, and makes sure it is this user's:
+/// the default socket's folder must be private
+/// ([`paths::check_private_dir`]), and the process that listens must run
+/// as this user (`SO_PEERCRED`). A socket another user put there could
+/// otherwise answer every hook.
+pub fn connect(socket: &Path) -> Result<UnixStream, String> {
+    if paths::in_runtime_dir(socket) {
+        if let Some(dir) = socket.parent() {
+            paths::check_private_dir(dir).map_err(|e| match e {
+                paths::PrivateError::Io { source, .. }
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    format!("no hookhost answers at {}: {source}", socket.display())
+                }
+                e => format!("refusing the hookhost at {}: {e}", socket.display()),
+            })?;
+        }
+    }
+    let stream = UnixStream::connect(socket)
+        .map_err(|e| format!("no hookhost answers at {}: {e}", socket.display()))?;
+    let peer = peer_uid(&stream)
+        .map_err(|e| format!("cannot tell who serves {}: {e}", socket.display()))?;
+    let me = paths::my_uid();
+    if peer != me {
+        return Err(format!(
+            "refusing the hookhost at {}: it runs as uid {peer}, not as you (uid {me}); \
+             another user's process may have taken its place",
+            socket.display()
+        ));
+    }
+    Ok(stream)
+}
+
+/// The uid of the process at the other end of `stream` (`SO_PEERCRED`:
+/// the kernel's record of who listened, which the peer cannot forge).
+fn peer_uid(stream: &UnixStream) -> std::io::Result<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: u32::MAX,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`, which we own.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(cred.uid)
 }
 
 /// An HTTP response's status and body (the daemon closes after one).

@@ -3,16 +3,17 @@
 //! its user can reach, and a reload whenever a file the config was read
 //! from changes.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use tokio::net::UnixListener;
 
+use super::paths;
 use crate::sidecar::Sidecar;
 
 /// How often the watched files are looked at.
@@ -38,27 +39,14 @@ impl Claim {
     }
 }
 
-/// Takes `socket` for this process: creates its folder (0700) when
-/// missing, locks `SOCKET.lock` and writes the pid in it, and removes a
-/// socket file left by a daemon that died. Another live daemon holding
-/// the lock is an error naming its pid.
+/// Takes `socket` for this process: prepares its folder ([`socket_dir`]),
+/// locks `SOCKET.lock` (never through a symbolic link) and writes the pid
+/// in it, and removes a socket file left by a daemon that died. Another
+/// live daemon holding the lock is an error naming its pid.
 pub fn claim(socket: &Path) -> Result<Claim, String> {
-    if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
+    socket_dir(socket)?;
     let lock_path = lock_path(socket);
-    let mut lock = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(&lock_path)
-        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+    let mut lock = paths::open_private_file(&lock_path).map_err(|e| format!("lock file: {e}"))?;
     // SAFETY: flock on a descriptor this function owns.
     if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let mut pid = String::new();
@@ -85,6 +73,28 @@ pub fn claim(socket: &Path) -> Result<Claim, String> {
     })
 }
 
+/// The socket's folder, ready: the default one (`/tmp/hookhost-UID`, or
+/// under `$XDG_RUNTIME_DIR`) is created 0700 when missing and must be the
+/// user's own, mode 0700, not a symbolic link; a folder given with
+/// `--socket PATH` is created (0700) when missing.
+fn socket_dir(socket: &Path) -> Result<(), String> {
+    let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if paths::in_runtime_dir(socket) {
+        if let Some(up) = dir.parent() {
+            std::fs::create_dir_all(up)
+                .map_err(|e| format!("cannot create {}: {e}", up.display()))?;
+        }
+        return paths::ensure_private_dir(dir).map_err(|e| format!("socket folder: {e}"));
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+}
+
 /// The lock beside a socket.
 fn lock_path(socket: &Path) -> PathBuf {
     let mut name = socket.as_os_str().to_owned();
@@ -96,9 +106,22 @@ fn lock_path(socket: &Path) -> PathBuf {
 pub fn bind(claim: &Claim) -> Result<UnixListener, String> {
     let listener = UnixListener::bind(&claim.socket)
         .map_err(|e| format!("cannot listen on {}: {e}", claim.socket.display()))?;
-    std::fs::set_permissions(&claim.socket, std::fs::Permissions::from_mode(0o600))
+    chmod_nofollow(&claim.socket, 0o600)
         .map_err(|e| format!("cannot chmod {}: {e}", claim.socket.display()))?;
     Ok(listener)
+}
+
+/// `chmod` that refuses a symbolic link instead of changing its target.
+fn chmod_nofollow(path: &Path, mode: libc::mode_t) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: a NUL-terminated path and plain integers.
+    let r = unsafe { libc::fchmodat(libc::AT_FDCWD, c.as_ptr(), mode, libc::AT_SYMLINK_NOFOLLOW) };
+    match r {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 /// Serves relays and HTTP requests on the socket until the task is

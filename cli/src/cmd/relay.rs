@@ -20,6 +20,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use hookhost::{Config, Dialect, ForeignEvent, Host, NativeAnswer};
@@ -41,7 +43,9 @@ Without -c the event goes to the running daemon (hookhost serve --socket) on its
 allow lets the event through, run runs the chain of ~/.config/hookhost/hooks.toml here. \
 -c names a hookhost config (hooks.toml, which may import settings files of any dialect) \
 or directly one settings file of dialect D, run in this process. Exit 0 with the answer on \
-stdout, or exit 2 with a reason on stderr: a refusal in every dialect.")]
+stdout, or exit 2 with a reason on stderr: a refusal in every dialect. The relay answers \
+within --timeout seconds (default: 5 s before the agent's own hook timeout) whatever happens, \
+as --unreachable says. A daemon that does not run as your user is refused, as if unreachable.")]
 pub struct RelayArgs {
     /// The agent's dialect: claude-code, codex, gemini-cli, cursor, copilot
     /// or docker-agent.
@@ -61,6 +65,60 @@ pub struct RelayArgs {
     /// CLI's camelCase events).
     #[arg(long)]
     event: Option<String>,
+    /// Answer within this many seconds whatever happens (default: 5 s
+    /// less than the agent's own default hook timeout); past it the relay
+    /// answers as `--unreachable` says, `run` refusing like `deny`.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: Option<u64>,
+}
+
+/// Set once an answer is being written: by the relay, or by its deadline.
+static ANSWERED: AtomicBool = AtomicBool::new(false);
+
+/// The agent's own default timeout for a command hook, in seconds: a hook
+/// still running then is killed, and most agents read that as "no
+/// objection". The relay answers before it.
+fn agent_timeout(dialect: Dialect) -> u64 {
+    match dialect {
+        Dialect::ClaudeCode | Dialect::Codex => 600,
+        Dialect::Copilot => 30,
+        _ => 60,
+    }
+}
+
+/// The relay's own deadline.
+fn deadline(args: &RelayArgs) -> Duration {
+    let secs = args
+        .timeout
+        .unwrap_or_else(|| agent_timeout(args.dialect).saturating_sub(5).max(1));
+    Duration::from_secs(secs)
+}
+
+/// Starts the watch that answers for the relay when `after` has passed
+/// with no answer written: as `policy` says (`allow` exits 0, `deny` and
+/// `run` refuse with exit 2 and the reason), then ends the process.
+fn start_deadline(after: Duration, policy: Unreachable) {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        if ANSWERED.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let why = format!("no answer within {} s (--timeout)", after.as_secs());
+        let code = match policy {
+            Unreachable::Allow => {
+                eprintln!("hookhost relay: {why}; letting the event through (--unreachable allow)");
+                0
+            }
+            Unreachable::Deny | Unreachable::Run => {
+                let answer = NativeAnswer::block(&format!("hookhost relay: {why}; refusing"));
+                write_answer(&answer);
+                answer.code
+            }
+        };
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        hookhost::kill_all_children();
+        std::process::exit(code);
+    });
 }
 
 /// What a relay does when the daemon cannot be reached.
@@ -85,6 +143,7 @@ pub struct Local {
 /// A relay's first steps, before any runtime exists: read the event and,
 /// without `-c`, forward it. `Err` carries what must run in-process.
 pub fn prepare(args: RelayArgs) -> Result<ExitCode, Local> {
+    start_deadline(deadline(&args), args.unreachable);
     let text = match read_event() {
         Ok(text) => text,
         Err(why) => {
@@ -119,6 +178,11 @@ pub fn prepare(args: RelayArgs) -> Result<ExitCode, Local> {
 fn unreachable(policy: Unreachable, why: &str) -> Result<PathBuf, ExitCode> {
     match policy {
         Unreachable::Allow => {
+            if ANSWERED.swap(true, Ordering::SeqCst) {
+                loop {
+                    std::thread::park();
+                }
+            }
             eprintln!("hookhost relay: {why}; letting the event through (--unreachable allow)");
             Err(ExitCode::SUCCESS)
         }
@@ -167,14 +231,25 @@ fn read_event() -> Result<String, String> {
 }
 
 /// Writes the answer as the agent reads a command hook's, and its code.
+/// When the deadline has answered already, waits for it to end the
+/// process: one answer only.
 fn print(answer: &NativeAnswer) -> ExitCode {
+    if ANSWERED.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+    write_answer(answer);
+    ExitCode::from(u8::try_from(answer.code).unwrap_or(2))
+}
+
+fn write_answer(answer: &NativeAnswer) {
     if !answer.stdout.is_empty() {
         outln!("{}", answer.stdout);
     }
     if !answer.stderr.is_empty() {
         eprintln!("{}", answer.stderr);
     }
-    ExitCode::from(u8::try_from(answer.code).unwrap_or(2))
 }
 
 /// A settings file of the dialect, or a hookhost config.

@@ -45,7 +45,9 @@ required.\n\n\
 With --socket it is the user's daemon: it serves `hookhost relay` and `hookhost status` on a \
 Unix socket (default $XDG_RUNTIME_DIR/hookhost/hookhost.sock), refuses to start while another \
 daemon holds it, and reloads when the config or a settings file it imports changes. Without \
--c it serves ~/.config/hookhost/hooks.toml.\n\n\
+-c it serves ~/.config/hookhost/hooks.toml. Its --listen port always requires the token: \
+--token-file, else ~/.config/hookhost/http-token (created 0600 when missing; `hookhost install \
+--via http` writes it into the agent's settings).\n\n\
 Examples:\n  \
 hookhost serve -c examples/hooks.toml --stdio\n  \
 hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070\n  \
@@ -79,7 +81,8 @@ pub struct ServeArgs {
     allow_origin: Vec<String>,
     /// Require `Authorization: Bearer TOKEN` on every WebSocket upgrade and
     /// HTTP request; TOKEN is this file's content without surrounding
-    /// whitespace.
+    /// whitespace. With --socket the token is always required, by default
+    /// the one in ~/.config/hookhost/http-token (created when missing).
     #[arg(long = "token-file", value_name = "PATH", requires = "listen")]
     token_file: Option<PathBuf>,
     /// Close a WebSocket connection that has sent nothing and has nothing
@@ -214,7 +217,9 @@ fn announce(at: std::fmt::Arguments<'_>) {
 }
 
 /// The admission and timeouts for `--listen`, from the flags: the token
-/// is required off loopback.
+/// is required off loopback, and always on the daemon's port (with
+/// `--socket`), where it defaults to the per-user token that `install
+/// --via http` wires into the agent's settings (created when missing).
 fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
     let mut admission = Admission::new().loopback_host(addr.ip().is_loopback());
     for origin in &args.allow_origin {
@@ -222,6 +227,10 @@ fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
     }
     if let Some(path) = &args.token_file {
         admission = admission.token(read_token(path)?);
+    } else if args.socket.is_some() {
+        let path = super::paths::default_token_file();
+        let token = super::paths::ensure_token(&path)?;
+        admission = admission.token(token.into_bytes());
     } else if !addr.ip().is_loopback() {
         return Err(format!(
             "{addr} is not a loopback address: give --token-file, so only agents holding the token are served"
@@ -250,56 +259,57 @@ fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
 }
 
 /// Accepts agents on the TCP port (WebSocket sessions and HTTP hooks),
-/// each connection its own session over the one host.
+/// each connection its own session over the one host, counted by the
+/// [`Gate`].
 async fn accept_tcp(
     sidecar: Arc<Sidecar>,
     listener: tokio::net::TcpListener,
     options: WsOptions,
     hooks: usize,
 ) {
-    let mut gate = Gate::new(connection_cap(hooks));
+    let gate = Gate::new(connection_cap(hooks));
     let options = Arc::new(options);
-    let mut sessions = tokio::task::JoinSet::new();
+    let accept_log = LogBudget::new(1, Duration::from_secs(10));
     loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    if gate.admit(peer.ip()) {
-                        let (sidecar, options) = (sidecar.clone(), options.clone());
-                        sessions.spawn(session(sidecar, stream, peer, options));
-                    }
+        match listener.accept().await {
+            Ok((stream, peer)) => {
+                if let Some(ticket) = gate.admit(peer.ip()) {
+                    let (sidecar, options) = (sidecar.clone(), options.clone());
+                    tokio::spawn(session(sidecar, stream, peer, options, ticket));
                 }
-                // Out of descriptors and the like: pause rather than spin,
-                // and say so once in a while, not twenty times a second.
-                Err(e) => {
-                    gate.accept_log.warn_line(format_args!("serve: accept failed: {e}"));
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            },
-            Some(ended) = sessions.join_next(), if !sessions.is_empty() => {
-                if let Ok(ip) = ended {
-                    gate.release(ip);
-                }
+            }
+            // Out of descriptors and the like: pause rather than spin,
+            // and say so once in a while, not twenty times a second.
+            Err(e) => {
+                accept_log.warn_line(format_args!("serve: accept failed: {e}"));
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
     }
 }
 
-/// One WebSocket connection; returns its peer's address for the gate.
+/// One connection, until it ends, is evicted, or misses the deadline to
+/// be admitted; its ticket gives its place back when dropped.
 async fn session(
     sidecar: Arc<Sidecar>,
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     options: Arc<WsOptions>,
-) -> IpAddr {
-    match crate::sidecar::serve_websocket(sidecar, stream, &options).await {
+    ticket: Ticket,
+) {
+    let admitted = || ticket.admitted();
+    let served = crate::sidecar::serve_websocket(sidecar, stream, &options, &admitted);
+    let outcome = tokio::select! {
+        r = served => r,
+        () = ticket.cut_off() => return,
+    };
+    match outcome {
         Ok(()) => {}
         Err(e @ (WsError::Refused(..) | WsError::Handshake(_))) => {
             refusal_log().warn_line(format_args!("sidecar: {peer}: {e}"));
         }
         Err(e) => tracing::info!(%peer, "sidecar session: {e}"),
     }
-    peer.ip()
 }
 
 /// Refused upgrades are what an attack looks like: logged within a budget.
@@ -319,55 +329,160 @@ fn connection_cap(hooks: usize) -> usize {
     cap
 }
 
-/// Open connections, in all and per peer address.
-struct Gate {
+/// Who a connection comes from, for the per-peer cap: every loopback
+/// address is one peer (the whole machine: any local user can use any of
+/// 127.0.0.0/8), others by address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum PeerKey {
+    Local,
+    Remote(IpAddr),
+}
+
+impl PeerKey {
+    fn of(ip: IpAddr) -> PeerKey {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+            v4 => v4,
+        };
+        match ip.is_loopback() {
+            true => PeerKey::Local,
+            false => PeerKey::Remote(ip),
+        }
+    }
+}
+
+/// Open connections in two pools sharing the cap. A new connection is
+/// *pending* until its first request head passes admission (origin, host,
+/// token): at most [`MAX_PENDING`] are, the oldest closed to make room for
+/// a new one (also when the cap is reached), and each is closed if not
+/// admitted within [`ADMIT_WITHIN`]. *Admitted* ones may fill the cap, at
+/// most [`MAX_CONNECTIONS_PER_PEER`] per [`PeerKey`]; only they make a new
+/// connection be refused. So a flood that cannot authenticate holds at
+/// most the pending pool, briefly, and never takes an agent's place.
+#[derive(Clone)]
+struct Gate(Arc<std::sync::Mutex<Pools>>);
+
+/// Pending connections, at most.
+const MAX_PENDING: usize = 64;
+
+/// How long a connection may take to send a request head that is admitted.
+const ADMIT_WITHIN: Duration = Duration::from_secs(3);
+
+struct Pools {
     cap: usize,
-    open: usize,
-    per_peer: HashMap<IpAddr, usize>,
+    admitted: usize,
+    per_peer: HashMap<PeerKey, usize>,
+    /// Pending connections, oldest first: an id and how to close it.
+    pending: std::collections::VecDeque<(u64, Arc<tokio::sync::Notify>)>,
+    next_id: u64,
     refused_log: LogBudget,
-    accept_log: LogBudget,
 }
 
 impl Gate {
     fn new(cap: usize) -> Gate {
-        Gate {
+        Gate(Arc::new(std::sync::Mutex::new(Pools {
             cap,
-            open: 0,
+            admitted: 0,
             per_peer: HashMap::new(),
+            pending: std::collections::VecDeque::new(),
+            next_id: 0,
             refused_log: LogBudget::new(1, Duration::from_secs(10)),
-            accept_log: LogBudget::new(1, Duration::from_secs(10)),
-        }
+        })))
     }
 
-    /// Counts a new connection in, or refuses it (the stream is dropped,
-    /// which closes it) when the host or its peer is at its cap.
-    fn admit(&mut self, ip: IpAddr) -> bool {
-        let mine = self.per_peer.get(&ip).copied().unwrap_or(0);
-        let full = if self.open >= self.cap {
-            Some(format!("{} connections are open already", self.cap))
+    fn pools(&self) -> std::sync::MutexGuard<'_, Pools> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A pending place for a new connection from `ip`: the oldest pending
+    /// connection is closed when the pool is full. `None` (the stream is
+    /// dropped, which closes it) when its peer or the host is at its cap
+    /// of admitted connections.
+    fn admit(&self, ip: IpAddr) -> Option<Ticket> {
+        let key = PeerKey::of(ip);
+        let mut p = self.pools();
+        let mine = p.per_peer.get(&key).copied().unwrap_or(0);
+        let full = if p.admitted >= p.cap {
+            Some(format!("{} connections are open already", p.cap))
         } else if mine >= MAX_CONNECTIONS_PER_PEER {
             Some(format!(
-                "{ip} holds {MAX_CONNECTIONS_PER_PEER} connections already"
+                "{key:?} holds {MAX_CONNECTIONS_PER_PEER} connections already"
             ))
         } else {
             None
         };
         if let Some(why) = full {
-            self.refused_log
+            p.refused_log
                 .warn_line(format_args!("serve: refused a connection: {why}"));
-            return false;
+            return None;
         }
-        self.open += 1;
-        *self.per_peer.entry(ip).or_insert(0) += 1;
-        true
+        let open = p.admitted + p.pending.len();
+        if open >= p.cap || p.pending.len() >= MAX_PENDING {
+            if let Some((_, oldest)) = p.pending.pop_front() {
+                oldest.notify_one();
+            }
+        }
+        let (id, close) = (p.next_id, Arc::new(tokio::sync::Notify::new()));
+        p.next_id += 1;
+        p.pending.push_back((id, close.clone()));
+        Some(Ticket {
+            gate: self.clone(),
+            id,
+            key,
+            close,
+            admitted: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+}
+
+/// One connection's place in the [`Gate`], given back when dropped.
+struct Ticket {
+    gate: Gate,
+    id: u64,
+    key: PeerKey,
+    close: Arc<tokio::sync::Notify>,
+    admitted: std::sync::atomic::AtomicBool,
+}
+
+impl Ticket {
+    /// Moves the connection from the pending pool to the admitted one
+    /// (once): its first request passed admission.
+    fn admitted(&self) {
+        use std::sync::atomic::Ordering;
+        if self.admitted.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let mut p = self.gate.pools();
+        p.pending.retain(|(id, _)| *id != self.id);
+        p.admitted += 1;
+        *p.per_peer.entry(self.key).or_insert(0) += 1;
     }
 
-    fn release(&mut self, ip: IpAddr) {
-        self.open = self.open.saturating_sub(1);
-        if let Some(n) = self.per_peer.get_mut(&ip) {
+    /// Completes when a pending connection must close: evicted for a newer
+    /// one, or not admitted within [`ADMIT_WITHIN`]. Never, once admitted.
+    async fn cut_off(&self) {
+        tokio::select! {
+            () = self.close.notified() => {}
+            () = tokio::time::sleep(ADMIT_WITHIN) => {}
+        }
+        if self.admitted.load(std::sync::atomic::Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut p = self.gate.pools();
+        if !self.admitted.load(std::sync::atomic::Ordering::SeqCst) {
+            p.pending.retain(|(id, _)| *id != self.id);
+            return;
+        }
+        p.admitted = p.admitted.saturating_sub(1);
+        if let Some(n) = p.per_peer.get_mut(&self.key) {
             *n -= 1;
             if *n == 0 {
-                self.per_peer.remove(&ip);
+                p.per_peer.remove(&self.key);
             }
         }
     }

@@ -12,8 +12,9 @@ use super::{client, paths};
 /// Show the running daemon's hooks, their state and per-agent call counts.
 #[derive(Args)]
 #[command(
-    after_help = "Asks the daemon (hookhost serve --socket) on its Unix socket. \
-Exit 0 with the report, 1 when no daemon answers.\n\nExamples:\n  \
+    after_help = "Asks the daemon (hookhost serve --socket) on its Unix socket, and refuses one \
+that does not run as your user. Warns when the port `hookhost install --via http` pointed an \
+agent at is held by another user's process. Exit 0 with the report, 1 when no daemon answers.\n\nExamples:\n  \
 hookhost status\n  hookhost status --json"
 )]
 pub struct StatusArgs {
@@ -26,6 +27,7 @@ pub struct StatusArgs {
 }
 
 pub fn run(args: StatusArgs) -> ExitCode {
+    warn_port_holders();
     let socket = args.connect.unwrap_or_else(paths::default_socket);
     let status = client::request(&socket, "GET", "/status", "", b"")
         .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()));
@@ -43,6 +45,55 @@ pub fn run(args: StatusArgs) -> ExitCode {
     }
     out!("{}", render(&status, &socket));
     ExitCode::SUCCESS
+}
+
+/// Warns on stderr when the port `install --via http` pointed the agent
+/// at is listened on by a socket of another user. The kernel records each
+/// socket's owner in `/proc/net/tcp` and `/proc/net/tcp6` (the `uid`
+/// column), which no process can forge: a listener of another uid on that
+/// port would receive the agent's events (the token keeps it from calling
+/// the daemon, not from answering the agent).
+fn warn_port_holders() {
+    let Ok(text) = std::fs::read_to_string(paths::http_listen_file()) else {
+        return;
+    };
+    let addr = text.trim();
+    let Some(port) = addr.rsplit(':').next().and_then(|p| p.parse::<u16>().ok()) else {
+        return;
+    };
+    let me = paths::my_uid();
+    let mut others: Vec<u32> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|table| listeners(&table, port))
+        .filter(|uid| *uid != me)
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    for uid in others {
+        eprintln!(
+            "hookhost: status: WARNING: port {port} ({addr}, where `hookhost install --via http` \
+             pointed your agent) is held by a process of uid {uid}, not yours (uid {me}): it \
+             receives your hooks' events and may answer them. Stop it, or reinstall with \
+             `--via relay`"
+        );
+    }
+}
+
+/// The uids of the listening sockets on `port` in a `/proc/net/tcp*` table.
+fn listeners(table: &str, port: u16) -> Vec<u32> {
+    const LISTEN: &str = "0A";
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let local_port = f.get(1)?.rsplit(':').next()?;
+            let listening = *f.get(3)? == LISTEN;
+            let on_port = u16::from_str_radix(local_port, 16).ok()? == port;
+            (listening && on_port).then(|| f.get(7)?.parse().ok())?
+        })
+        .collect()
 }
 
 /// The report as text: the daemon, its agents, then one line per hook.
@@ -89,4 +140,20 @@ fn render(s: &Value, socket: &std::path::Path) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listeners_are_read_from_the_kernel_table() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+   0: 0100007F:1B9E 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65534        0 1 1 0\n\
+   1: 0100007F:1B9E 0100007F:9C40 01 00000000:00000000 00:00000000 00000000  1000        0 2 1 0\n\
+   2: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 3 1 0\n";
+        assert_eq!(listeners(table, 7070), [65534]);
+        assert_eq!(listeners(table, 22), [0]);
+        assert!(listeners(table, 80).is_empty());
+    }
 }

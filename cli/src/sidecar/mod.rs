@@ -71,7 +71,8 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// One more is closed at once (and logged).
 pub const MAX_CONNECTIONS: usize = 1024;
 
-/// WebSocket connections one peer address may hold at once.
+/// Admitted connections one peer may hold at once; every loopback
+/// address counts as one peer (`serve`'s gate).
 pub const MAX_CONNECTIONS_PER_PEER: usize = 256;
 
 /// Server error: the request was not read because [`GLOBAL_BYTES`] are in

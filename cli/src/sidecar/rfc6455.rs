@@ -37,6 +37,8 @@ const OP_PONG: u8 = 0xA;
 pub(super) const CLOSE_NORMAL: u16 = 1000;
 pub(super) const CLOSE_GOING_AWAY: u16 = 1001;
 pub(super) const CLOSE_PROTOCOL: u16 = 1002;
+/// A text message that is not UTF-8 (RFC 6455 section 8.1).
+pub(super) const CLOSE_INVALID_DATA: u16 = 1007;
 
 /// How a connection failed at the upgrade or mid-session.
 #[derive(Debug)]

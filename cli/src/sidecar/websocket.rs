@@ -50,16 +50,25 @@ impl WsOptions {
 /// closes the connection (or it fails, idles out, or breaks the protocol)
 /// and every request read has been answered; answers that can no longer be
 /// delivered are dropped.
+///
+/// Calls `admitted` once the connection's first request head passes
+/// admission (origin, host, token): the point from which `hookhost serve`
+/// counts it as an agent's rather than a stranger's.
 pub async fn serve_websocket(
     sidecar: Arc<Sidecar>,
     stream: TcpStream,
     options: &WsOptions,
+    admitted: &(dyn Fn() + Sync),
 ) -> Result<(), WsError> {
     let peer = stream.peer_addr().ok();
     let _ = stream.set_nodelay(true);
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::with_capacity(16 * 1024, read);
     let head = first_head(&mut read, &mut write).await?;
+    let headers = head.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
+    if options.admission.check(headers).is_ok() {
+        admitted();
+    }
     if !head.is_upgrade() {
         let admission = Some(&options.admission);
         return http::serve(&sidecar, &mut read, &mut write, Some(head), admission)
@@ -81,6 +90,7 @@ pub async fn serve_websocket(
     let close = match &ended {
         Ok(()) | Err(WsError::Connection(_)) => None,
         Err(WsError::Idle) => Some((ws::CLOSE_GOING_AWAY, "idle")),
+        Err(WsError::InvalidUtf8) => Some((ws::CLOSE_INVALID_DATA, "text is not UTF-8")),
         Err(_) => Some((ws::CLOSE_PROTOCOL, "protocol error")),
     };
     if let Some((code, why)) = close {
@@ -135,6 +145,9 @@ async fn read_ws(
         buf.clear();
         let mut charge = Charge::default();
         let inbound = match frames.next(&mut buf, &mut charge, pool).await {
+            Ok(ws::Message::Text) if std::str::from_utf8(&buf).is_err() => {
+                return Err(WsError::InvalidUtf8);
+            }
             Ok(ws::Message::Text) => Inbound::Message(&buf, charge),
             Ok(ws::Message::Binary) => Inbound::Binary,
             Ok(ws::Message::TooLong(n)) => Inbound::TooLong(n),
@@ -203,6 +216,10 @@ pub enum WsError {
     /// The agent broke RFC 6455; the connection was closed with 1002.
     #[error("WebSocket protocol error: {0}; closed with 1002")]
     Protocol(&'static str),
+    /// A text message was not UTF-8 (RFC 6455 section 8.1); the connection
+    /// was closed with 1007.
+    #[error("WebSocket text message is not UTF-8; closed with 1007")]
+    InvalidUtf8,
     /// Nothing was sent or in flight for the idle timeout; closed with 1001.
     #[error("WebSocket connection idle; closed with 1001")]
     Idle,

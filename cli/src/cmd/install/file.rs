@@ -2,6 +2,7 @@
 //! indentation, show as a diff, back up, write in one step.
 
 use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -137,8 +138,11 @@ pub(super) fn backup(path: &Path) -> Result<PathBuf, String> {
 
 /// Writes `text` to `path` in one step (a temporary file in the same
 /// folder, renamed over it), so an agent reading the file never sees half
-/// of it; keeps the old file's permissions, and creates the folders.
-pub(super) fn write(path: &Path, text: &str) -> Result<(), String> {
+/// of it; creates the folders. The temporary file is created with its
+/// final mode (`mode`, else the old file's, else 0644 less the umask):
+/// a settings file holding a secret is never readable by others, not even
+/// for a moment.
+pub(super) fn write(path: &Path, text: &str, mode: Option<u32>) -> Result<(), String> {
     let fail = |what: &str, e: std::io::Error| format!("cannot {what} {}: {e}", path.display());
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| fail("create the folder of", e))?;
@@ -146,13 +150,22 @@ pub(super) fn write(path: &Path, text: &str) -> Result<(), String> {
         .file_name()
         .map_or_else(|| "settings".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.hookhost-{}.tmp", std::process::id()));
+    let old = std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777);
+    let mode = mode.or(old).unwrap_or(0o644);
+    let _ = std::fs::remove_file(&tmp);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)?;
+        // The umask may have narrowed it; never widened past `mode`.
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
         std::fs::rename(&tmp, path)
     })();
     if let Err(e) = result {

@@ -34,25 +34,34 @@ use target::{Scope, Shape};
 /// Where a daemon serves Claude Code's http hooks unless told otherwise.
 const DEFAULT_URL: &str = "http://127.0.0.1:7070";
 
+/// What `--dry-run` shows in place of a token not created yet.
+const TOKEN_PLACEHOLDER: &str = "<the token install creates>";
+
 /// Route an agent's hook events to hookhost, in the agent's own settings.
 #[derive(Args)]
 #[command(after_help = "Examples:\n  \
-hookhost install claude-code                       # ~/.claude/settings.json, http to 127.0.0.1:7070\n  \
+hookhost install claude-code                       # ~/.claude/settings.json, runs hookhost relay\n  \
 hookhost install codex --scope project --dry-run   # show the diff of .codex/hooks.json\n  \
-hookhost install cursor --adopt                    # move your Cursor hooks into hookhost's chain\n\n\
-Each event gets one entry: Claude Code posts to hookhost's HTTP route (or, with --via relay, \
-runs `hookhost relay`); the other agents run `hookhost relay --dialect D`, which forwards to \
-the daemon (`hookhost serve --socket`). Where hookhost can refuse, a hookhost that cannot be \
-reached refuses (Claude Code `onFailure: \"block\"`, Cursor `failClosed`, relay \
-`--unreachable deny`) unless --no-fail-closed.")]
+hookhost install cursor --adopt                    # move your Cursor hooks into hookhost's chain\n  \
+hookhost install claude-code --via http            # http hooks to 127.0.0.1:7070, with a token\n\n\
+Each event gets one entry running `hookhost relay --dialect D`, which forwards to the daemon \
+(`hookhost serve --socket`) on its Unix socket and takes an answer only from a daemon of your \
+own user. With --via http (Claude Code, user scope only) the entries post to the daemon's TCP \
+port instead; any local process that binds that port first would answer every hook, so the \
+daemon requires a per-user token (~/.config/hookhost/http-token, created 0600) that install \
+writes into the settings as an Authorization header (the settings file is then 0600), and \
+`hookhost status` warns when another user holds the port. Where hookhost can refuse, a \
+hookhost that cannot be reached refuses (Claude Code `onFailure: \"block\"`, Cursor \
+`failClosed`, relay `--unreachable deny`) unless --no-fail-closed.")]
 pub struct InstallArgs {
     /// The agent: claude-code, codex, gemini-cli, cursor or copilot.
     #[arg(value_parser = target::parse_agent)]
     agent: Dialect,
     #[command(flatten)]
     place: Place,
-    /// How the agent reaches hookhost: `http` (Claude Code only, and its
-    /// default) or `relay` (a command per event; every other agent).
+    /// How the agent reaches hookhost: `relay` (a command per event over
+    /// the daemon's Unix socket; the default) or `http` (Claude Code at
+    /// user scope only: posts to the daemon's TCP port with its token).
     #[arg(long, value_enum)]
     via: Option<ViaArg>,
     /// The base URL of hookhost's HTTP listener, for --via http (the
@@ -130,7 +139,13 @@ fn run_install(args: &InstallArgs) -> Result<(), String> {
     let agent = args.agent;
     let (scope, project) = place(&args.place)?;
     let file = target::settings_file(agent, scope, &project);
-    let via = via(args)?;
+    if scope == Scope::Project {
+        target::refuse_links(&project, &file)?;
+        if args.adopt {
+            target::refuse_links(&project, &adopt::adopted_file(agent, scope, &project))?;
+        }
+    }
+    let via = via(args, scope)?;
     let config = args.config.clone().unwrap_or_else(paths::default_config);
     refuse_self_import(&config, &file)?;
     let routes = route::routes(agent, &via, !args.no_fail_closed);
@@ -145,7 +160,12 @@ fn run_install(args: &InstallArgs) -> Result<(), String> {
     let tally = shape::install(&mut doc.root, Shape::of(agent), agent, &routes)
         .map_err(|m| format!("{}: {m}", file.display()))?;
     if doc.changed() {
-        steps.push(Step::of(&doc, routed(&routes, tally)));
+        let mut step = Step::of(&doc, routed(&routes, tally));
+        if matches!(via, Via::Http { .. }) {
+            // The settings hold the daemon's token: the user's eyes only.
+            step.mode = Some(0o600);
+        }
+        steps.push(step);
     } else {
         outln!(
             "{}: hookhost is already installed here; nothing changed",
@@ -154,6 +174,9 @@ fn run_install(args: &InstallArgs) -> Result<(), String> {
     }
     finish(&steps, args.dry_run)?;
     if !args.dry_run {
+        if let Via::Http { url, .. } = &via {
+            record_http_port(url);
+        }
         remind(agent, scope, &via, args.config.as_deref());
     }
     Ok(())
@@ -163,6 +186,9 @@ fn run_uninstall(args: &UninstallArgs) -> Result<(), String> {
     let agent = args.agent;
     let (scope, project) = place(&args.place)?;
     let file = target::settings_file(agent, scope, &project);
+    if scope == Scope::Project {
+        target::refuse_links(&project, &file)?;
+    }
     let mut doc = Doc::load(&file)?;
     let removed = shape::uninstall(&mut doc.root, Shape::of(agent), agent)
         .map_err(|m| format!("{}: {m}", file.display()))?;
@@ -214,24 +240,61 @@ fn place(place: &Place) -> Result<(Scope, PathBuf), String> {
     Ok((place.scope, dir))
 }
 
-/// How this agent will reach hookhost.
-fn via(args: &InstallArgs) -> Result<Via, String> {
-    let claude = args.agent == Dialect::ClaudeCode;
-    let http = args.via.map_or(claude, |v| v == ViaArg::Http);
-    if http && !claude {
+/// How this agent will reach hookhost: the relay unless `--via http`,
+/// which only Claude Code has, and only at user scope (a project's
+/// settings are often committed, and would carry the token).
+fn via(args: &InstallArgs, scope: Scope) -> Result<Via, String> {
+    let http = args.via == Some(ViaArg::Http);
+    if http && args.agent != Dialect::ClaudeCode {
         return Err(format!(
             "{} runs only command hooks; use --via relay (its default)",
             args.agent
         ));
     }
+    if http && scope == Scope::Project {
+        return Err(
+            "--via http writes the daemon's token into the settings, and a project's \
+             settings are often committed: use --via relay (the default), or --scope user"
+                .into(),
+        );
+    }
     if http {
         let base = args.url.as_deref().unwrap_or(DEFAULT_URL);
-        return hook_url(base, args.agent).map(Via::Http);
+        let url = hook_url(base, args.agent)?;
+        let token = http_token(args.dry_run)?;
+        return Ok(Via::Http { url, token });
     }
     if args.url.is_some() {
         return Err("--url goes with --via http".into());
     }
     relay_program().map(Via::Relay)
+}
+
+/// The daemon's per-user token, created (0600) when missing; a dry run
+/// creates nothing and shows a placeholder instead.
+fn http_token(dry_run: bool) -> Result<String, String> {
+    let path = paths::default_token_file();
+    if dry_run && !path.exists() {
+        return Ok(TOKEN_PLACEHOLDER.into());
+    }
+    paths::ensure_token(&path)
+}
+
+/// Notes the address the agent's http hooks post to, so `hookhost status`
+/// can warn when another user's process holds that port.
+fn record_http_port(url: &str) {
+    let Some(addr) = url_addr(url) else {
+        return;
+    };
+    let path = paths::http_listen_file();
+    if let Err(e) = std::fs::write(&path, format!("{addr}\n")) {
+        outln!("note: cannot write {}: {e}", path.display());
+    }
+}
+
+/// `HOST:PORT` of an `http://HOST:PORT/...` URL.
+fn url_addr(url: &str) -> Option<&str> {
+    url.split("://").nth(1).and_then(|r| r.split('/').next())
 }
 
 /// `base` with the agent's route, `/hooks/<agent>`.
@@ -395,6 +458,7 @@ fn adopted_steps(
             after: Some(after),
             note: format!("imports {} ([hooks.import])", adopted.display()),
             check_config: true,
+            mode: None,
         });
     }
     Ok(steps)
@@ -424,13 +488,15 @@ fn adoption_notes(scope: Scope, adopted: &Path) {
 fn remind(agent: Dialect, scope: Scope, via: &Via, config: Option<&Path>) {
     let c = config.map_or_else(String::new, |c| format!(" -c {}", c.display()));
     match via {
-        Via::Http(url) => {
-            let addr = url
-                .split("://")
-                .nth(1)
-                .and_then(|r| r.split('/').next())
-                .unwrap_or("127.0.0.1:7070");
+        Via::Http { url, .. } => {
+            let addr = url_addr(url).unwrap_or("127.0.0.1:7070");
             outln!("now keep running: hookhost serve{c} --socket --listen {addr}");
+            outln!(
+                "note: the daemon requires the token in {} (the settings send it); any local \
+                 process that binds {addr} first would receive your hooks' events, so \
+                 `hookhost status` warns when another user holds it",
+                paths::default_token_file().display()
+            );
         }
         Via::Relay(_) => outln!(
             "now keep running: hookhost serve{c} --socket (the relay connects to {})",

@@ -17,6 +17,9 @@ pub(super) struct Step {
     /// Load the file as a hookhost config once written (it must still
     /// load, or the run is undone).
     pub(super) check_config: bool,
+    /// The new file's mode, from its creation on (`None`: the old file's,
+    /// or the default); 0600 when it holds a secret.
+    pub(super) mode: Option<u32>,
 }
 
 impl Step {
@@ -28,6 +31,7 @@ impl Step {
             after: Some(doc.render()),
             note,
             check_config: false,
+            mode: None,
         }
     }
 }
@@ -80,7 +84,7 @@ fn make(s: &Step) -> Result<Option<PathBuf>, String> {
         None => None,
     };
     let written = match &s.after {
-        Some(text) => file::write(&s.path, text),
+        Some(text) => file::write(&s.path, text, s.mode),
         None => file::remove(&s.path),
     };
     let checked = written.and_then(|()| match s.check_config {

@@ -12,8 +12,15 @@ use super::target::Shape;
 /// How the agent reaches hookhost.
 #[derive(Debug, Clone)]
 pub(super) enum Via {
-    /// Claude Code's `"type": "http"` handler, posting to this URL.
-    Http(String),
+    /// Claude Code's `"type": "http"` handler, posting to this URL with
+    /// the daemon's per-user token (the port cannot prove who answers, so
+    /// the daemon makes the caller prove who asks).
+    Http {
+        /// `…/hooks/claude-code`.
+        url: String,
+        /// The token sent as `Authorization: Bearer TOKEN`.
+        token: String,
+    },
     /// A command handler running `hookhost relay`; the program's path,
     /// quoted for `sh`.
     Relay(String),
@@ -68,8 +75,9 @@ fn is_stop(e: &NativeEvent) -> bool {
 /// The handler for one event, in the agent's format.
 fn handler(agent: Dialect, via: &Via, e: &NativeEvent, closed: bool) -> Value {
     let command = match via {
-        Via::Http(url) => {
-            let mut h = json!({"type": "http", "url": url});
+        Via::Http { url, token } => {
+            let auth = format!("Bearer {token}");
+            let mut h = json!({"type": "http", "url": url, "headers": {"Authorization": auth}});
             if closed {
                 h["onFailure"] = json!("block");
             }

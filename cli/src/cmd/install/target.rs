@@ -85,6 +85,36 @@ pub(super) fn settings_file(agent: Dialect, scope: Scope, project: &Path) -> Pat
     }
 }
 
+/// Refuses a project-scope `file` reached through a symbolic link: a
+/// repository that ships `.codex -> ~/.codex` (or links the settings file
+/// itself) would have install read the user's own settings and write them
+/// into the repository. Every component from `project` down to `file` is
+/// checked without following it; missing ones are fine (install creates
+/// them as plain folders and files).
+pub(super) fn refuse_links(project: &Path, file: &Path) -> Result<(), String> {
+    let Ok(rest) = file.strip_prefix(project) else {
+        return Ok(());
+    };
+    let mut at = project.to_path_buf();
+    for part in rest.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(format!(
+                    "{} is a symbolic link; at project scope install writes only the \
+                     project's own files, never through a link (it could lead to your own \
+                     settings, which would then be copied into the repository): remove the link",
+                    at.display()
+                ));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(format!("cannot inspect {}: {e}", at.display())),
+        }
+    }
+    Ok(())
+}
+
 /// The files whose hooks `--adopt` moves: the settings file itself, and
 /// for Copilot every other `*.json` of its hooks folder, sorted (the
 /// order Copilot and hookhost's importer read them in).
