@@ -128,6 +128,38 @@ async fn add_prompt_files_reads_the_nearest_and_lists_nested_ones() {
     assert!(!context(&nested).contains("root rules"), "{nested}");
 }
 
+/// Issue 32: a repository's `AGENTS.md` that is a symlink to a file out of
+/// the project (a private key) put that file in the model's context. A
+/// prompt file whose real path is outside the project is not read; a link
+/// inside the project still is.
+#[tokio::test]
+async fn add_prompt_files_does_not_follow_a_link_out_of_the_project() {
+    let outside = scratch();
+    std::fs::write(outside.join("id_ed25519"), "PRIVATE KEY MATERIAL").unwrap();
+    let project = scratch();
+    std::fs::create_dir(project.join(".git")).unwrap();
+    std::fs::create_dir(project.join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.join("id_ed25519"), project.join("AGENTS.md")).unwrap();
+    std::os::unix::fs::symlink("../../x/../AGENTS.md", project.join("sub/ESCAPE.md")).unwrap();
+    std::fs::write(project.join("sub/real.md"), "inside rules").unwrap();
+    std::os::unix::fs::symlink("real.md", project.join("sub/CLAUDE.md")).unwrap();
+    for cwd in [project.clone(), project.join("sub")] {
+        let args = json!({"files": ["AGENTS.md", "ESCAPE.md", "CLAUDE.md"]});
+        let answer = call("add_prompt_files", args, "turn_start", Some(&cwd)).await;
+        let text = context(&answer);
+        assert!(!text.contains("PRIVATE KEY"), "{text}");
+    }
+    let args = json!({"files": ["CLAUDE.md"]});
+    let answer = call(
+        "add_prompt_files",
+        args,
+        "turn_start",
+        Some(&project.join("sub")),
+    )
+    .await;
+    assert!(context(&answer).contains("inside rules"), "{answer}");
+}
+
 /// From TestAddPromptFilesMissingFileIsTolerated and
 /// TestAddPromptFilesUnusableDepthIsIgnored: a missing file is skipped, an
 /// unusable depth means no listing; neither fails the turn.
