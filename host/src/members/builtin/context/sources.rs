@@ -56,22 +56,26 @@ impl Source {
             Source::UserInfo => Ok(Some(user_info())),
             Source::DirectoryListing => listing(dir).map(Some),
             Source::PromptFiles { files, depth } => prompt_files(dir, files, *depth).await,
-            Source::GitStatus => git::run(dir, &["status", "--short", "--branch"])
-                .await
-                .map(|o| o.map(|t| format!("Git status:\n{t}"))),
+            Source::GitStatus => git::run(
+                dir,
+                &["status", "--short", "--branch", "--ignore-submodules=all"],
+            )
+            .await
+            .map(|o| o.map(|t| format!("Git status:\n{t}"))),
             Source::GitDiff { full } => {
-                let args: &[&str] = if *full {
-                    &["diff"]
-                } else {
-                    &["diff", "--stat"]
-                };
-                git::run(dir, args).await.map(|o| {
-                    o.map(|t| format!("Uncommitted changes (git {}):\n{t}", args.join(" ")))
-                })
+                let shown = if *full { "diff" } else { "diff --stat" };
+                let mut args = vec!["diff", "--no-ext-diff", "--no-textconv"];
+                args.push("--ignore-submodules=all");
+                if !*full {
+                    args.push("--stat");
+                }
+                git::run(dir, &args)
+                    .await
+                    .map(|o| o.map(|t| format!("Uncommitted changes (git {shown}):\n{t}")))
             }
             Source::RecentCommits { count } => {
                 let n = count.to_string();
-                git::run(dir, &["log", "--oneline", "-n", &n])
+                git::run(dir, &["log", "--no-show-signature", "--oneline", "-n", &n])
                     .await
                     .map(|o| o.map(|t| format!("Recent commits:\n{t}")))
             }

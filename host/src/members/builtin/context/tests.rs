@@ -211,6 +211,58 @@ async fn add_prompt_files_is_bounded_to_what_it_names() {
     }
 }
 
+/// Issue 32: the git builtins ran the repository's own commands inside
+/// the daemon (its `filter.*.clean`, `diff.external`). A repository whose
+/// `.git/config` names a command for every hook git has (filters,
+/// external diff, textconv, fsmonitor, pager, signature checks) and whose
+/// `.gitattributes` selects them: none of them runs.
+#[tokio::test]
+async fn git_builtins_run_none_of_the_repositorys_commands() {
+    let dir = repo(1);
+    std::fs::write(dir.join(".gitattributes"), "* filter=x diff=y\n").unwrap();
+    git(&dir, &["add", ".gitattributes"]);
+    git(&dir, &["commit", "-q", "-m", "attributes"]);
+    let marker = dir.join("marker");
+    let touch = |what: &str| format!("touch '{}.{what}'; cat", marker.display());
+    for (key, value) in [
+        ("filter.x.clean", touch("clean")),
+        ("filter.x.smudge", touch("smudge")),
+        ("filter.x.process", touch("process")),
+        ("filter.x.required", "true".to_string()),
+        ("diff.external", touch("external")),
+        ("diff.y.command", touch("command")),
+        ("diff.y.textconv", touch("textconv")),
+        ("core.fsmonitor", touch("fsmonitor")),
+        ("core.pager", touch("pager")),
+        ("log.showSignature", "true".to_string()),
+        ("gpg.program", touch("gpg")),
+    ] {
+        git(&dir, &["config", key, &value]);
+    }
+    std::fs::write(dir.join("file.txt"), "changed\n").unwrap();
+    std::fs::write(dir.join("new.txt"), "new\n").unwrap();
+    let status = call("add_git_status", Value::Null, "turn_start", Some(&dir)).await;
+    assert!(context(&status).contains("M file.txt"), "{status}");
+    let full = json!({"args": ["--full"]});
+    let diff = call("add_git_diff", full, "turn_start", Some(&dir)).await;
+    assert!(context(&diff).contains("+changed"), "{diff}");
+    call("add_git_diff", Value::Null, "turn_start", Some(&dir)).await;
+    call(
+        "add_recent_commits",
+        json!({"args": ["2"]}),
+        "turn_start",
+        Some(&dir),
+    )
+    .await;
+    let ran: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("marker"))
+        .collect();
+    assert!(ran.is_empty(), "the repository's commands ran: {ran:?}");
+}
+
 /// From the builtins' documented commands (builtins.go): git status with
 /// the branch, the last N commits, the diff's stat or all of it; nothing
 /// outside a repository.
