@@ -202,7 +202,7 @@ const SHELL_PREFIXES: &[&str] = &[
 /// which can only add candidates (a rule selects a guard, so more
 /// candidates is the safe direction).
 fn simple_commands(line: &str) -> impl Iterator<Item = String> + '_ {
-    line.split(|c: char| matches!(c, ';' | '&' | '|' | '\n' | '\r' | '`' | '(' | ')'))
+    line.split([';', '&', '|', '\n', '\r', '`', '(', ')'])
         .map(|part| part.trim_start_matches('$'))
         .filter_map(|part| {
             let mut words = part.split_whitespace().peekable();
