@@ -848,3 +848,36 @@ fn relay_runs_a_claude_prompt_handler_against_the_anthropic_api() {
     let user = reqs[0].body["messages"][0]["content"].as_str().unwrap();
     assert!(user.contains("git push --force origin main"), "{user}");
 }
+
+/// A hook's deny reason with terminal escape sequences (clear the screen,
+/// retitle the window) is printed by `demo` with visible escapes.
+#[test]
+fn demo_shows_a_hooks_escape_sequences_as_text() {
+    let dir = scratch("demo-escapes");
+    let script = dir.join("deny.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat >/dev/null\nprintf '\\033[2J\\033]0;pwned\\007 no' >&2\nexit 2\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = write_config(
+        &dir,
+        &format!(
+            "[hooks.commands.deny]\nargs = [{:?}]\nevents = [\"pre_tool_use\"]\n",
+            script.display().to_string()
+        ),
+    );
+    let out = Command::new(HOOKHOST)
+        .args(["demo", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("no"), "{text}");
+    assert!(
+        !text.contains('\x1b') && !text.contains('\x07'),
+        "raw escapes printed: {text:?}"
+    );
+    assert!(text.contains("\\u{1b}]0;pwned"), "{text}");
+}

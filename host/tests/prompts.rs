@@ -384,3 +384,60 @@ async fn an_unusable_base_url_refuses_instead_of_leaving_the_chain() {
     assert!(reason.contains("HOOKHOST_TEST_UNSET_URL"), "{reason}");
     host.shutdown().await;
 }
+
+/// Issue 32: of several `decide` calls the first won, so a model that
+/// called "allow" then "deny" allowed. The most restrictive wins.
+#[tokio::test]
+async fn of_several_decide_calls_the_most_restrictive_wins() {
+    let call = |id: &str, decision: &str| {
+        json!({"id": id, "type": "function", "function": {"name": "decide",
+            "arguments": json!({"decision": decision, "reason": format!("{decision}s")}).to_string()}})
+    };
+    let answer = json!({"object": "chat.completion", "choices": [{"index": 0,
+        "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+        "tool_calls": [call("a", "allow"), call("b", "deny"), call("c", "ask")]}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20}});
+    let p = FakeProvider::start(vec![Answer::Raw(answer.to_string())]);
+    let (host, _dir) = host_with(&p, "openai", GATE).await;
+    let reason = denied(host.before_tool(shell("rm -rf ~", "s1")).await);
+    assert_eq!(reason, "denys");
+    host.shutdown().await;
+}
+
+/// Issue 32: a `base_url` with credentials (userinfo, `?key=`) showed them
+/// in the deny reason the model reads. They are masked everywhere.
+#[tokio::test]
+async fn credentials_in_base_url_never_reach_the_reason() {
+    let p = FakeProvider::start(vec![Answer::Status(500, None)]);
+    let dir = scratch();
+    let base = p.url.replace("http://", "http://alice:s3cr3tpw@") + "/v1?key=K3Y-SECRET";
+    let toml = format!(
+        "[hooks.prompts.judge]\nprovider = \"openai\"\nbase_url = \"{base}\"\nmodel = \"m-1\"\n\
+         prompt = \"Judge. $ARGUMENTS\"\n{GATE}"
+    );
+    std::fs::write(dir.join("hooks.toml"), toml).unwrap();
+    let host = Host::start(Config::load(&dir.join("hooks.toml")).unwrap()).await;
+    let reason = denied(host.before_tool(shell("ls", "s1")).await);
+    host.shutdown().await;
+    assert!(
+        !reason.contains("s3cr3tpw") && !reason.contains("K3Y-SECRET"),
+        "{reason}"
+    );
+    assert!(reason.contains("HTTP 500"), "{reason}");
+}
+
+/// Issue 32: prompt hooks had no input cap. An event over
+/// `max_input_bytes` is not sent; the call fails and `on_error` (block)
+/// refuses.
+#[tokio::test]
+async fn an_event_over_max_input_bytes_is_not_sent_and_refuses() {
+    let p = FakeProvider::start(vec![Answer::Decide("allow", "")]);
+    let (host, _dir) = host_with(&p, "openai", &format!("{GATE}max_input_bytes = 2048\n")).await;
+    let big = format!("echo {}", "x".repeat(4096));
+    let reason = denied(host.before_tool(shell(&big, "s1")).await);
+    assert!(reason.contains("max_input_bytes"), "{reason}");
+    assert!(p.requests().is_empty(), "nothing was sent");
+    let out = host.before_tool(shell("ls", "s1")).await;
+    assert!(matches!(out, ToolOutcome::Continue { .. }), "{out:?}");
+    host.shutdown().await;
+}

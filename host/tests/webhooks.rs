@@ -325,19 +325,44 @@ async fn a_5xx_is_retried_once_and_a_4xx_is_not() {
     assert_eq!(server.requests().len(), 1, "a 4xx is not retried");
 }
 
-/// From GoClaw's agent hooks ("non-JSON 2xx = allow"): a plain-text 2xx
-/// lets the call through even where a failure would refuse it.
+/// Issue 32: a webhook with `on_error = "block"` that got a 200 HTML page
+/// (a captive portal, a proxy's error page) allowed. A 2xx body that is
+/// neither empty nor a JSON object is a failure of the hook, as Claude
+/// Code reads an http hook's answer: `block` refuses, `warn` (GoClaw's
+/// "non-JSON 2xx = allow") lets the call through; an empty 2xx allows.
 #[tokio::test]
-async fn a_plain_text_2xx_allows() {
-    let server = Server::start(|_| Reply::new(200, "ok, logged")).await;
-    let host = host(loopback_ok(webhook(&server.url("127.0.0.1")))).await;
-    let outcome = host.before_tool(rm_rf()).await;
-    host.shutdown().await;
+async fn a_2xx_that_is_not_a_json_object_is_a_failure_decided_by_on_error() {
+    let html = "<!doctype html><html><body>Sign in to the Wi-Fi</body></html>";
+    let server = Server::start(move |_| Reply::new(200, html)).await;
+    let reason = denied(loopback_ok(webhook(&server.url("127.0.0.1")))).await;
+    assert!(
+        reason.contains("neither empty nor a JSON object") && reason.contains("Sign in"),
+        "{reason}"
+    );
+    for body in ["ok, logged", "[1, 2]", "\"allow\"", "{\"cut"] {
+        let server = Server::start(move |_| Reply::new(200, body)).await;
+        let reason = denied(loopback_ok(webhook(&server.url("127.0.0.1")))).await;
+        assert!(reason.contains("JSON object"), "{body}: {reason}");
+    }
+    let mut warn = loopback_ok(webhook(&server.url("127.0.0.1")));
+    warn.on_error = Some(CommandOnError::Warn);
+    let h = host(warn).await;
+    let outcome = h.before_tool(rm_rf()).await;
+    h.shutdown().await;
     assert!(
         matches!(outcome, ToolOutcome::Continue { .. }),
         "{outcome:?}"
     );
-    assert_eq!(server.requests().len(), 1);
+    for body in ["", " \n", "{}"] {
+        let server = Server::start(move |_| Reply::new(200, body)).await;
+        let h = host(loopback_ok(webhook(&server.url("127.0.0.1")))).await;
+        let outcome = h.before_tool(rm_rf()).await;
+        h.shutdown().await;
+        assert!(
+            matches!(outcome, ToolOutcome::Continue { .. }),
+            "{body:?}: {outcome:?}"
+        );
+    }
 }
 
 /// From docker-agent pkg/hooks (pre_tool_use fails closed): a webhook in

@@ -14,6 +14,7 @@ use hookhost_protocol::{Decision, Outcome, Stage};
 use serde_json::{Value, json};
 
 use super::check::print_table;
+use super::term::sanitize as safe;
 use super::usage_error;
 
 /// The example hooks' config, compiled in; its paths are resolved against
@@ -148,7 +149,9 @@ fn describe(t: &HookTrace) -> String {
             Decision::Lifecycle { block: true, .. } => "block".into(),
             Decision::Lifecycle { block: false, .. } => "continue".into(),
         },
-        StepOutcome::Failed { error, policy } => format!("failed ({error}; on_error = {policy})"),
+        StepOutcome::Failed { error, policy } => {
+            format!("failed ({}; on_error = {policy})", safe(&error.to_string()))
+        }
     }
 }
 
@@ -158,7 +161,7 @@ fn stage_line(st: &Style, stage: Stage, trace: &[HookTrace], took: Duration) -> 
     } else {
         trace
             .iter()
-            .map(|t| format!("{} {}", st.cyan(&t.hook), describe(t)))
+            .map(|t| format!("{} {}", st.cyan(&safe(&t.hook)), describe(t)))
             .collect::<Vec<_>>()
             .join(&st.dim(" → "))
     };
@@ -217,8 +220,8 @@ pub async fn run(args: DemoArgs) -> ExitCode {
             outln!(
                 "{} hook `{}` did not start: {}",
                 st.red("✗"),
-                f.hook,
-                f.error
+                safe(&f.hook),
+                safe(&f.error.to_string())
             );
         }
         host.shutdown().await;
@@ -257,16 +260,20 @@ pub async fn run(args: DemoArgs) -> ExitCode {
         outln!("{}", stage_line(&st, Stage::BeforeTool, &trace, took));
         let (decision, by, final_call) = match outcome {
             Outcome::DenyTool { reason, by } => {
-                outln!("    {} {}", st.red("⛔ denied:"), reason);
+                outln!("    {} {}", st.red("⛔ denied:"), safe(&reason));
                 (st.red("denied"), by, None)
             }
             Outcome::Abort { reason, by, .. } => {
-                outln!("    {} {}", st.red("⛔ aborted:"), reason);
+                outln!("    {} {}", st.red("⛔ aborted:"), safe(&reason));
                 (st.red("aborted"), by, None)
             }
-            Outcome::Refused { reason, by } => (st.red(&format!("refused: {reason}")), by, None),
+            Outcome::Refused { reason, by } => {
+                (st.red(&format!("refused: {}", safe(&reason))), by, None)
+            }
             // A lifecycle outcome; not reachable at before_tool.
-            Outcome::Blocked { reason, by } => (st.red(&format!("blocked: {reason}")), by, None),
+            Outcome::Blocked { reason, by } => {
+                (st.red(&format!("blocked: {}", safe(&reason))), by, None)
+            }
             Outcome::Lifecycle { .. } => (st.green("continued"), String::new(), None),
             Outcome::Respond { result, by } => {
                 outln!(
@@ -277,7 +284,11 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                 (st.green("answered from cache"), by, None)
             }
             Outcome::Ask { reason, by, .. } => {
-                outln!("    {} {}", st.yellow("? the user is asked:"), reason);
+                outln!(
+                    "    {} {}",
+                    st.yellow("? the user is asked:"),
+                    safe(&reason)
+                );
                 (st.yellow("asked"), by, None)
             }
             Outcome::Continue {
@@ -297,7 +308,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                         st.yellow("✎ rewritten:"),
                         step.command,
                         st.dim("→"),
-                        st.bold(&now)
+                        st.bold(&safe(&now))
                     );
                 }
                 let label = if modified {
@@ -322,7 +333,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
                     outln!("{}", stage_line(&st, Stage::ApproveTool, &trace, took));
                     match outcome {
                         Outcome::Refused { reason, by: who } => {
-                            outln!("    {} {}", st.red("⛔ refused:"), reason);
+                            outln!("    {} {}", st.red("⛔ refused:"), safe(&reason));
                             decision = st.red("refused");
                             by = who;
                             false
@@ -379,7 +390,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
             if by.is_empty() {
                 String::new()
             } else {
-                st.dim(&format!(" (by {by})"))
+                st.dim(&format!(" (by {})", safe(&by)))
             }
         );
         rows.push([

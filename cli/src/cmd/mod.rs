@@ -15,6 +15,7 @@ mod relay;
 mod replay;
 mod serve;
 mod status;
+mod term;
 mod unit;
 
 use std::process::ExitCode;

@@ -68,6 +68,11 @@ pub struct ModelConfig {
     pub cache_ttl_ms: u64,
     /// Requests in flight to the provider at once, for this hook.
     pub max_concurrency: usize,
+    /// The largest event (its JSON, in the hook's dialect) sent to the
+    /// model; a larger one is not sent and the call fails, decided by
+    /// `on_error` (a guard never judges a cut event). Bounds what one
+    /// call can cost.
+    pub max_input_bytes: usize,
 }
 
 impl ModelConfig {
@@ -85,6 +90,7 @@ impl ModelConfig {
             process_token_cap: None,
             cache_ttl_ms: DEFAULT_CACHE_TTL_MS,
             max_concurrency: DEFAULT_CONCURRENCY,
+            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
         }
     }
 
@@ -113,6 +119,8 @@ pub const CLAUDE_DEFAULT_MODEL: &str = "claude-haiku-4-5";
 const DEFAULT_MAX_TOKENS: u32 = 512;
 const DEFAULT_CACHE_TTL_MS: u64 = 60_000;
 const DEFAULT_CONCURRENCY: usize = 4;
+/// The largest event sent to a model by default: 64 KiB of JSON.
+const DEFAULT_MAX_INPUT_BYTES: usize = 64 * 1024;
 /// A prompt hook's default deadline: a model takes seconds, not the
 /// milliseconds a process hook gets.
 const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -172,6 +180,10 @@ pub struct PromptConfig {
     /// Requests in flight to the provider at once (4).
     #[serde(default)]
     pub max_concurrency: Option<usize>,
+    /// The largest event sent to the model, in bytes of JSON (64 KiB); a
+    /// larger one fails the call, decided by `on_error`.
+    #[serde(default)]
+    pub max_input_bytes: Option<usize>,
     /// What a failure decides (no answer, a malformed one, a spent cap):
     /// `block` when absent, because a guard that could not ask its model
     /// has not allowed anything.
@@ -223,6 +235,9 @@ impl PromptConfig {
         if self.max_tokens == Some(0) {
             return Err(bad("max_tokens", "must be at least 1"));
         }
+        if self.max_input_bytes == Some(0) {
+            return Err(bad("max_input_bytes", "must be at least 1"));
+        }
         if self.max_concurrency == Some(0) {
             return Err(bad("max_concurrency", "must be at least 1"));
         }
@@ -256,6 +271,7 @@ impl PromptConfig {
         m.process_token_cap = self.process_token_cap;
         m.cache_ttl_ms = self.cache_ttl_ms.unwrap_or(DEFAULT_CACHE_TTL_MS);
         m.max_concurrency = self.max_concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+        m.max_input_bytes = self.max_input_bytes.unwrap_or(DEFAULT_MAX_INPUT_BYTES);
         m
     }
 

@@ -102,9 +102,18 @@ impl Matcher {
 }
 
 /// A Claude Code permission rule: `Tool` or `Tool(pattern)`, where the
-/// pattern is a glob (`*` any text) over the command for `Bash`, the path
-/// for file tools, the domain (`domain:host`) for `WebFetch`, else over
-/// the input as JSON.
+/// pattern is a glob (`*` any text, newlines included) over the command
+/// for `Bash`, the path for file tools, the domain (`domain:host`) for
+/// `WebFetch`, else over the input as JSON. `prefix:*` is `prefix` alone
+/// or followed by a space and anything, and so is `prefix *` (Claude
+/// Code's trailing wildcard is optional).
+///
+/// A rule selects a guard, so a command matches when ANY simple command
+/// in it does: the command line is split on `;`, `&&`, `||`, `|`, `&`,
+/// newlines, `$(`, backticks and parentheses, each part trimmed, its
+/// blanks collapsed, leading shell keywords (`then`, `do`, `!`, …) and
+/// `NAME=value` assignments dropped, and its program compared by path and
+/// by basename (`/bin/rm` is `rm`). spec/dialects.md §5.
 #[derive(Debug, Clone)]
 pub(crate) struct Rule {
     tool: String,
@@ -115,6 +124,24 @@ pub(crate) struct Rule {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`rule` {0:?} is not a permission rule such as `Bash(git *)`")]
 pub struct RuleError(String);
+
+/// The regex of a rule's glob: `*` is any text (newlines too); a glob
+/// ending in `:*`, or in ` *` with no other `*`, also matches its prefix
+/// alone.
+fn glob_regex(glob: &str) -> Result<Regex, regex::Error> {
+    let prefix = glob
+        .strip_suffix(":*")
+        .or_else(|| glob.strip_suffix(" *").filter(|p| !p.contains('*')));
+    if let Some(prefix) = prefix {
+        return Regex::new(&format!("(?s)^{}(?: .*)?$", regex::escape(prefix)));
+    }
+    let body = glob
+        .split('*')
+        .map(regex::escape)
+        .collect::<Vec<_>>()
+        .join(".*");
+    Regex::new(&format!("(?s)^{body}$"))
+}
 
 impl Rule {
     /// Parses `Tool` or `Tool(glob)`.
@@ -132,12 +159,7 @@ impl Rule {
             None | Some("*") => None,
             Some(g) => {
                 let g = g.strip_prefix("domain:").unwrap_or(g);
-                let body = g
-                    .split('*')
-                    .map(regex::escape)
-                    .collect::<Vec<_>>()
-                    .join(".*");
-                Some(Regex::new(&format!("^{body}$")).map_err(|_| bad())?)
+                Some(glob_regex(g).map_err(|_| bad())?)
             }
         };
         Ok(Rule {
@@ -152,7 +174,11 @@ impl Rule {
             return false;
         }
         let Some(p) = &self.pattern else { return true };
-        let text = ["command", "file_path", "path", "url"]
+        if let Some(command) = input.get("command").and_then(|v| v.as_str()) {
+            return p.is_match(command)
+                || simple_commands(command).any(|c| command_forms(&c).any(|f| p.is_match(&f)));
+        }
+        let text = ["file_path", "path", "url"]
             .iter()
             .find_map(|k| input.get(*k).and_then(|v| v.as_str()))
             .map(|s| match input.get("url") {
@@ -162,6 +188,57 @@ impl Rule {
             .unwrap_or_else(|| input.to_string());
         p.is_match(&text)
     }
+}
+
+/// Words that may stand before a command without being it.
+const SHELL_PREFIXES: &[&str] = &[
+    "!", "{", "then", "do", "else", "elif", "if", "while", "until", "time", "exec", "command",
+    "builtin", "nohup",
+];
+
+/// The simple commands of a command line, each trimmed, its blanks
+/// collapsed to one space and its leading keywords and assignments
+/// dropped. Quoting is not honoured: a separator inside quotes splits too,
+/// which can only add candidates (a rule selects a guard, so more
+/// candidates is the safe direction).
+fn simple_commands(line: &str) -> impl Iterator<Item = String> + '_ {
+    line.split([';', '&', '|', '\n', '\r', '`', '(', ')'])
+        .map(|part| part.trim_start_matches('$'))
+        .filter_map(|part| {
+            let mut words = part.split_whitespace().peekable();
+            while let Some(w) = words.peek() {
+                let assignment = w
+                    .split_once('=')
+                    .is_some_and(|(name, _)| is_shell_name(name));
+                if !(SHELL_PREFIXES.contains(w) || assignment) {
+                    break;
+                }
+                words.next();
+            }
+            let words: Vec<&str> = words.collect();
+            (!words.is_empty()).then(|| words.join(" "))
+        })
+}
+
+/// Whether `name` can be a shell variable's name.
+fn is_shell_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A simple command as written, and with its program's path cut to the
+/// basename (`/bin/rm -rf ~` is also `rm -rf ~`).
+fn command_forms(command: &str) -> impl Iterator<Item = String> {
+    let (program, rest) = command.split_once(' ').unwrap_or((command, ""));
+    let base = program.rsplit('/').next().unwrap_or(program);
+    let short = (base != program && !base.is_empty()).then(|| match rest {
+        "" => base.to_string(),
+        _ => format!("{base} {rest}"),
+    });
+    std::iter::once(command.to_string()).chain(short)
 }
 
 /// The host part of a URL, for `domain:` rules.
@@ -258,5 +335,52 @@ mod tests {
         assert!(Rule::new("Bash(git *").is_err());
         assert!(Rule::new("Ba sh").is_err());
         assert!(Rule::new("Bash").expect("bare").matches("Bash", &json!({})));
+    }
+
+    /// The red team's bypasses of `Bash(rm *)`: each of these runs `rm`,
+    /// so the guard the rule selects must run.
+    #[test]
+    fn a_command_rule_matches_any_simple_command_of_the_line() {
+        let r = Rule::new("Bash(rm *)").expect("parses");
+        for command in [
+            "rm -rf ~",
+            "rm -rf ~\n",
+            " rm -rf ~",
+            "/bin/rm -rf ~",
+            "rm\t-rf ~",
+            "rm\t-rf\t~",
+            "echo hi; rm -rf ~",
+            "echo hi && rm -rf ~",
+            "false || rm -rf ~",
+            "echo y | rm -rf ~",
+            "sleep 1 & rm -rf ~",
+            "echo hi\nrm -rf ~",
+            "echo $(rm -rf ~)",
+            "echo `rm -rf ~`",
+            "(cd /; rm -rf ~)",
+            "if true; then rm -rf ~; fi",
+            "FOO=1 rm -rf ~",
+            "rm",
+        ] {
+            assert!(
+                r.matches("Bash", &json!({ "command": command })),
+                "{command:?} runs rm"
+            );
+        }
+        for command in ["ls -la", "echo rm -rf", "grep rm file", "rmdir x", "farm x"] {
+            assert!(
+                !r.matches("Bash", &json!({ "command": command })),
+                "{command:?} does not run rm"
+            );
+        }
+        let r = Rule::new("Bash(git push:*)").expect("parses");
+        assert!(r.matches("Bash", &json!({"command": "cd x && git push origin"})));
+        assert!(r.matches("Bash", &json!({"command": "git push"})));
+        assert!(!r.matches("Bash", &json!({"command": "git pushx"})));
+        let r = Rule::new("Bash(curl * | sh)").expect("parses");
+        assert!(
+            r.matches("Bash", &json!({"command": "curl x | sh"})),
+            "the whole line too"
+        );
     }
 }

@@ -7,9 +7,6 @@
 //! false` gate's block was already let through by the chain
 //! (`chain/mod.rs`). spec/protocol.md §5.9 "Quality gates".
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use hookhost_protocol::{LifecycleEvent, Outcome, Stage};
 use serde_json::Value;
 
@@ -17,51 +14,65 @@ use crate::chain::GateLog;
 use crate::members::Member;
 use crate::outcome::GateOutcome;
 use crate::policy::quality_gate::{Judgement, QualityGate};
-
-use super::lock;
+use crate::policy::session::{SessionKey, SessionTable, label};
 
 /// The most sub-agents counted at once. The ids come from the agent, so
-/// the table is bounded: past it, it is cleared (logged) and counting
-/// starts afresh; `stop_block_limit` still caps each session's loop.
-const MAX_COUNTED: usize = 4096;
+/// the table is bounded: past it, the least recently used count is
+/// forgotten (it starts afresh); `stop_block_limit` still caps each
+/// session's loop.
+pub(super) const MAX_COUNTED: usize = 4096;
+
+/// The key of one count: the session and the sub-agent, both hashed to a
+/// fixed size (the ids come from the agent).
+type GateKey = (SessionKey, SessionKey);
 
 /// Blocked attempts in a row, by (session, sub-agent). Only sub-agents
-/// whose last result was blocked by a gate have an entry.
-#[derive(Debug, Default)]
+/// whose last result was blocked by a gate have an entry, and at most
+/// [`MAX_COUNTED`] of them.
+#[derive(Debug)]
 pub(super) struct GateCounts {
-    blocked: Mutex<HashMap<(String, String), u32>>,
+    blocked: SessionTable<SessionKey, u32>,
+}
+
+impl Default for GateCounts {
+    fn default() -> Self {
+        GateCounts {
+            blocked: SessionTable::new(MAX_COUNTED),
+        }
+    }
 }
 
 impl GateCounts {
-    fn count(&self, key: &(String, String)) -> u32 {
-        lock(&self.blocked).get(key).copied().unwrap_or(0)
+    fn count(&self, key: &GateKey) -> u32 {
+        self.blocked.get(key).unwrap_or(0)
     }
 
-    fn set(&self, key: (String, String), attempts: u32) {
-        let mut map = lock(&self.blocked);
-        if map.len() >= MAX_COUNTED && !map.contains_key(&key) {
-            tracing::warn!(
-                "{MAX_COUNTED} sub-agents with failed quality gates at once: their retry counts are reset"
-            );
-            map.clear();
-        }
-        map.insert(key, attempts);
+    fn set(&self, key: GateKey, attempts: u32) {
+        self.blocked.update(key, |_| attempts);
     }
 
-    fn reset(&self, key: &(String, String)) {
-        lock(&self.blocked).remove(key);
+    fn reset(&self, key: &GateKey) {
+        self.blocked.remove(key);
     }
 
     /// Forgets the session's counts: a new prompt, or the session's end.
-    pub(super) fn reset_session(&self, session: &str) {
-        lock(&self.blocked).retain(|(s, _), _| s != session);
+    pub(super) fn reset_session(&self, session: SessionKey) {
+        self.blocked.remove_session(session);
+    }
+
+    /// How many counts are kept (for tests).
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.blocked.len()
     }
 }
 
-/// A subagent_stop being run: whose result it is.
+/// A subagent_stop being run: whose result it is (hashed), and short
+/// labels of the session and sub-agent for the log.
 #[derive(Debug)]
 pub(super) struct GateRun {
-    key: (String, String),
+    key: GateKey,
+    labels: (String, String),
 }
 
 impl GateRun {
@@ -77,14 +88,14 @@ impl GateRun {
         if event != LifecycleEvent::SubagentStop.as_str() {
             return None;
         }
-        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
         let session = text(params.pointer("/meta/session_key")).unwrap_or_default();
         let payload = params.get("payload");
         let agent = text(payload.and_then(|p| p.get("agent_id")))
             .or_else(|| text(payload.and_then(|p| p.get("agent_type"))))
             .unwrap_or_default();
         Some(GateRun {
-            key: (session, agent),
+            key: (SessionKey::of(session), SessionKey::of(agent)),
+            labels: (label(session), label(agent)),
         })
     }
 }
@@ -131,12 +142,12 @@ impl GateCounts {
     ) -> (Outcome, Option<GateOutcome>) {
         if !gate.block_on_failure {
             self.reset(&run.key);
-            warn_passed(&run.key, &hook, "block_on_failure = false", &feedback);
+            warn_passed(&run.labels, &hook, "block_on_failure = false", &feedback);
             return (passed(), Some(GateOutcome::FailedOpen { hook, feedback }));
         }
         match gate.judge(self.count(&run.key)) {
             Judgement::Retry { attempt } => {
-                self.set(run.key.clone(), attempt);
+                self.set(run.key, attempt);
                 let max_retries = gate.max_retries;
                 let retry = GateOutcome::Retry {
                     hook,
@@ -152,7 +163,7 @@ impl GateCounts {
                     "failed {attempts} times in a row (max_retries = {})",
                     gate.max_retries
                 );
-                warn_passed(&run.key, &hook, &why, &feedback);
+                warn_passed(&run.labels, &hook, &why, &feedback);
                 let exhausted = GateOutcome::Exhausted {
                     hook,
                     feedback,
@@ -189,6 +200,11 @@ impl GateCounts {
     }
 }
 
+/// A string member, if `v` is one.
+fn text(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str)
+}
+
 /// The outcome of a subagent_stop that goes through.
 fn passed() -> Outcome {
     Outcome::Lifecycle {
@@ -207,4 +223,30 @@ fn warn_passed(key: &(String, String), hook: &str, why: &str, feedback: &str) {
         subagent = %agent,
         "quality gate {why}: the sub-agent's result is let through: {feedback}"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Sub-agent and session ids are the agent's: each count is a
+    /// fixed-size key, and the table holds at most `MAX_COUNTED`.
+    #[test]
+    fn the_gate_table_is_bounded_and_keeps_no_id() {
+        let counts = GateCounts::default();
+        let huge = "a".repeat(4096);
+        for i in 0..MAX_COUNTED + 300 {
+            let params = json!({"event": "subagent_stop", "meta": {"session_key": format!("{i}")},
+                "payload": {"agent_id": huge}});
+            let run = GateRun::of(Stage::Lifecycle, &params).expect("a subagent_stop");
+            assert!(run.labels.1.len() < 100);
+            counts.set(run.key, 1);
+        }
+        assert_eq!(counts.len(), MAX_COUNTED);
+        let one = (SessionKey::of("0"), SessionKey::of(&huge));
+        counts.set(one, 1);
+        counts.reset_session(SessionKey::of("0"));
+        assert_eq!(counts.count(&one), 0);
+    }
 }

@@ -5,8 +5,6 @@
 //! `loop_count` in the payload), and overrides the block that would pass
 //! `stop_block_limit` (spec/protocol.md §5.9).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::SystemTime;
 
 use hookhost_protocol::event::RuntimeEvent;
@@ -17,42 +15,68 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::*;
+use crate::policy::session::{SessionKey, SessionTable, label};
+
+/// Sessions whose stop-loop count is kept at once; past it the least
+/// recently used is forgotten (its count starts again at 0, and
+/// `loop_count` from the agent still counts).
+pub(super) const MAX_STOP_LOOPS: usize = 4096;
+
+/// The key of one count: the session (hashed, fixed size) and the event.
+type LoopKey = (SessionKey, LifecycleEvent);
 
 /// Consecutive blocked stops, by session and event (a sub-agent's stops
 /// are counted apart from its parent's). Only sessions whose last stop was
-/// blocked have an entry.
-#[derive(Debug, Default)]
+/// blocked have an entry, and at most [`MAX_STOP_LOOPS`] of them.
+#[derive(Debug)]
 pub(super) struct StopLoops {
-    blocked: Mutex<HashMap<(String, LifecycleEvent), u32>>,
+    blocked: SessionTable<LifecycleEvent, u32>,
+}
+
+impl Default for StopLoops {
+    fn default() -> Self {
+        StopLoops {
+            blocked: SessionTable::new(MAX_STOP_LOOPS),
+        }
+    }
 }
 
 impl StopLoops {
     /// The blocks in a row so far for this session's `event`.
-    fn count(&self, key: &(String, LifecycleEvent)) -> u32 {
-        lock(&self.blocked).get(key).copied().unwrap_or(0)
+    fn count(&self, key: &LoopKey) -> u32 {
+        self.blocked.get(key).unwrap_or(0)
     }
 
     /// Records one more block in a row.
-    fn blocked(&self, key: (String, LifecycleEvent)) {
-        *lock(&self.blocked).entry(key).or_insert(0) += 1;
+    fn blocked(&self, key: LoopKey) {
+        self.blocked
+            .update(key, |c| c.unwrap_or(0).saturating_add(1));
     }
 
     /// Forgets the session's count for `event` (a stop that went through).
-    fn reset(&self, key: &(String, LifecycleEvent)) {
-        lock(&self.blocked).remove(key);
+    fn reset(&self, key: &LoopKey) {
+        self.blocked.remove(key);
     }
 
     /// Forgets every count of the session: a new prompt starts afresh, and
     /// an ended session has nothing left to count.
-    fn reset_session(&self, session: &str) {
-        lock(&self.blocked).retain(|(s, _), _| s != session);
+    fn reset_session(&self, session: SessionKey) {
+        self.blocked.remove_session(session);
+    }
+
+    /// How many counts are kept (for tests).
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.blocked.len()
     }
 }
 
-/// A stop being run: whose it is, and how many blocks came before it.
+/// A stop being run: whose it is (and a short label of the session for
+/// the log), and how many blocks came before it.
 #[derive(Debug)]
 pub(super) struct StopRun {
-    key: (String, LifecycleEvent),
+    key: LoopKey,
+    label: String,
     count: u32,
 }
 
@@ -106,18 +130,23 @@ impl Host {
     /// as it was before it became a request. `None` unless it is a stop.
     pub(super) fn before_stop(&self, stage: Stage, params: &mut Value) -> Option<StopRun> {
         let (event, session, meta) = event_and_session(stage, params)?;
+        let hashed = SessionKey::of(&session);
         if event == LifecycleEvent::UserPromptSubmit {
-            self.inner.stops.reset_session(&session);
-            self.inner.gates.reset_session(&session);
+            self.inner.stops.reset_session(hashed);
+            self.inner.gates.reset_session(hashed);
         }
         if !event.is_stop() {
             return None;
         }
-        let key = (session, event);
+        let key = (hashed, event);
         let count = add_stop_members(params, self.inner.stops.count(&key));
         let payload = params.get("payload").cloned().unwrap_or_default();
         self.emit_lifecycle(event.as_str(), payload, meta);
-        Some(StopRun { key, count })
+        Some(StopRun {
+            key,
+            label: label(&session),
+            count,
+        })
     }
 
     /// After a stop's chain: a block counts, unless the session already
@@ -138,10 +167,10 @@ impl Host {
             self.inner.stops.blocked(run.key);
             return outcome;
         }
-        let (session, event) = &run.key;
+        let event = run.key.1;
         tracing::warn!(
             %event,
-            session = %session,
+            session = %run.label,
             hook = %by,
             "{limit} blocked {event}s in a row (stop_block_limit): this block is overridden and the agent stops"
         );
@@ -155,6 +184,7 @@ impl Host {
 
     /// An ended session's counts (stops and quality gates) are dropped.
     pub(super) fn session_ended(&self, session: &str) {
+        let session = SessionKey::of(session);
         self.inner.stops.reset_session(session);
         self.inner.gates.reset_session(session);
     }
@@ -179,6 +209,33 @@ impl Host {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// 40 sessions of 8 MiB ids used to be kept whole, and the table never
+    /// shrank: now each count is a fixed-size key and the table is capped.
+    #[test]
+    fn the_stop_loop_table_is_bounded_and_keeps_no_id() {
+        let loops = StopLoops::default();
+        for i in 0..MAX_STOP_LOOPS + 500 {
+            let key = (
+                SessionKey::of(&format!("session-{i}")),
+                LifecycleEvent::Stop,
+            );
+            loops.blocked(key);
+        }
+        assert_eq!(loops.len(), MAX_STOP_LOOPS, "never more than the cap");
+        let huge = "s".repeat(8 << 20);
+        let key = (SessionKey::of(&huge), LifecycleEvent::Stop);
+        assert_eq!(std::mem::size_of_val(&key.0), 16, "a fixed-size key");
+        loops.blocked(key);
+        loops.blocked(key);
+        assert_eq!(
+            loops.count(&(SessionKey::of(&huge), LifecycleEvent::Stop)),
+            2
+        );
+        loops.reset(&key);
+        assert_eq!(loops.count(&key), 0, "a stop let through drops its count");
+        assert!(label(&huge).len() < 100, "the log names a short label");
+    }
 
     #[test]
     fn what_the_agent_says_of_its_stop_loop_is_not_contradicted() {

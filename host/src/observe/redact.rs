@@ -45,11 +45,38 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         p(r"github_pat_[A-Za-z0-9_]{20,}", MASK),
         p(r"xox[abprs]-[A-Za-z0-9-]{10,}", MASK),
         p(r"AIza[0-9A-Za-z_-]{35}", MASK),
+        p(
+            r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_-]+",
+            "${1}[REDACTED]",
+        ),
+        p(r"npm_[A-Za-z0-9]{36}", MASK),
+        p(r"glpat-[A-Za-z0-9_-]{20,}", MASK),
+        p(r"hf_[A-Za-z0-9]{30,}", MASK),
+        p(
+            r"((?i:AccountKey|SharedAccessKey)\s*=\s*)[A-Za-z0-9+/=]{16,}",
+            "${1}[REDACTED]",
+        ),
+        p(
+            r#"((?i:[A-Za-z0-9_-]*passw(?:or)?d)["']?\s*=\s*["']?)[^\s"'&;,]+"#,
+            "${1}[REDACTED]",
+        ),
+        p(
+            r#"("(?i:[A-Za-z0-9_-]*passw(?:or)?d)"\s*:\s*")[^"]+"#,
+            "${1}[REDACTED]",
+        ),
+        p(QUERY_SECRET, "${1}[REDACTED]"),
     ]
     .into_iter()
     .flatten()
     .collect()
 });
+
+/// A credential in a URL's query (`?key=…`, `&access_token=…`): the
+/// parameter's name is kept, its value masked.
+const QUERY_SECRET: &str = r"([?&](?i:key|api[_-]?key|apikey|token|access[_-]?token|auth|secret|client[_-]?secret|password|sig|signature|code)=)[^&\s#\x22']+";
+
+/// The query-credential pattern alone, for [`display_url`].
+static QUERY_SECRET_RE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(QUERY_SECRET).ok());
 
 /// `text` with every secret-looking token replaced by [`MASK`]; borrowed
 /// when there was nothing to mask.
@@ -65,17 +92,25 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 
 /// `url` as it may be shown: in a deny reason the model reads, an audit
 /// record, a log line, `hookhost check`. Its userinfo (`user:password@`)
-/// is left out: the URL is configuration, and a password in it must reach
-/// the server only. Everything else is kept, so the URL still says where.
-/// Every place that shows a hook's URL goes through this.
+/// is left out and the value of a credential-looking query parameter
+/// (`?key=`, `&token=`, …) masked: the URL is configuration, and a
+/// password in it must reach the server only. Everything else is kept, so
+/// the URL still says where. Every place that shows a hook's URL goes
+/// through this.
 pub fn display_url(url: &str) -> Cow<'_, str> {
     let start = url.find("://").map_or(0, |i| i + 3);
     let authority_end = url[start..]
         .find(['/', '?', '#'])
         .map_or(url.len(), |i| start + i);
-    match url[start..authority_end].rfind('@') {
+    let shown = match url[start..authority_end].rfind('@') {
         Some(at) => Cow::Owned(format!("{}{}", &url[..start], &url[start + at + 1..])),
         None => Cow::Borrowed(url),
+    };
+    match QUERY_SECRET_RE.as_ref() {
+        Some(re) if re.is_match(&shown) => {
+            Cow::Owned(re.replace_all(&shown, "${1}[REDACTED]").into_owned())
+        }
+        _ => shown,
     }
 }
 
@@ -85,7 +120,8 @@ mod tests {
 
     #[test]
     fn every_pattern_compiles() {
-        assert_eq!(PATTERNS.len(), 13);
+        assert_eq!(PATTERNS.len(), 21);
+        assert!(QUERY_SECRET_RE.is_some());
     }
 
     #[test]
@@ -155,6 +191,50 @@ mod tests {
         }
     }
 
+    /// The red team's misses: Slack webhook URLs, npm, GitLab and Hugging
+    /// Face tokens, Azure account keys, `password=`.
+    #[test]
+    fn masks_webhook_urls_registry_tokens_and_passwords() {
+        let cases = [
+            (
+                "post to https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX now",
+                "post to https://hooks.slack.com/services/[REDACTED] now",
+            ),
+            (
+                "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789",
+                "//registry.npmjs.org/:_authToken=[REDACTED]",
+            ),
+            (
+                "GITLAB_TOKEN=glpat-abcdEFGH1234ijklMNOP",
+                "GITLAB_TOKEN=[REDACTED]",
+            ),
+            (
+                "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+                "HF_TOKEN=[REDACTED]",
+            ),
+            (
+                "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abcdEFGH1234+/abcdEFGH==;EndpointSuffix=x",
+                "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=[REDACTED];EndpointSuffix=x",
+            ),
+            (
+                "db password=hunter2 host=x",
+                "db password=[REDACTED] host=x",
+            ),
+            ("DB_PASSWORD='hunter2'", "DB_PASSWORD='[REDACTED]'"),
+            (
+                r#"{"password": "hunter2"}"#,
+                r#"{"password": "[REDACTED]"}"#,
+            ),
+            (
+                "GET https://x.example/v1?key=AIzaXYZ&q=1",
+                "GET https://x.example/v1?key=[REDACTED]&q=1",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(redact(input), want, "{input}");
+        }
+    }
+
     #[test]
     fn a_url_is_shown_without_its_userinfo() {
         for (url, shown) in [
@@ -162,6 +242,14 @@ mod tests {
             ("wss://token@host", "wss://host"),
             ("https://a:b@c@host/p@q", "https://host/p@q"),
             ("user:pass@host/x", "host/x"),
+            (
+                "https://api.example.com/v1?key=AIzaSECRET&alt=json",
+                "https://api.example.com/v1?key=[REDACTED]&alt=json",
+            ),
+            (
+                "https://u:p@h/x?a=1&access_token=abc#f",
+                "https://h/x?a=1&access_token=[REDACTED]#f",
+            ),
         ] {
             assert_eq!(display_url(url), shown);
         }
@@ -180,6 +268,12 @@ mod tests {
             "aws_secret_access_key is unset",
             "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
             "risk_live_events and desk_test_plan are table names",
+            "npm_config_cache and npm_lifecycle_event are npm's variables",
+            "hf_hub_download and hf_transfer are functions; glpat- is a prefix",
+            "Enter your password: the password is checked; passwords = []",
+            "PWD=/home/alice and the AccountKey is rotated",
+            "hooks.slack.com is where Slack webhooks live",
+            "see https://example.com/search?q=token&page=2",
         ] {
             assert!(
                 matches!(redact(text), Cow::Borrowed(_)),

@@ -1,8 +1,9 @@
 //! Floor 1, the per-call policies that decide: which calls a hook sees
 //! ([`filter`], with who it is for in [`scope`] and its `if` expressions
 //! in `cel` when that feature is built), whether a failing hook is still called ([`breaker`]) and how
-//! long a stage's calls may take together ([`budget`]), and what a
-//! sub-agent's failed quality gate means ([`quality_gate`]). The chain
+//! long a stage's calls may take together ([`budget`]), what a
+//! sub-agent's failed quality gate means ([`quality_gate`]), and how
+//! per-session state stays bounded ([`session`]). The chain
 //! driver applies them in the order it states.
 
 pub(crate) mod breaker;
@@ -12,3 +13,4 @@ mod cel;
 pub(crate) mod filter;
 pub(crate) mod quality_gate;
 pub(crate) mod scope;
+pub(crate) mod session;

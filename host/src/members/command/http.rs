@@ -1,9 +1,10 @@
 //! The `url` form of a command hook (Claude Code's `type: "http"`
 //! handlers) and `[hooks.webhooks]`, which run as one: the event the
 //! script would read on stdin is POSTed as JSON, and the response body is
-//! read as its stdout. A 2xx answer is exit 0; anything else is a failure
-//! of the hook, decided by its `on_error`. There is no exit 2: to block,
-//! the body says so.
+//! read as its stdout. A 2xx answer whose body is empty or a JSON object
+//! is exit 0; anything else (a 2xx HTML page or plain text included, as
+//! Claude Code reads an http hook) is a failure of the hook, decided by
+//! its `on_error`. There is no exit 2: to block, the body says so.
 //!
 //! Bounded like a spawn: the deadline covers connecting, sending, a retry
 //! and the whole body; a body over [`OUTPUT_CAP`] is a failure, never cut
@@ -215,12 +216,20 @@ impl Target {
                 self.shown
             )));
         }
+        let body = &resp.body;
+        let tail = || String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned();
         if !status.is_success() {
-            let body = &resp.body;
-            let tail = String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned();
             return Err(CallError::Crashed(format!(
-                "POST {}: HTTP {status}: {tail}",
-                self.shown
+                "POST {}: HTTP {status}: {}",
+                self.shown,
+                tail()
+            )));
+        }
+        if !is_empty_or_object(body) {
+            return Err(CallError::Crashed(format!(
+                "POST {}: HTTP {status}: the body is neither empty nor a JSON object: {}",
+                self.shown,
+                tail()
             )));
         }
         Ok(Finished {
@@ -234,6 +243,15 @@ impl Target {
             pgid: 0,
         })
     }
+}
+
+/// Whether a 2xx body is an answer: nothing (blanks only), or one JSON
+/// object. A page of HTML, plain text or any other JSON is not.
+fn is_empty_or_object(body: &[u8]) -> bool {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return true;
+    }
+    serde_json::from_slice::<Value>(body).is_ok_and(|v| v.is_object())
 }
 
 impl CommandHook {

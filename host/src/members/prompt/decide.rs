@@ -98,6 +98,17 @@ enum Verdict {
     Block,
 }
 
+impl Verdict {
+    /// How restrictive: allow 0, ask 1, deny and block 2.
+    fn rank(self) -> u8 {
+        match self {
+            Verdict::Allow => 0,
+            Verdict::Ask => 1,
+            Verdict::Deny | Verdict::Block => 2,
+        }
+    }
+}
+
 impl Decision {
     /// Reads the tool call's arguments: exactly the schema's keys, a
     /// decision the form allows. Anything else is an error, which the
@@ -129,6 +140,24 @@ impl Decision {
             _ => Verdict::Block,
         };
         Ok(Decision { verdict, reason })
+    }
+
+    /// The decision of an answer with one or more `decide` calls: each
+    /// must be well formed (one that is not fails the whole answer), and
+    /// the most restrictive wins: deny or block over ask over allow, so a
+    /// model that said "allow" and then "deny" has denied.
+    pub(super) fn strictest(form: Form, calls: &[Value]) -> Result<Decision, String> {
+        let mut best: Option<Decision> = None;
+        for args in calls {
+            let d = Decision::read(form, args)?;
+            if best
+                .as_ref()
+                .is_none_or(|b| d.verdict.rank() > b.verdict.rank())
+            {
+                best = Some(d);
+            }
+        }
+        best.ok_or_else(|| format!("the model did not call `{TOOL}`"))
     }
 
     /// The reply a command hook would have given: a deny or an ask with
@@ -194,6 +223,24 @@ mod tests {
         ] {
             assert!(Decision::read(Form::Gate, &bad).is_err(), "{bad}");
         }
+    }
+
+    /// Issue 32: of several `decide` calls the first won, so "allow" then
+    /// "deny" allowed. The most restrictive wins; a malformed one fails.
+    #[test]
+    fn of_several_decide_calls_the_most_restrictive_wins() {
+        let form = Form::Gate;
+        let allow = json!({"decision": "allow", "reason": ""});
+        let ask = json!({"decision": "ask", "reason": "check"});
+        let deny = json!({"decision": "deny", "reason": "no"});
+        let d = Decision::strictest(form, &[allow.clone(), deny.clone(), ask.clone()]).unwrap();
+        assert_eq!((d.name(), d.reason.as_str()), ("deny", "no"));
+        let d = Decision::strictest(form, &[allow.clone(), ask]).unwrap();
+        assert_eq!(d.name(), "ask");
+        let bad = json!({"decision": "maybe"});
+        assert!(Decision::strictest(form, &[allow.clone(), bad]).is_err());
+        assert!(Decision::strictest(form, &[]).is_err());
+        assert_eq!(Decision::strictest(form, &[allow]).unwrap().name(), "allow");
     }
 
     #[test]

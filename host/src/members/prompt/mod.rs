@@ -110,6 +110,14 @@ impl Evaluator {
         deadline: Instant,
     ) -> Result<Reply, CallError> {
         let form = Form::of(event);
+        let size = input.to_string().len();
+        if size > self.config.max_input_bytes {
+            return Err(CallError::Model(format!(
+                "prompt hook `{}`: the event is {size} bytes, over max_input_bytes = {}; \
+                 it is not sent (a guard never judges a cut event)",
+                self.name, self.config.max_input_bytes
+            )));
+        }
         let user = self.render(input);
         let key = format!("{form:?}\n{}\n{user}", self.config.model);
         if let Some(d) = self.cache.get(&key) {
@@ -161,9 +169,9 @@ impl Evaluator {
         let protocol =
             |why: String| CallError::Protocol(format!("prompt hook `{}`: {why}", self.name));
         match endpoint.ask(&body, key.as_deref(), deadline).await {
-            Ok((args, tokens)) => {
+            Ok((calls, tokens)) => {
                 self.charge(session, tokens);
-                Decision::read(form, &args).map_err(protocol)
+                Decision::strictest(form, &calls).map_err(protocol)
             }
             Err(Failure::Malformed(why, tokens)) => {
                 self.charge(session, tokens);

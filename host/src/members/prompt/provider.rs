@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use super::decide::{Form, TOOL};
 use crate::config::Provider;
 use crate::net::{Client, NetError, Policy};
+use crate::observe::redact::{display_url, redact};
 
 /// The most a provider's answer may weigh; a decision is a few hundred
 /// bytes, so anything near this is not one.
@@ -51,6 +52,10 @@ pub(super) enum Failure {
 pub(super) struct Endpoint {
     provider: Provider,
     url: hyper::Uri,
+    /// The URL as any message shows it: no userinfo, no `?key=` value
+    /// (`observe::redact::display_url`), since a failure's text can reach
+    /// the model, the agent and the log.
+    shown: String,
     client: Client,
 }
 
@@ -65,12 +70,16 @@ impl Endpoint {
         };
         let url: hyper::Uri = format!("{base}{path}")
             .parse()
-            .map_err(|e| format!("`base_url` {base_url:?}: {e}"))?;
+            .map_err(|e| format!("`base_url` {:?}: {e}", display_url(base_url)))?;
         if !matches!(url.scheme_str(), Some("http" | "https")) {
-            return Err(format!("`base_url` {base_url:?}: not http:// or https://"));
+            return Err(format!(
+                "`base_url` {:?}: not http:// or https://",
+                display_url(base_url)
+            ));
         }
         Ok(Endpoint {
             provider,
+            shown: display_url(&url.to_string()).into_owned(),
             url,
             // The operator's own endpoint, often a model server on this
             // machine or the local network: every allowance on.
@@ -106,14 +115,14 @@ impl Endpoint {
         }
     }
 
-    /// POSTs `body` and returns the `decide` call's arguments and the
+    /// POSTs `body` and returns every `decide` call's arguments and the
     /// tokens spent, retrying a 429 while its wait fits before `deadline`.
     pub(super) async fn ask(
         &self,
         body: &Value,
         key: Option<&str>,
         deadline: Instant,
-    ) -> Result<(Value, Tokens), Failure> {
+    ) -> Result<(Vec<Value>, Tokens), Failure> {
         let bytes = Bytes::from(body.to_string());
         let mut retries = 0;
         loop {
@@ -128,10 +137,11 @@ impl Endpoint {
                 continue;
             }
             if !status.is_success() {
-                let tail = String::from_utf8_lossy(&answer[..answer.len().min(300)]).into_owned();
+                let tail = String::from_utf8_lossy(&answer[..answer.len().min(300)]);
+                let tail = redact(&tail);
                 return Err(Failure::Failed(format!(
                     "{}: HTTP {status}: {tail}",
-                    self.url
+                    self.shown
                 )));
             }
             return read(self.provider, &answer);
@@ -148,14 +158,14 @@ impl Endpoint {
         let Some(wait) = wait else {
             return Err(Failure::Failed(format!(
                 "{}: HTTP 429 (rate limited) without a usable Retry-After",
-                self.url
+                self.shown
             )));
         };
         if retries >= MAX_RETRIES || Instant::now() + wait >= deadline {
             return Err(Failure::Failed(format!(
                 "{}: HTTP 429 (rate limited); Retry-After {} ms is past the hook's deadline \
                  or its {MAX_RETRIES} retries",
-                self.url,
+                self.shown,
                 wait.as_millis()
             )));
         }
@@ -187,9 +197,11 @@ impl Endpoint {
             .await
             .map_err(|e| match e {
                 NetError::TooLarge { cap } => {
-                    Failure::Failed(format!("{}: the answer is over {cap} bytes", self.url))
+                    Failure::Failed(format!("{}: the answer is over {cap} bytes", self.shown))
                 }
-                other => Failure::Failed(format!("POST {}: {other}", self.url)),
+                other => {
+                    Failure::Failed(redact(&format!("POST {}: {other}", self.shown)).into_owned())
+                }
             })?;
         Ok((resp.status, retry_after(&resp.headers), resp.body))
     }
@@ -205,8 +217,9 @@ fn retry_after(headers: &hyper::HeaderMap) -> Option<Duration> {
         .then(|| Duration::from_secs_f64(secs))
 }
 
-/// The `decide` call's arguments and the tokens, from a 2xx answer.
-fn read(provider: Provider, answer: &[u8]) -> Result<(Value, Tokens), Failure> {
+/// Every `decide` call's arguments (at least one) and the tokens, from a
+/// 2xx answer.
+fn read(provider: Provider, answer: &[u8]) -> Result<(Vec<Value>, Tokens), Failure> {
     let v: Value = serde_json::from_slice(answer).map_err(|e| {
         Failure::Malformed(format!("the answer is not JSON: {e}"), Tokens::default())
     })?;
@@ -235,26 +248,41 @@ fn usage(provider: Provider, v: &Value) -> Tokens {
     }
 }
 
-fn openai_args(v: &Value) -> Result<Value, String> {
+/// The arguments of each `decide` call in an OpenAI answer.
+fn openai_args(v: &Value) -> Result<Vec<Value>, String> {
     let calls = v["choices"][0]["message"]["tool_calls"].as_array();
-    let call = calls
-        .and_then(|c| c.iter().find(|c| c["function"]["name"] == TOOL))
-        .ok_or_else(|| format!("the model did not call `{TOOL}`: {}", excerpt(v)))?;
-    let args = call["function"]["arguments"]
-        .as_str()
-        .ok_or_else(|| format!("`{TOOL}` arguments are not a string"))?;
-    serde_json::from_str(args).map_err(|e| format!("`{TOOL}` arguments are not JSON: {e}"))
+    let decides: Vec<&Value> = calls
+        .map(|c| c.iter().filter(|c| c["function"]["name"] == TOOL).collect())
+        .unwrap_or_default();
+    if decides.is_empty() {
+        return Err(format!("the model did not call `{TOOL}`: {}", excerpt(v)));
+    }
+    decides
+        .into_iter()
+        .map(|call| {
+            let args = call["function"]["arguments"]
+                .as_str()
+                .ok_or_else(|| format!("`{TOOL}` arguments are not a string"))?;
+            serde_json::from_str(args).map_err(|e| format!("`{TOOL}` arguments are not JSON: {e}"))
+        })
+        .collect()
 }
 
-fn anthropic_args(v: &Value) -> Result<Value, String> {
-    let blocks = v["content"].as_array();
-    blocks
-        .and_then(|b| {
+/// The arguments of each `decide` call in an Anthropic answer.
+fn anthropic_args(v: &Value) -> Result<Vec<Value>, String> {
+    let decides: Vec<Value> = v["content"]
+        .as_array()
+        .map(|b| {
             b.iter()
-                .find(|b| b["type"] == "tool_use" && b["name"] == TOOL)
+                .filter(|b| b["type"] == "tool_use" && b["name"] == TOOL)
+                .map(|b| b["input"].clone())
+                .collect()
         })
-        .map(|b| b["input"].clone())
-        .ok_or_else(|| format!("the model did not call `{TOOL}`: {}", excerpt(v)))
+        .unwrap_or_default();
+    if decides.is_empty() {
+        return Err(format!("the model did not call `{TOOL}`: {}", excerpt(v)));
+    }
+    Ok(decides)
 }
 
 /// The start of an answer, for an error message.
@@ -269,6 +297,22 @@ fn excerpt(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 32: a `base_url`'s credentials reached the deny reason.
+    #[test]
+    fn the_shown_url_carries_no_credentials() {
+        let e = Endpoint::new(Provider::Openai, "https://u:pw@api.example/v1?key=K1").unwrap();
+        assert!(
+            !e.shown.contains("pw") && !e.shown.contains("K1"),
+            "{}",
+            e.shown
+        );
+        assert!(e.shown.starts_with("https://api.example/v1"), "{}", e.shown);
+        let bad = Endpoint::new(Provider::Openai, "ftp://u:pw@x/?key=K1")
+            .err()
+            .unwrap();
+        assert!(!bad.contains("pw") && !bad.contains("K1"), "{bad}");
+    }
 
     #[test]
     fn anthropic_base_urls_with_or_without_v1() {
@@ -287,12 +331,15 @@ mod tests {
             "function": {"name": "decide", "arguments": "{\"decision\":\"deny\",\"reason\":\"no\"}"}}]}}],
             "usage": {"prompt_tokens": 50, "completion_tokens": 7}});
         let (args, t) = read(Provider::Openai, openai.to_string().as_bytes()).unwrap();
-        assert_eq!((args["decision"].as_str(), t.total()), (Some("deny"), 57));
+        assert_eq!(
+            (args[0]["decision"].as_str(), t.total()),
+            (Some("deny"), 57)
+        );
         let anthropic = json!({"content": [{"type": "text", "text": "hm"},
             {"type": "tool_use", "id": "t", "name": "decide", "input": {"decision": "allow", "reason": ""}}],
             "usage": {"input_tokens": 40, "output_tokens": 3}});
         let (args, t) = read(Provider::Anthropic, anthropic.to_string().as_bytes()).unwrap();
-        assert_eq!((args["decision"].as_str(), t.input), (Some("allow"), 40));
+        assert_eq!((args[0]["decision"].as_str(), t.input), (Some("allow"), 40));
     }
 
     #[test]

@@ -2,11 +2,9 @@
 //! Checked before each call and charged after it, so a cap can be passed
 //! by at most the calls already in flight when it was reached.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tokio::time::Instant;
+use crate::policy::session::{SessionKey, SessionTable, label};
 
 /// Sessions remembered at once; past this the least recently seen is
 /// forgotten (its count starts again at 0 if it comes back).
@@ -18,7 +16,8 @@ pub(super) struct Spend {
     session_cap: Option<u64>,
     process_cap: Option<u64>,
     process: AtomicU64,
-    sessions: Mutex<HashMap<String, (u64, Instant)>>,
+    /// Tokens by session, keyed by the hashed session id.
+    sessions: SessionTable<(), u64>,
 }
 
 impl Spend {
@@ -27,7 +26,7 @@ impl Spend {
             session_cap,
             process_cap,
             process: AtomicU64::new(0),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: SessionTable::new(MAX_SESSIONS),
         }
     }
 
@@ -42,10 +41,10 @@ impl Spend {
         let Some(cap) = self.session_cap else {
             return Ok(());
         };
-        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        match sessions.get(session) {
-            Some((spent, _)) if *spent >= cap => Err(format!(
-                "the session spend cap is reached (session {session:?}: {spent} of {cap} tokens)"
+        match self.sessions.get(&(SessionKey::of(session), ())) {
+            Some(spent) if spent >= cap => Err(format!(
+                "the session spend cap is reached (session {:?}: {spent} of {cap} tokens)",
+                label(session)
             )),
             _ => Ok(()),
         }
@@ -57,21 +56,10 @@ impl Spend {
         if self.session_cap.is_none() {
             return;
         }
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if !sessions.contains_key(session) && sessions.len() >= MAX_SESSIONS {
-            let oldest = sessions
-                .iter()
-                .min_by_key(|(_, (_, seen))| *seen)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                sessions.remove(&k);
-            }
-        }
-        let entry = sessions
-            .entry(session.to_string())
-            .or_insert((0, Instant::now()));
-        entry.0 = entry.0.saturating_add(tokens);
-        entry.1 = Instant::now();
+        self.sessions
+            .update((SessionKey::of(session), ()), |spent| {
+                spent.unwrap_or(0).saturating_add(tokens)
+            });
     }
 }
 
@@ -91,5 +79,21 @@ mod tests {
         s.charge("b", 150);
         let e = s.check("c").unwrap_err();
         assert!(e.contains("process") && e.contains("250 of 250"), "{e}");
+    }
+
+    /// Session ids are the agent's: the table keeps a fixed-size key per
+    /// session and at most `MAX_SESSIONS` of them.
+    #[test]
+    fn the_session_table_is_bounded_and_keeps_no_id() {
+        let s = Spend::new(Some(u64::MAX), None);
+        for i in 0..MAX_SESSIONS + 100 {
+            s.charge(&format!("{i}-{}", "x".repeat(1000)), 1);
+        }
+        assert_eq!(s.sessions.len(), MAX_SESSIONS);
+        let huge = "s".repeat(1 << 20);
+        let e = Spend::new(Some(1), None);
+        e.charge(&huge, 1);
+        let why = e.check(&huge).unwrap_err();
+        assert!(why.len() < 300, "the refusal names a short label");
     }
 }

@@ -56,22 +56,26 @@ impl Source {
             Source::UserInfo => Ok(Some(user_info())),
             Source::DirectoryListing => listing(dir).map(Some),
             Source::PromptFiles { files, depth } => prompt_files(dir, files, *depth).await,
-            Source::GitStatus => git::run(dir, &["status", "--short", "--branch"])
-                .await
-                .map(|o| o.map(|t| format!("Git status:\n{t}"))),
+            Source::GitStatus => git::run(
+                dir,
+                &["status", "--short", "--branch", "--ignore-submodules=all"],
+            )
+            .await
+            .map(|o| o.map(|t| format!("Git status:\n{t}"))),
             Source::GitDiff { full } => {
-                let args: &[&str] = if *full {
-                    &["diff"]
-                } else {
-                    &["diff", "--stat"]
-                };
-                git::run(dir, args).await.map(|o| {
-                    o.map(|t| format!("Uncommitted changes (git {}):\n{t}", args.join(" ")))
-                })
+                let shown = if *full { "diff" } else { "diff --stat" };
+                let mut args = vec!["diff", "--no-ext-diff", "--no-textconv"];
+                args.push("--ignore-submodules=all");
+                if !*full {
+                    args.push("--stat");
+                }
+                git::run(dir, &args)
+                    .await
+                    .map(|o| o.map(|t| format!("Uncommitted changes (git {shown}):\n{t}")))
             }
             Source::RecentCommits { count } => {
                 let n = count.to_string();
-                git::run(dir, &["log", "--oneline", "-n", &n])
+                git::run(dir, &["log", "--no-show-signature", "--oneline", "-n", &n])
                     .await
                     .map(|o| o.map(|t| format!("Recent commits:\n{t}")))
             }
@@ -179,14 +183,28 @@ fn listing(dir: &Path) -> Result<String, String> {
 }
 
 /// Each file's contents, nearest copy first; then, with `depth`, where
-/// copies below the working directory are.
+/// copies below the working directory are. A file whose real path is out
+/// of its project ([`confined`]) is skipped and logged, not read.
 async fn prompt_files(dir: &Path, files: &[String], depth: u32) -> Result<Option<String>, String> {
     let mut parts = Vec::new();
+    let root = project_root(dir);
     for name in files {
-        if let Some(path) = dir.ancestors().map(|d| d.join(name)).find(|p| p.is_file()) {
-            let text = read_capped(&path).await?;
-            parts.push(format!("Instructions from: {}\n{text}", path.display()));
-        }
+        let Some((folder, path)) = dir
+            .ancestors()
+            .map(|d| (d, d.join(name)))
+            .find(|(_, p)| p.is_file())
+        else {
+            continue;
+        };
+        let Some(real) = confined(&root, folder, &path) else {
+            tracing::warn!(
+                file = %path.display(),
+                "add_prompt_files: the file leads out of its project (a symlink?); it is not read"
+            );
+            continue;
+        };
+        let text = read_capped(&real).await?;
+        parts.push(format!("Instructions from: {}\n{text}", path.display()));
     }
     if depth > 0 {
         let below = find_below(dir, files, depth);
@@ -202,17 +220,54 @@ async fn prompt_files(dir: &Path, files: &[String], depth: u32) -> Result<Option
     Ok((!parts.is_empty()).then(|| bounded(parts.join("\n\n"), MAX_CONTEXT)))
 }
 
-/// At most [`MAX_FILE`] bytes of `path`, as text.
+/// The project `dir` is in: the nearest folder at or above it that holds
+/// `.git`, else `dir` itself.
+fn project_root(dir: &Path) -> PathBuf {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(dir)
+        .to_path_buf()
+}
+
+/// The real path of prompt file `path` found in `folder`, when it stays
+/// within its project: the project `root` for a file found inside it, the
+/// folder it was found in for one found above it (`~/AGENTS.md`). A
+/// symlink out of the project (a repository's `AGENTS.md ->
+/// ~/.ssh/id_ed25519`) is `None`.
+fn confined(root: &Path, folder: &Path, path: &Path) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(path).ok()?;
+    let root = std::fs::canonicalize(root).ok()?;
+    let folder = std::fs::canonicalize(folder).ok()?;
+    let bound = if folder.starts_with(&root) {
+        root
+    } else {
+        folder
+    };
+    real.starts_with(&bound).then_some(real)
+}
+
+/// At most [`MAX_FILE`] bytes of `path` (a real path, no symlink in it),
+/// as text. The last component is opened without following a symlink
+/// (`O_NOFOLLOW`), so a link swapped in after the check is refused; a file
+/// that is not a regular file is refused too (a FIFO would never end).
 async fn read_capped(path: &Path) -> Result<String, String> {
+    use std::os::unix::fs::OpenOptionsExt;
     use tokio::io::AsyncReadExt;
-    let file = tokio::fs::File::open(path)
-        .await
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(failed)?;
+    if !file.metadata().map_err(failed)?.is_file() {
+        return Err(format!("{}: not a regular file", path.display()));
+    }
+    let file = tokio::fs::File::from_std(file);
     let mut bytes = Vec::new();
     file.take(MAX_FILE as u64 + 1)
         .read_to_end(&mut bytes)
         .await
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(failed)?;
     let cut = bytes.len() > MAX_FILE;
     bytes.truncate(MAX_FILE);
     let mut text = String::from_utf8_lossy(&bytes).into_owned();

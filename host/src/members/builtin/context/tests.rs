@@ -128,6 +128,38 @@ async fn add_prompt_files_reads_the_nearest_and_lists_nested_ones() {
     assert!(!context(&nested).contains("root rules"), "{nested}");
 }
 
+/// Issue 32: a repository's `AGENTS.md` that is a symlink to a file out of
+/// the project (a private key) put that file in the model's context. A
+/// prompt file whose real path is outside the project is not read; a link
+/// inside the project still is.
+#[tokio::test]
+async fn add_prompt_files_does_not_follow_a_link_out_of_the_project() {
+    let outside = scratch();
+    std::fs::write(outside.join("id_ed25519"), "PRIVATE KEY MATERIAL").unwrap();
+    let project = scratch();
+    std::fs::create_dir(project.join(".git")).unwrap();
+    std::fs::create_dir(project.join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.join("id_ed25519"), project.join("AGENTS.md")).unwrap();
+    std::os::unix::fs::symlink("../../x/../AGENTS.md", project.join("sub/ESCAPE.md")).unwrap();
+    std::fs::write(project.join("sub/real.md"), "inside rules").unwrap();
+    std::os::unix::fs::symlink("real.md", project.join("sub/CLAUDE.md")).unwrap();
+    for cwd in [project.clone(), project.join("sub")] {
+        let args = json!({"files": ["AGENTS.md", "ESCAPE.md", "CLAUDE.md"]});
+        let answer = call("add_prompt_files", args, "turn_start", Some(&cwd)).await;
+        let text = context(&answer);
+        assert!(!text.contains("PRIVATE KEY"), "{text}");
+    }
+    let args = json!({"files": ["CLAUDE.md"]});
+    let answer = call(
+        "add_prompt_files",
+        args,
+        "turn_start",
+        Some(&project.join("sub")),
+    )
+    .await;
+    assert!(context(&answer).contains("inside rules"), "{answer}");
+}
+
 /// From TestAddPromptFilesMissingFileIsTolerated and
 /// TestAddPromptFilesUnusableDepthIsIgnored: a missing file is skipped, an
 /// unusable depth means no listing; neither fails the turn.
@@ -177,6 +209,58 @@ async fn add_prompt_files_is_bounded_to_what_it_names() {
             .expect("refused");
         assert!(err.to_string().contains("relative path"), "{err}");
     }
+}
+
+/// Issue 32: the git builtins ran the repository's own commands inside
+/// the daemon (its `filter.*.clean`, `diff.external`). A repository whose
+/// `.git/config` names a command for every hook git has (filters,
+/// external diff, textconv, fsmonitor, pager, signature checks) and whose
+/// `.gitattributes` selects them: none of them runs.
+#[tokio::test]
+async fn git_builtins_run_none_of_the_repositorys_commands() {
+    let dir = repo(1);
+    std::fs::write(dir.join(".gitattributes"), "* filter=x diff=y\n").unwrap();
+    git(&dir, &["add", ".gitattributes"]);
+    git(&dir, &["commit", "-q", "-m", "attributes"]);
+    let marker = dir.join("marker");
+    let touch = |what: &str| format!("touch '{}.{what}'; cat", marker.display());
+    for (key, value) in [
+        ("filter.x.clean", touch("clean")),
+        ("filter.x.smudge", touch("smudge")),
+        ("filter.x.process", touch("process")),
+        ("filter.x.required", "true".to_string()),
+        ("diff.external", touch("external")),
+        ("diff.y.command", touch("command")),
+        ("diff.y.textconv", touch("textconv")),
+        ("core.fsmonitor", touch("fsmonitor")),
+        ("core.pager", touch("pager")),
+        ("log.showSignature", "true".to_string()),
+        ("gpg.program", touch("gpg")),
+    ] {
+        git(&dir, &["config", key, &value]);
+    }
+    std::fs::write(dir.join("file.txt"), "changed\n").unwrap();
+    std::fs::write(dir.join("new.txt"), "new\n").unwrap();
+    let status = call("add_git_status", Value::Null, "turn_start", Some(&dir)).await;
+    assert!(context(&status).contains("M file.txt"), "{status}");
+    let full = json!({"args": ["--full"]});
+    let diff = call("add_git_diff", full, "turn_start", Some(&dir)).await;
+    assert!(context(&diff).contains("+changed"), "{diff}");
+    call("add_git_diff", Value::Null, "turn_start", Some(&dir)).await;
+    call(
+        "add_recent_commits",
+        json!({"args": ["2"]}),
+        "turn_start",
+        Some(&dir),
+    )
+    .await;
+    let ran: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("marker"))
+        .collect();
+    assert!(ran.is_empty(), "the repository's commands ran: {ran:?}");
 }
 
 /// From the builtins' documented commands (builtins.go): git status with

@@ -1,0 +1,159 @@
+//! Per-session state with a bound. Session ids come from the agent (or
+//! whoever calls the host), so nothing keeps one whole: a table is keyed
+//! by a fixed-size [`SessionKey`] (a keyed hash of the id), and holds at
+//! most `cap` entries, the least recently used going first. The stop-loop
+//! counts, the quality gates' retries and the prompt hooks' session spend
+//! are such tables.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash};
+use std::sync::{Mutex, OnceLock};
+
+/// A session id reduced to 16 bytes: two SipHash values under keys chosen
+/// at random per process, so an id's key cannot be predicted and two ids
+/// collide only by chance (about 2^-128 per pair).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct SessionKey([u64; 2]);
+
+/// The two random hash keys of this process.
+fn hashers() -> &'static [std::collections::hash_map::RandomState; 2] {
+    static HASHERS: OnceLock<[std::collections::hash_map::RandomState; 2]> = OnceLock::new();
+    HASHERS.get_or_init(Default::default)
+}
+
+impl SessionKey {
+    /// The key of session id `id` (any length; `""` is a session too).
+    pub(crate) fn of(id: &str) -> SessionKey {
+        let [a, b] = hashers();
+        SessionKey([a.hash_one(id), b.hash_one(id)])
+    }
+}
+
+/// At most this many characters of a session id go into a log line.
+const LABEL_CHARS: usize = 64;
+
+/// A session id shortened for a log line: an id of megabytes is not
+/// written whole to the log.
+pub(crate) fn label(id: &str) -> String {
+    match id.char_indices().nth(LABEL_CHARS) {
+        None => id.to_string(),
+        Some((at, _)) => format!("{}… ({} bytes)", &id[..at], id.len()),
+    }
+}
+
+/// Values by (session, sub-key), at most `cap` of them: inserting a new
+/// key into a full table drops the least recently used entry first.
+#[derive(Debug)]
+pub(crate) struct SessionTable<K, V> {
+    cap: usize,
+    inner: Mutex<Entries<K, V>>,
+}
+
+/// The map and the use clock it orders its entries by.
+#[derive(Debug)]
+struct Entries<K, V> {
+    map: HashMap<(SessionKey, K), (V, u64)>,
+    clock: u64,
+}
+
+impl<K: Hash + Eq + Clone, V: Clone> SessionTable<K, V> {
+    /// An empty table of at most `cap` (at least 1) entries.
+    pub(crate) fn new(cap: usize) -> Self {
+        SessionTable {
+            cap: cap.max(1),
+            inner: Mutex::new(Entries {
+                map: HashMap::new(),
+                clock: 0,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries<K, V>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The value for `key`, marked as just used.
+    pub(crate) fn get(&self, key: &(SessionKey, K)) -> Option<V> {
+        let mut e = self.lock();
+        e.clock += 1;
+        let now = e.clock;
+        let (v, used) = e.map.get_mut(key)?;
+        *used = now;
+        Some(v.clone())
+    }
+
+    /// Sets `key` to `f(old value)`, making room first when the key is
+    /// new and the table full. Returns the new value.
+    pub(crate) fn update(&self, key: (SessionKey, K), f: impl FnOnce(Option<V>) -> V) -> V {
+        let mut e = self.lock();
+        e.clock += 1;
+        let now = e.clock;
+        if !e.map.contains_key(&key) && e.map.len() >= self.cap {
+            let oldest = e
+                .map
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                e.map.remove(&k);
+            }
+        }
+        let old = e.map.remove(&key).map(|(v, _)| v);
+        let new = f(old);
+        e.map.insert(key, (new.clone(), now));
+        new
+    }
+
+    /// Forgets `key`.
+    pub(crate) fn remove(&self, key: &(SessionKey, K)) {
+        self.lock().map.remove(key);
+    }
+
+    /// Forgets every entry of `session`.
+    pub(crate) fn remove_session(&self, session: SessionKey) {
+        self.lock().map.retain(|(s, _), _| *s != session);
+    }
+
+    /// How many entries the table holds.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().map.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_fixed_size_and_tell_sessions_apart() {
+        let huge = "s".repeat(8 << 20);
+        assert_eq!(std::mem::size_of::<SessionKey>(), 16);
+        assert_eq!(SessionKey::of(&huge), SessionKey::of(&huge.clone()));
+        assert_ne!(SessionKey::of("a"), SessionKey::of("b"));
+        assert_ne!(SessionKey::of(""), SessionKey::of("a"));
+        assert!(label(&huge).len() < 100, "a log line holds a short label");
+        assert_eq!(label("abc"), "abc");
+    }
+
+    #[test]
+    fn a_full_table_drops_the_least_recently_used() {
+        let t: SessionTable<u8, u32> = SessionTable::new(3);
+        for s in ["a", "b", "c"] {
+            t.update((SessionKey::of(s), 0), |_| 1);
+        }
+        assert_eq!(t.get(&(SessionKey::of("a"), 0)), Some(1), "a is used");
+        t.update((SessionKey::of("d"), 0), |_| 1);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.get(&(SessionKey::of("b"), 0)), None, "b went first");
+        assert_eq!(t.get(&(SessionKey::of("a"), 0)), Some(1));
+        for i in 0..10_000 {
+            t.update((SessionKey::of(&i.to_string()), 1), |v| v.unwrap_or(0) + 1);
+        }
+        assert_eq!(t.len(), 3, "never more than the cap");
+        t.update((SessionKey::of("x"), 1), |_| 5);
+        t.update((SessionKey::of("x"), 2), |_| 5);
+        t.remove_session(SessionKey::of("x"));
+        assert_eq!(t.get(&(SessionKey::of("x"), 1)), None);
+    }
+}
