@@ -151,7 +151,10 @@ fn opening_a_repository_runs_nothing_until_hookhost_trust_approves() {
     let check = s.run_with(&["check", "-c", c.to_str().unwrap()], "");
     let said = String::from_utf8_lossy(&check.stdout);
     assert_eq!(check.status.code(), Some(1), "{said}");
-    assert!(said.contains("UNTRUSTED hook `import-001-claude-code-PreToolUse`"), "{said}");
+    assert!(
+        said.contains("UNTRUSTED hook `import-001-claude-code-PreToolUse`"),
+        "{said}"
+    );
     assert!(said.contains(&hash), "{said}");
 
     let approved = s.trust(&["approve", &hash]);
@@ -215,8 +218,21 @@ fn a_store_others_can_write_trusts_nothing() {
     assert!(!marker.exists(), "a world-writable store was believed");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("can be written by others"), "{stderr}");
-    let refused = s.run_with(&["trust", "-c", s.config().to_str().unwrap(), "approve", "--all"], "");
-    assert_eq!(refused.status.code(), Some(2), "approve must not write over it");
+    let refused = s.run_with(
+        &[
+            "trust",
+            "-c",
+            s.config().to_str().unwrap(),
+            "approve",
+            "--all",
+        ],
+        "",
+    );
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "approve must not write over it"
+    );
 }
 
 #[test]
@@ -231,7 +247,17 @@ fn adopted_project_hooks_need_trust_too() {
     let c = s.config();
     let repo = s.repo.to_str().unwrap();
     let c = c.to_str().unwrap();
-    s.ok(&["install", "codex", "--scope", "project", "--project", repo, "--adopt", "-c", c]);
+    s.ok(&[
+        "install",
+        "codex",
+        "--scope",
+        "project",
+        "--project",
+        repo,
+        "--adopt",
+        "-c",
+        c,
+    ]);
     let adopted = s.repo.join(".codex/hookhost-adopted.json");
     assert!(adopted.exists());
     s.relay("codex");
@@ -283,7 +309,11 @@ fn uninstall_after_adopt_gives_the_hooks_back() {
         }
         s.ok(&[&install[..], &place[..]].concat());
         assert_ne!(read(&file), original, "{agent}: adopted");
-        assert!(std::fs::read_to_string(s.config()).unwrap().contains("hookhost-adopted"));
+        assert!(
+            std::fs::read_to_string(s.config())
+                .unwrap()
+                .contains("hookhost-adopted")
+        );
         let out = s.ok(&[&["uninstall", agent][..], &place[..]].concat());
         assert!(out.contains("are back"), "{agent}: {out}");
         assert_eq!(read(&file), original, "{agent}: the file's hooks are back");
@@ -298,7 +328,8 @@ fn uninstall_after_adopt_gives_the_hooks_back() {
 fn uninstall_keep_adopted_leaves_them_with_a_note() {
     let s = scratch();
     let file = s.repo.join(".codex/hooks.json");
-    let original = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/n"}]}]}});
+    let original =
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/n"}]}]}});
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, original.to_string()).unwrap();
     let c = s.config();

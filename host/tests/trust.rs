@@ -77,7 +77,11 @@ async fn a_repositorys_command_runs_only_after_approval_and_not_once_changed() {
     assert!(marker.exists(), "the approved command did not run");
 
     let changed = dir.join("changed");
-    write_settings(&settings, &format!("touch '{}'", changed.display()), json!({}));
+    write_settings(
+        &settings,
+        &format!("touch '{}'", changed.display()),
+        json!({}),
+    );
     let pulled = Config::load_with_trust(&path, &store).unwrap();
     assert!(pulled.project_hooks()[0].source.trust.is_untrusted());
     host.reload(pulled).await;

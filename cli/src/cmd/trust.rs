@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use hookhost::Config;
 use hookhost::trust::{ProjectHook, Trust, TrustStore, TrustedHook, describe, short};
+use hookhost::{Config, Dialect};
 use serde_json::json;
 
 use super::check::print_table;
@@ -37,6 +37,10 @@ pub struct TrustArgs {
     /// (default: ~/.config/hookhost/hooks.toml).
     #[arg(short = 'c', long = "config", global = true)]
     config: Option<PathBuf>,
+    /// Read -c as one settings file of this agent, as `hookhost relay
+    /// --dialect D -c FILE` reads it.
+    #[arg(long, global = true)]
+    dialect: Option<Dialect>,
     #[command(subcommand)]
     action: Option<Action>,
 }
@@ -72,9 +76,13 @@ enum Action {
 /// Runs `hookhost trust`: 0 done, 2 with the reason on stderr.
 pub fn run(args: TrustArgs) -> ExitCode {
     let config = args.config.unwrap_or_else(paths::default_config);
+    let source = Source {
+        path: &config,
+        dialect: args.dialect,
+    };
     let done = match args.action.unwrap_or(Action::List { json: false }) {
-        Action::List { json } => list(&config, json),
-        Action::Approve { hashes, all } => approve(&config, &hashes, all),
+        Action::List { json } => list(&source, json),
+        Action::Approve { hashes, all } => approve(&source, &hashes, all),
         Action::Revoke { hashes } => revoke(&hashes),
     };
     match done {
@@ -83,10 +91,33 @@ pub fn run(args: TrustArgs) -> ExitCode {
     }
 }
 
-/// The config as the daemon reads it (without the program checks, so a
-/// hook whose script is missing is still listed).
-fn load(path: &Path) -> Result<Config, String> {
-    Config::read(path).map_err(|e| e.to_string())
+/// Where the hooks come from: a hookhost config, or one agent's settings
+/// file.
+struct Source<'a> {
+    path: &'a Path,
+    dialect: Option<Dialect>,
+}
+
+impl Source<'_> {
+    /// The config as the daemon (or `relay -c`) reads it; a hookhost
+    /// config without the program checks, so a hook whose script is
+    /// missing is still listed.
+    fn load(&self) -> Result<Config, String> {
+        let loaded = match self.dialect {
+            Some(d) if Config::is_settings_file(d, self.path) => Config::import(d, self.path),
+            _ => Config::read(self.path),
+        };
+        loaded.map_err(|e| e.to_string())
+    }
+
+    /// `-c FILE` (and `--dialect D`) as typed again.
+    fn args(&self) -> String {
+        let d = self
+            .dialect
+            .map(|d| format!(" --dialect {d}"))
+            .unwrap_or_default();
+        format!("-c {}{d}", self.path.display())
+    }
 }
 
 /// The user's store, refused (not emptied) when it cannot be used, so
@@ -96,8 +127,8 @@ fn store() -> Result<TrustStore, String> {
     TrustStore::open(&path).map_err(|e| e.to_string())
 }
 
-fn list(config: &Path, json: bool) -> Result<(), String> {
-    let loaded = load(config)?;
+fn list(config: &Source<'_>, json: bool) -> Result<(), String> {
+    let loaded = config.load()?;
     let hooks = loaded.project_hooks();
     if json {
         let rows: Vec<_> = hooks.iter().map(|h| row_json(h)).collect();
@@ -107,7 +138,7 @@ fn list(config: &Path, json: bool) -> Result<(), String> {
     if hooks.is_empty() {
         outln!(
             "{}: no hook comes from a file a project controls; nothing needs trust",
-            config.display()
+            config.path.display()
         );
         return Ok(());
     }
@@ -137,10 +168,10 @@ fn list(config: &Path, json: bool) -> Result<(), String> {
         .filter(|h| h.source.trust.is_untrusted())
         .count();
     if untrusted > 0 {
-        let c = config.display();
+        let c = config.args();
         outln!(
             "\n{untrusted} untrusted hooks do not run. Read each command, then: hookhost trust \
-             -c {c} approve FINGERPRINT (or --all)"
+             {c} approve FINGERPRINT (or --all)"
         );
     }
     Ok(())
@@ -185,8 +216,8 @@ pub fn shown(text: &str) -> String {
         .collect()
 }
 
-fn approve(config: &Path, hashes: &[String], all: bool) -> Result<(), String> {
-    let loaded = load(config)?;
+fn approve(config: &Source<'_>, hashes: &[String], all: bool) -> Result<(), String> {
+    let loaded = config.load()?;
     let hooks = loaded.project_hooks();
     let chosen: Vec<&ProjectHook<'_>> = if all {
         hooks
@@ -199,7 +230,7 @@ fn approve(config: &Path, hashes: &[String], all: bool) -> Result<(), String> {
             let found = pick(wanted, hooks.iter(), |h| {
                 h.source.trust.fingerprint().unwrap_or_default()
             })
-            .map_err(|m| format!("{m} among the project hooks of {}", config.display()))?;
+            .map_err(|m| format!("{m} among the project hooks of {}", config.path.display()))?;
             chosen.extend(found);
         }
         chosen
@@ -207,7 +238,7 @@ fn approve(config: &Path, hashes: &[String], all: bool) -> Result<(), String> {
     if chosen.is_empty() {
         outln!(
             "nothing to approve: every project hook of {} is trusted",
-            config.display()
+            config.path.display()
         );
         return Ok(());
     }

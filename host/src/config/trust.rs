@@ -185,17 +185,15 @@ pub fn project_controlled(file: &Path) -> bool {
 /// listed under, its dialect, and what runs as hookhost would run it: the
 /// shell command or argv, the URL with its headers and the variables they
 /// may read, the folder `dir` (resolved), its environment and passed-through
-/// variables, and a prompt hook's model and prompt. Any change to one of
+/// variables, and a prompt hook's model and prompt (not its endpoint,
+/// which comes from the user's environment). Any change to one of
 /// them is a new command, untrusted until approved again.
 pub fn fingerprint(source: &HookSource, hook: &CommandConfig, dir: &Path) -> String {
     let file = source
         .file
         .canonicalize()
         .unwrap_or_else(|_| source.file.clone());
-    let model = hook
-        .model
-        .as_ref()
-        .map(|m| json!([m.base_url, m.model, m.prompt]));
+    let model = hook.model.as_ref().map(|m| json!([m.model, m.prompt]));
     let canonical = json!([
         "hookhost-trust-v1",
         file.to_string_lossy(),

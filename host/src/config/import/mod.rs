@@ -441,7 +441,7 @@ impl Trusting<'_> {
             Trust::Trusted(hash)
         } else {
             tracing::warn!(
-                "{}: the {} hook `{}` is not trusted, so it does not run; review it with                  `hookhost trust`",
+                "{}: the {} hook `{}` is not trusted, so it does not run; review it with `hookhost trust`",
                 source.file.display(),
                 source.event,
                 trust::describe(hook)
