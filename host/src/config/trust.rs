@@ -37,10 +37,10 @@ pub enum Trust {
     Own,
     /// From a file the project controls, and approved by the user with
     /// this fingerprint: runs.
-    Trusted(String),
+    Trusted(Box<str>),
     /// From a file the project controls, never approved with this
     /// fingerprint (new, or changed since): never runs.
-    Untrusted(String),
+    Untrusted(Box<str>),
 }
 
 impl Trust {

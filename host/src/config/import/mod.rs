@@ -438,7 +438,7 @@ impl Trusting<'_> {
         let store =
             given.unwrap_or_else(|| self.loaded.get_or_insert_with(TrustStore::load_default));
         if store.is_trusted(&hash) {
-            Trust::Trusted(hash)
+            Trust::Trusted(hash.into())
         } else {
             tracing::warn!(
                 "{}: the {} hook `{}` is not trusted, so it does not run; review it with `hookhost trust`",
@@ -446,7 +446,7 @@ impl Trusting<'_> {
                 source.event,
                 trust::describe(hook)
             );
-            Trust::Untrusted(hash)
+            Trust::Untrusted(hash.into())
         }
     }
 
