@@ -71,6 +71,9 @@ fn session_with(
     let project = dir.join("project");
     std::fs::create_dir_all(project.join(".claude")).unwrap();
     std::fs::create_dir_all(dir.join("home")).unwrap();
+    // The relay runs under Claude Code's HOME: approve the imported hooks
+    // in that HOME's trust store, as the user would.
+    common::trust_all(hooks, Some("claude-code"), &dir.join("home/.config"));
     std::fs::write(project.join(".claude/settings.json"), settings.to_string()).unwrap();
     let (url, seen) = claude::fake_model(reply);
     let out = claude::run(&project, &dir.join("home"), &url, prompt);

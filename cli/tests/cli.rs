@@ -833,6 +833,10 @@ fn relay_runs_a_claude_prompt_handler_against_the_anthropic_api() {
     let mut cmd = Command::new(HOOKHOST);
     cmd.args(["relay", "--dialect", "claude-code", "-c"])
         .arg(&settings)
+        .env(
+            "XDG_CONFIG_HOME",
+            common::trusted_xdg(&settings, Some("claude-code")),
+        )
         .env("ANTHROPIC_BASE_URL", &provider.url)
         .env("ANTHROPIC_API_KEY", "sk-test");
     let (code, stdout, stderr) = common::run_with_stdin(&mut cmd, event.to_string().as_bytes());

@@ -125,6 +125,9 @@ fn lay_out(dir: &Path, base_url: &str, extra: Extra) -> PathBuf {
     let hooks = dir.join("hooks.toml");
     let toml = format!("[hooks.import]\ncodex = {imports:?}\n\n{}", extra.toml);
     std::fs::write(&hooks, toml).unwrap();
+    // The relay runs under the session's HOME: the imported hooks are
+    // approved in its trust store, as the user would.
+    common::trust_all(&hooks, None, &dir.join("home/.config"));
     write_codex_home(&dir.join("codex-home"), base_url, &hooks);
     project
 }

@@ -42,15 +42,24 @@ fn hooks_toml(dir: &Path, settings: &Path) -> PathBuf {
     path
 }
 
+/// The daemon's `XDG_CONFIG_HOME`, beside its config: its trust store
+/// approves the config's project hooks.
+fn xdg_of(config: &Path) -> PathBuf {
+    config.with_file_name("xdg")
+}
+
 /// `hookhost serve -c CONFIG --socket SOCKET --listen 127.0.0.1:0 EXTRA`:
 /// the child and the TCP address, once both are announced.
 /// The daemon's per-user token lives in `XDG_CONFIG_HOME/hookhost`, here
 /// `config/` beside the config file.
 fn daemon(config: &Path, socket: &Path, extra: &[&str]) -> (Child, String) {
+    let xdg = xdg_of(config);
+    common::trust_all(config, None, &xdg);
     let mut child = Command::new(common::HOOKHOST)
         .env("XDG_CONFIG_HOME", config.with_file_name("config"))
         .args(["serve", "--listen", "127.0.0.1:0", "-c"])
         .arg(config)
+        .env("XDG_CONFIG_HOME", &xdg)
         .arg("--socket")
         .arg(socket)
         .args(extra)
@@ -313,6 +322,8 @@ fn the_daemon_reloads_when_an_imported_settings_file_changes() {
         "the first guard lets rm through"
     );
     guard_settings(&dir, "rm -rf", None);
+    // The changed command is untrusted until approved again.
+    common::trust_all(&config, None, &xdg_of(&config));
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let (_, stdout, _) = relay(&["--connect", sock], &event, &[]);

@@ -117,6 +117,13 @@ fn relay(dialect: &str, settings: &Path, case: &Value) -> (i32, String, String) 
     cmd.args(["relay", "--dialect", dialect, "-c"])
         .arg(settings)
         .env("HOOK_TOKEN", "s3cret");
+    if settings.exists() {
+        // The examples are a project's files: trusted, as the user would.
+        cmd.env(
+            "XDG_CONFIG_HOME",
+            common::trusted_xdg(settings, Some(dialect)),
+        );
+    }
     if dialect == "copilot" {
         cmd.args(["--event", case["native_event"].as_str().unwrap()]);
     }
@@ -324,6 +331,7 @@ fn check_lists_every_imported_hook_with_its_source_and_what_is_skipped() {
     let out = Command::new(common::HOOKHOST)
         .args(["check", "-c"])
         .arg(&config)
+        .env("XDG_CONFIG_HOME", common::trusted_xdg(&config, None))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

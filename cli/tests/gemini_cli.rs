@@ -149,6 +149,9 @@ fn relay_project(dir: &Path) -> PathBuf {
         import.display().to_string()
     );
     std::fs::write(&hooks, toml).unwrap();
+    // The relay runs under the session's HOME: the example's hooks are
+    // approved in its trust store, as the user would.
+    common::trust_all(&hooks, None, &dir.join("home/.config"));
     let relay = format!(
         "'{}' relay --dialect gemini-cli -c '{}'",
         common::HOOKHOST,

@@ -136,6 +136,15 @@ pub use config::{
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use config::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 pub use config::{WebhookConfig, WebhookConfigError, WebhookGuard};
+/// Repository trust: which imported hooks come from files a project
+/// controls, their fingerprints, and the user's store of approved ones
+/// (`hookhost trust`).
+pub mod trust {
+    pub use crate::config::trust::{
+        ProjectHook, Trust, TrustError, TrustStore, TrustedHook, describe, fingerprint,
+        project_controlled, short,
+    };
+}
 #[cfg(feature = "conformance")]
 pub use conformance::{
     Check as ConformanceCheck, CommandOptions as ConformanceCommandOptions,

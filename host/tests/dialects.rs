@@ -14,17 +14,18 @@ use hookhost::{Config, Dialect, ForeignEvent, Host, StageOutcome, ToolOutcome};
 use hookhost_testkit::{DIALECT_SETTINGS, dialect_example, scratch};
 use serde_json::{Value, json};
 
-/// A hooks.toml in a scratch folder with `body`, loaded.
+/// A hooks.toml in a scratch folder with `body`, loaded with its project
+/// hooks trusted.
 fn config(body: &str) -> Config {
     let dir = scratch();
     let path = dir.join("hooks.toml");
     std::fs::write(&path, body).unwrap();
-    Config::load(&path).unwrap()
+    hookhost_testkit::load_trusted(&path)
 }
 
 fn import(dialect: &str, file: &Path) -> Config {
     if dialect == "docker-agent" {
-        return Config::load(file).unwrap();
+        return hookhost_testkit::load_trusted(file);
     }
     let path = toml_string(file);
     config(&format!("[hooks.import]\n\"{dialect}\" = {path}\n"))

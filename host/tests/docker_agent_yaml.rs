@@ -17,7 +17,8 @@ fn agent(yaml: &str) -> Result<Config, hookhost::ConfigError> {
     std::fs::write(dir.join("agent.yaml"), yaml).unwrap();
     let toml = dir.join("hooks.toml");
     std::fs::write(&toml, "[hooks.import]\ndocker-agent = \"agent.yaml\"\n").unwrap();
-    Config::load(&toml)
+    // Its hooks run only once trusted (a scratch folder is a project's).
+    Config::load(&toml).map(|_| hookhost_testkit::load_trusted(&toml))
 }
 
 /// `hooks:` of one agent `root`, written as YAML under `hooks:`.
@@ -260,7 +261,7 @@ async fn a_failing_hook_follows_its_policy_and_the_rest_still_run() {
 #[tokio::test]
 async fn the_example_agent_file_decides_as_documented() {
     let dir = dialect_example("docker-agent");
-    let config = Config::load(&dir.join("agent.toml")).unwrap();
+    let config = hookhost_testkit::load_trusted(&dir.join("agent.toml"));
     assert!(config.skipped.iter().any(|s| s.kind == "model"));
     let host = Host::start(config).await;
     let out = host.before_tool(shell("rm -rf /tmp/x")).await;

@@ -153,6 +153,20 @@ pub fn scratch() -> PathBuf {
     dir
 }
 
+/// `Config::load` with every hook the config imports from a project's
+/// files approved, as `hookhost trust approve --all` would: for tests of
+/// what imported hooks do, not of trust (`host/tests/trust.rs`).
+pub fn load_trusted(path: &std::path::Path) -> Config {
+    use hookhost::trust::{TrustStore, TrustedHook};
+    let first = Config::load_with_trust(path, &TrustStore::in_memory()).unwrap();
+    let mut store = TrustStore::in_memory();
+    for h in first.project_hooks() {
+        let hash = h.source.trust.fingerprint().unwrap();
+        store.approve(hash, TrustedHook::new(h.source, h.hook));
+    }
+    Config::load_with_trust(path, &store).unwrap()
+}
+
 /// Alive and not a zombie (a zombie is dead, only not yet reaped by init).
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

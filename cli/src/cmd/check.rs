@@ -16,7 +16,8 @@ use super::usage_error;
 hookhost check -c examples/hooks.toml\n  \
 hookhost check -c ~/.picoclaw/config.json\n\n\
 Exit status: 0 when every enabled hook started, 1 when one did not (each failure is \
-named with the hook's stderr tail), 2 for a config error.")]
+named with the hook's stderr tail) or a project's hook is not trusted (`hookhost trust`), \
+2 for a config error.")]
 pub struct CheckArgs {
     /// The config file (TOML, or JSON in PicoClaw's shape).
     #[arg(short = 'c', long = "config")]
@@ -36,6 +37,7 @@ pub async fn run(args: CheckArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let imported = imported_rows(&config);
+    let untrusted = super::trust::untrusted_lines(&config, &args.config);
     let host = Host::start(config).await;
     let mut rows = vec![[
         "hook".to_string(),
@@ -94,7 +96,10 @@ pub async fn run(args: CheckArgs) -> ExitCode {
             safe(&f.error.to_string())
         );
     }
-    let failed = !host.start_failures().is_empty();
+    for line in &untrusted {
+        outln!("{line}");
+    }
+    let failed = !host.start_failures().is_empty() || !untrusted.is_empty();
     host.shutdown().await;
     if failed {
         ExitCode::FAILURE
@@ -125,6 +130,7 @@ fn imported_rows(config: &Config) -> Vec<[String; 6]> {
         let matcher = src.matcher.clone().unwrap_or_else(|| "-".into());
         let note = match (c.enabled, &c.model) {
             (false, _) => "disabled".to_string(),
+            _ if src.trust.is_untrusted() => "NOT TRUSTED: not run (hookhost trust)".to_string(),
             (true, Some(m)) => format!("runs as a prompt hook ({})", m.model),
             (true, None) => "runs".to_string(),
         };

@@ -16,6 +16,7 @@ mod replay;
 mod serve;
 mod status;
 mod term;
+mod trust;
 mod unit;
 
 use std::process::ExitCode;
@@ -54,6 +55,7 @@ enum Command {
     Unit(unit::UnitArgs),
     Install(install::InstallArgs),
     Uninstall(install::UninstallArgs),
+    Trust(trust::TrustArgs),
 }
 
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
@@ -68,6 +70,7 @@ pub fn main() -> ExitCode {
         },
         Command::Status(args) => return status::run(args),
         Command::Unit(args) => return unit::run(args),
+        Command::Trust(args) => return trust::run(args),
         other => Work::Command(other),
     };
     limits::raise_nofile();
@@ -120,8 +123,8 @@ async fn dispatch(work: Work) -> ExitCode {
         Command::Serve(args) => serve::run(args).await,
         Command::Install(args) => install::install(args).await,
         Command::Uninstall(args) => install::uninstall(args).await,
-        Command::Relay(_) | Command::Status(_) | Command::Unit(_) => {
-            unreachable!("relay, status and unit are done before the runtime starts")
+        Command::Relay(_) | Command::Status(_) | Command::Unit(_) | Command::Trust(_) => {
+            unreachable!("relay, status, unit and trust are done before the runtime starts")
         }
     }
 }

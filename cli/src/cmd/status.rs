@@ -44,6 +44,7 @@ pub fn run(args: StatusArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     out!("{}", render(&status, &socket));
+    untrusted(&status);
     ExitCode::SUCCESS
 }
 
@@ -94,6 +95,25 @@ fn listeners(table: &str, port: u16) -> Vec<u32> {
             (listening && on_port).then(|| f.get(7)?.parse().ok())?
         })
         .collect()
+}
+
+/// Names the daemon's untrusted project hooks. The daemon's report does
+/// not carry trust, so its config is read here as `check` reads it,
+/// against the same store the daemon reloads from.
+fn untrusted(status: &Value) {
+    let Some(path) = status["config"].as_str().map(std::path::Path::new) else {
+        return;
+    };
+    let Ok(config) = hookhost::Config::read(path) else {
+        return;
+    };
+    let lines = super::trust::untrusted_lines(&config, path);
+    if !lines.is_empty() {
+        outln!();
+    }
+    for line in lines {
+        outln!("{line}");
+    }
 }
 
 /// The report as text: the daemon, its agents, then one line per hook.

@@ -69,3 +69,34 @@ pub fn run_with_stdin(cmd: &mut std::process::Command, input: &[u8]) -> (i32, St
         text(out.stderr),
     )
 }
+
+/// Approves every hook `config` imports from a project's files, as the
+/// user does with `hookhost trust approve --all`, in the trust store of
+/// `xdg` (the `XDG_CONFIG_HOME` of the commands that then run them).
+/// `dialect`: `config` is one settings file of that agent (`relay -c`).
+/// For tests of what imported hooks do; trust itself is `tests/trust.rs`.
+pub fn trust_all(config: &std::path::Path, dialect: Option<&str>, xdg: &std::path::Path) {
+    let mut cmd = std::process::Command::new(HOOKHOST);
+    cmd.arg("trust").arg("-c").arg(config);
+    if let Some(d) = dialect {
+        cmd.args(["--dialect", d]);
+    }
+    let out = cmd
+        .args(["approve", "--all"])
+        .env("XDG_CONFIG_HOME", xdg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hookhost trust approve --all: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A fresh `XDG_CONFIG_HOME` whose trust store approves every project
+/// hook of `config` ([`trust_all`]).
+pub fn trusted_xdg(config: &std::path::Path, dialect: Option<&str>) -> std::path::PathBuf {
+    let xdg = scratch();
+    trust_all(config, dialect, &xdg);
+    xdg
+}

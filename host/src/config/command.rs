@@ -15,6 +15,7 @@ use hookhost_protocol::{OnError, Stage};
 use serde::Deserialize;
 
 use super::prompt::ModelConfig;
+use super::trust::Trust;
 use super::webhook::WebhookGuard;
 use crate::dialect::Dialect;
 use crate::dialect::matcher::{Matcher, MatcherError, Rule, RuleError};
@@ -167,6 +168,9 @@ pub struct HookSource {
     pub event: String,
     /// The matcher as written, when there was one.
     pub matcher: Option<String>,
+    /// Whether it may run: the user's own file, or a project's whose
+    /// command the user trusted or not ([`Trust`]).
+    pub trust: Trust,
 }
 
 impl HookSource {
@@ -176,6 +180,7 @@ impl HookSource {
             file,
             event,
             matcher,
+            trust: Trust::Own,
         }
     }
 }

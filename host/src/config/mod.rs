@@ -17,6 +17,7 @@ mod picoclaw;
 pub(crate) mod preflight;
 mod prompt;
 mod remote;
+pub(crate) mod trust;
 mod validate;
 mod webhook;
 
@@ -38,6 +39,7 @@ pub use prompt::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 #[cfg(feature = "remote")]
 pub(crate) use remote::{expand_env, resolve_headers};
+use trust::TrustStore;
 pub use webhook::{WebhookConfig, WebhookConfigError, WebhookGuard};
 
 use crate::dialect::{Dialect, tools};
@@ -241,6 +243,9 @@ pub enum ConfigError {
 /// Builds the errors of one file: every message starts with its path.
 struct Source<'a> {
     path: &'a Path,
+    /// The trust store imported project hooks are checked against; the
+    /// user's ([`TrustStore::load_default`]) when `None`.
+    trust: Option<&'a TrustStore>,
 }
 
 impl Source<'_> {
@@ -375,6 +380,19 @@ impl Config {
     /// rewrites commands before starting (and may run
     /// [`Config::preflight`] itself afterwards).
     pub fn read(path: &Path) -> Result<Config, ConfigError> {
+        Config::read_with(path, None)
+    }
+
+    /// [`Config::load`], checking the project hooks of `[hooks.import]`
+    /// against `trust` instead of the user's store (an embedder's own
+    /// store, or a test's).
+    pub fn load_with_trust(path: &Path, trust: &TrustStore) -> Result<Config, ConfigError> {
+        let config = Config::read_with(path, Some(trust))?;
+        config.preflight(path)?;
+        Ok(config)
+    }
+
+    fn read_with(path: &Path, trust: Option<&TrustStore>) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
@@ -388,7 +406,7 @@ impl Config {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
         let base = std::fs::canonicalize(&base).unwrap_or(base);
-        let mut config = Config::parse(&text, is_json, path, base)?;
+        let mut config = Config::parse_with(&text, is_json, path, base, trust)?;
         config.sources.insert(0, path.to_path_buf());
         Ok(config)
     }
@@ -428,11 +446,22 @@ impl Config {
     }
 
     /// Parses config text; `path` only names the source in errors.
+    /// Imported project hooks are checked against the user's trust store.
     pub fn parse(
         text: &str,
         is_json: bool,
         path: &Path,
         base_dir: PathBuf,
+    ) -> Result<Config, ConfigError> {
+        Config::parse_with(text, is_json, path, base_dir, None)
+    }
+
+    fn parse_with(
+        text: &str,
+        is_json: bool,
+        path: &Path,
+        base_dir: PathBuf,
+        trust: Option<&TrustStore>,
     ) -> Result<Config, ConfigError> {
         let syntax = |message: String| ConfigError::Syntax {
             path: path.to_path_buf(),
@@ -448,7 +477,7 @@ impl Config {
             config.format = Format::PicoClaw;
         }
         if let Some(hooks) = root.hooks {
-            let src = Source { path };
+            let src = Source { path, trust };
             let section: HooksSection = src.decode("[hooks]", hooks)?;
             config.read_section(&src, section)?;
         }

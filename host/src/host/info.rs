@@ -126,6 +126,9 @@ pub(crate) fn hook_info(m: &Member) -> HookInfo {
 
 /// A command hook's kind, and a webhook's URL.
 fn command_info(c: &CommandHook, info: &mut HookInfo) {
+    if let Some(why) = c.untrusted() {
+        info.status = HookStatus::Down(why.to_string());
+    }
     info.kind = match c.is_prompt() {
         true => HookKind::Prompt,
         false => HookKind::Command,

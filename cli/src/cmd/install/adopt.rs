@@ -22,6 +22,8 @@ use hookhost::Dialect;
 use serde_json::{Map, Value};
 
 use super::super::paths;
+use super::file::Doc;
+use super::plan::Step;
 use super::route::{is_ours, words};
 use super::shape::{self, Taken};
 use super::target::{Scope, Shape};
@@ -267,6 +269,123 @@ pub(super) fn import(
     Ok(added.then(|| doc.to_string()))
 }
 
+/// `uninstall` after `--adopt`: the steps that put the adopted hooks back
+/// into the agent's own file (`doc`, edited here; appended event by event
+/// after what it still holds), remove the adopted file and take it out of
+/// `config`'s `[hooks.import]`: the inverse of adoption, so that no guard
+/// is left running nowhere. Empty when nothing was adopted.
+pub(super) fn restore(
+    agent: Dialect,
+    adopted: &Path,
+    config: &Path,
+    doc: &mut Doc,
+) -> Result<Vec<Step>, String> {
+    if !adopted.exists() {
+        return Ok(Vec::new());
+    }
+    let mut from = Doc::load(adopted)?;
+    let shape = Shape::of(agent);
+    let back = shape::take_all(&mut from.root, shape, &|h| !is_ours(agent, h))
+        .map_err(|m| format!("{}: {m}", adopted.display()))?;
+    if doc.before.is_none() && shape == Shape::Flat && !back.is_empty() {
+        doc.root.insert("version".into(), Value::from(1));
+    }
+    shape::append(&mut doc.root, &back).map_err(|m| format!("{}: {m}", doc.path.display()))?;
+    let n = shape::count(&back, shape);
+    let mut gone = Step::of(
+        &from,
+        format!("its {n} hooks went back to {}", doc.path.display()),
+    );
+    if from.root.keys().all(|k| k == "version") {
+        gone.after = None;
+        gone.note.push_str("; removed");
+    }
+    let mut steps = vec![gone];
+    steps.extend(unimport_step(agent, adopted, config)?);
+    Ok(steps)
+}
+
+/// The step that takes `adopted` out of `config`'s `[hooks.import]`, when
+/// it is listed there.
+fn unimport_step(agent: Dialect, adopted: &Path, config: &Path) -> Result<Option<Step>, String> {
+    let before = match std::fs::read_to_string(config) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", config.display())),
+    };
+    let base = config.parent().unwrap_or(Path::new("."));
+    let after = unimport(&before, base, agent, adopted)
+        .map_err(|m| format!("{}: {m}", config.display()))?;
+    Ok(after.map(|after| Step {
+        path: config.to_path_buf(),
+        before: Some(before),
+        after: Some(after),
+        note: format!("no longer imports {}", adopted.display()),
+        check_config: true,
+    }))
+}
+
+/// `text` (a hookhost config) without `file` in its `[hooks.import]`
+/// under `agent`, formatting and comments kept; an entry left with no
+/// file goes, and an import table left empty too. `None` when it is not
+/// listed.
+pub(super) fn unimport(
+    text: &str,
+    base: &Path,
+    agent: Dialect,
+    file: &Path,
+) -> Result<Option<String>, String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("not TOML: {e}"))?;
+    let Some(import) = doc
+        .get_mut("hooks")
+        .and_then(|h| h.get_mut("import"))
+        .and_then(toml_edit::Item::as_table_like_mut)
+    else {
+        return Ok(None);
+    };
+    let Some(entry) = import.get_mut(agent.as_str()) else {
+        return Ok(None);
+    };
+    let same = |p: &str| resolve(base, p) == file;
+    let (removed, empty) = remove_path(entry, same);
+    if !removed {
+        return Ok(None);
+    }
+    if empty {
+        import.remove(agent.as_str());
+    }
+    if import.is_empty()
+        && let Some(hooks) = doc
+            .get_mut("hooks")
+            .and_then(toml_edit::Item::as_table_like_mut)
+    {
+        hooks.remove("import");
+    }
+    Ok(Some(doc.to_string()))
+}
+
+/// Takes the paths `same` finds out of an import entry (a path, a list,
+/// or `{ files = [...] }`). Returns whether one was, and whether the entry
+/// is left with none.
+fn remove_path(entry: &mut toml_edit::Item, same: impl Fn(&str) -> bool) -> (bool, bool) {
+    if let Some(old) = entry.as_str() {
+        return match same(old) {
+            true => (true, true),
+            false => (false, false),
+        };
+    }
+    let list = match entry.as_table_like_mut() {
+        Some(t) => t.get_mut("files").and_then(toml_edit::Item::as_array_mut),
+        None => entry.as_array_mut(),
+    };
+    let Some(list) = list else {
+        return (false, false);
+    };
+    let before = list.len();
+    list.retain(|v| !v.as_str().is_some_and(&same));
+    (list.len() < before, list.is_empty())
+}
+
 /// Adds `path` to an import entry (a path, a list, or `{ files = [...] }`)
 /// unless `same` finds it there.
 fn add_path(
@@ -346,6 +465,29 @@ mod tests {
             &["off".into()],
         );
         assert!(gemini.is_some());
+    }
+
+    #[test]
+    fn the_import_is_taken_out_with_the_rest_kept() {
+        let base = Path::new("/cfg");
+        let file = Path::new("/a/adopted.json");
+        let old = "# mine\n[hooks.import]\ncursor = [\"x.json\", \"/a/adopted.json\"] # a note\n";
+        let out = unimport(old, base, Dialect::Cursor, file).unwrap().unwrap();
+        assert!(
+            out.starts_with("# mine\n[hooks.import]\ncursor = [\"x.json\"]"),
+            "{out}"
+        );
+        let only = "[hooks]\nenabled = true\n[hooks.import]\ncursor = \"/a/adopted.json\"\n";
+        let out = unimport(only, base, Dialect::Cursor, file)
+            .unwrap()
+            .unwrap();
+        assert_eq!(out, "[hooks]\nenabled = true\n");
+        let table = "[hooks.import]\ncursor = { files = [\"/a/adopted.json\"], priority = 5 }\n";
+        let out = unimport(table, base, Dialect::Cursor, file)
+            .unwrap()
+            .unwrap();
+        assert!(!out.contains("adopted"), "{out}");
+        assert_eq!(unimport(&out, base, Dialect::Cursor, file).unwrap(), None);
     }
 
     #[test]

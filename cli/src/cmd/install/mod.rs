@@ -89,13 +89,23 @@ pub struct InstallArgs {
 hookhost uninstall claude-code\n  \
 hookhost uninstall gemini-cli --scope project --dry-run\n\n\
 Removes exactly the entries install wrote (recognised by `hookhost relay --dialect D` or a \
-URL ending in /hooks/D); everything else in the file stays.")]
+URL ending in /hooks/D); everything else in the file stays. Hooks that `install --adopt` moved \
+into hookhost go back into the agent's file (each event's after what it still holds), their \
+adopted file is removed and the config no longer imports it, unless --keep-adopted.")]
 pub struct UninstallArgs {
     /// The agent: claude-code, codex, gemini-cli, cursor or copilot.
     #[arg(value_parser = target::parse_agent)]
     agent: Dialect,
     #[command(flatten)]
     place: Place,
+    /// The hookhost config that imports the adopted hooks (default:
+    /// ~/.config/hookhost/hooks.toml).
+    #[arg(short = 'c', long = "config")]
+    config: Option<PathBuf>,
+    /// Leave the hooks `--adopt` moved into hookhost where they are (they
+    /// then run only where hookhost still runs for another agent).
+    #[arg(long)]
+    keep_adopted: bool,
     /// Print the changes as a diff and write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -192,22 +202,36 @@ fn run_uninstall(args: &UninstallArgs) -> Result<(), String> {
     let mut doc = Doc::load(&file)?;
     let removed = shape::uninstall(&mut doc.root, Shape::of(agent), agent)
         .map_err(|m| format!("{}: {m}", file.display()))?;
-    if removed == 0 {
+    let adopted = adopt::adopted_file(agent, scope, &project);
+    let config = args.config.clone().unwrap_or_else(paths::default_config);
+    let restored = match args.keep_adopted {
+        true => Vec::new(),
+        false => adopt::restore(agent, &adopted, &config, &mut doc)?,
+    };
+    if removed == 0 && restored.is_empty() {
         outln!("{}: no hookhost entries; nothing changed", file.display());
         return Ok(());
     }
-    let mut step = Step::of(&doc, format!("removed hookhost from {removed} events"));
+    let mut note = format!("removed hookhost from {removed} events");
+    if !restored.is_empty() {
+        note.push_str(&format!(
+            "; the hooks adopted into {} are back",
+            adopted.display()
+        ));
+    }
+    let mut step = Step::of(&doc, note);
     if holds_nothing(&doc) {
         step.after = None;
         step.note
             .push_str("; the file held nothing else, so it is removed");
     }
-    finish(&[step], args.dry_run)?;
-    let adopted = adopt::adopted_file(agent, scope, &project);
-    if adopted.exists() {
+    let mut steps = vec![step];
+    steps.extend(restored);
+    finish(&steps, args.dry_run)?;
+    if args.keep_adopted && adopted.exists() {
         outln!(
             "note: the hooks adopted from here ({}) run only through hookhost; {agent} no longer \
-             calls it, so they no longer run",
+             calls it, so they no longer run (uninstall without --keep-adopted puts them back)",
             adopted.display()
         );
     }

@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::trust::{self, Trust, TrustStore};
 use super::{CommandConfig, CommandOnError, Config, ConfigError, HookSource, Source, decode};
 use crate::dialect::Dialect;
 pub use docker_agent::{Definition, HookSetConfig, SetEntry, SetHook};
@@ -106,6 +107,9 @@ struct File {
     /// The project folder: where its hooks run and what relative `cwd`s
     /// are resolved against.
     project: PathBuf,
+    /// Whether the project controls the file, so that its hooks run only
+    /// once trusted ([`trust::project_controlled`]).
+    controlled: bool,
 }
 
 /// One handler as the file lists it, before it gets its name.
@@ -163,7 +167,14 @@ impl Bad {
 /// with a hand-written hook is an error rather than an overwrite.
 pub(super) fn read(config: &mut Config, src: &Source<'_>, raw: Value) -> Result<(), ConfigError> {
     let entries = entries(raw).map_err(|m| src.invalid("[hooks.import]", m))?;
-    let mut importer = Importer::default();
+    let mut importer = Importer {
+        trust: Trusting {
+            given: src.trust,
+            base: config.base_dir.clone(),
+            ..Trusting::default()
+        },
+        ..Importer::default()
+    };
     for entry in entries {
         let yaml = entry.read.is_none();
         src.needs(
@@ -188,6 +199,10 @@ pub(super) fn read(config: &mut Config, src: &Source<'_>, raw: Value) -> Result<
         config.commands.insert(name, hook);
     }
     config.skipped.extend(importer.skipped);
+    if let Some(store) = importer.trust.consulted() {
+        // An approval or a revocation reloads a daemon like an edit does.
+        config.sources.extend(store.path().map(Path::to_path_buf));
+    }
     for (name, set) in importer.sets {
         if config.commands.contains_key(&name) {
             let m = format!("the name `{name}` is taken by [hooks.commands]; rename that hook");
@@ -395,9 +410,57 @@ fn handler<T: serde::de::DeserializeOwned>(value: &Value, at: &str) -> Result<T,
     decode(value.clone()).map_err(|m| Bad::new(at, m))
 }
 
+/// Decides the trust of each hook of a project-controlled file: its
+/// fingerprint looked up in the user's store, read once, when first needed.
+#[derive(Default)]
+struct Trusting<'a> {
+    /// A store the caller gave ([`Config::load_with_trust`]).
+    given: Option<&'a TrustStore>,
+    /// The user's store, once read.
+    loaded: Option<TrustStore>,
+    /// The config's folder, which a relative `dir` is resolved against.
+    base: PathBuf,
+}
+
+impl Trusting<'_> {
+    /// The trust of `hook`, from `source` of a file the project controls
+    /// (`controlled`) or not.
+    fn assess(&mut self, controlled: bool, source: &HookSource, hook: &CommandConfig) -> Trust {
+        if !controlled {
+            return Trust::Own;
+        }
+        let dir = match &hook.working_dir {
+            Some(d) => self.base.join(d),
+            None => self.base.clone(),
+        };
+        let hash = trust::fingerprint(source, hook, &dir);
+        let given = self.given;
+        let store =
+            given.unwrap_or_else(|| self.loaded.get_or_insert_with(TrustStore::load_default));
+        if store.is_trusted(&hash) {
+            Trust::Trusted(hash.into())
+        } else {
+            tracing::warn!(
+                "{}: the {} hook `{}` is not trusted, so it does not run; review it with `hookhost trust`",
+                source.file.display(),
+                source.event,
+                trust::describe(hook)
+            );
+            Trust::Untrusted(hash.into())
+        }
+    }
+
+    /// The store, when some hook was looked up in it.
+    fn consulted(&self) -> Option<&TrustStore> {
+        self.given.or(self.loaded.as_ref())
+    }
+}
+
 /// Collects the hooks of every imported file, numbering them.
 #[derive(Default)]
-struct Importer {
+struct Importer<'a> {
+    /// Decides which hooks may run.
+    trust: Trusting<'a>,
     /// Hooks named so far; the next is `seq + 1`.
     seq: usize,
     commands: Vec<(String, CommandConfig)>,
@@ -409,13 +472,14 @@ struct Importer {
     seen: HashSet<(String, Option<String>, String)>,
 }
 
-impl Importer {
+impl Importer<'_> {
     /// Reads one settings file of `dialect`.
     fn file(&mut self, entry: &Entry, path: PathBuf) -> Result<(), ConfigError> {
         let text = read_settings(&path)?;
         let root = parse(&text, entry.dialect, &path)?;
         let file = File {
             project: project_dir(&path),
+            controlled: trust::project_controlled(&path),
             path,
         };
         let Some(read) = entry.read else {
@@ -444,7 +508,8 @@ impl Importer {
                 },
             );
         }
-        for set in read.sets {
+        for mut set in read.sets {
+            self.trust_set(&mut set, file.controlled);
             self.seq += 1;
             let name = format!(
                 "import-{:03}-docker-agent-{}-{}",
@@ -453,6 +518,19 @@ impl Importer {
             self.sets.push((name, set));
         }
         Ok(())
+    }
+
+    /// Gives each command of a docker-agent group its source and trust.
+    fn trust_set(&mut self, set: &mut HookSetConfig, controlled: bool) {
+        for entry in &mut set.entries {
+            let SetHook::Command(hook) = &mut entry.hook else {
+                continue;
+            };
+            let mut source =
+                HookSource::new(set.file.clone(), set.event.clone(), entry.matcher.clone());
+            source.trust = self.trust.assess(controlled, &source, hook);
+            hook.source = Some(source);
+        }
     }
 
     /// Names a found hook and fills what every import shares, or records a
@@ -484,6 +562,8 @@ impl Importer {
         hook.events = vec![found.event];
         hook.matcher = found.matcher;
         hook.working_dir.get_or_insert_with(|| file.project.clone());
+        let mut source = source;
+        source.trust = self.trust.assess(file.controlled, &source, &hook);
         hook.source = Some(source);
         // Not passed through `CommandConfig::validate` here: it knows only
         // docker-agent's events and command hooks, so it would refuse

@@ -69,6 +69,10 @@ pub struct CommandHook {
     /// A prompt hook's model, asked instead of spawning.
     #[cfg(feature = "remote")]
     model: Option<Evaluator>,
+    /// Why it must not run: a project's command the user has not trusted
+    /// (`config::trust`). Every selected call fails with this, as a hook
+    /// that could not start, and nothing is spawned, posted or asked.
+    untrusted: Option<String>,
 }
 
 /// How the script ended, for error reports.
@@ -114,6 +118,7 @@ impl CommandHook {
             http: http_target(config)?,
             #[cfg(feature = "remote")]
             model: config.model.as_ref().map(|m| Evaluator::new(name, m)),
+            untrusted: config.source.as_ref().and_then(|s| s.untrusted(name)),
         })
     }
 
@@ -129,6 +134,11 @@ impl CommandHook {
         return self.model.is_some();
         #[cfg(not(feature = "remote"))]
         false
+    }
+
+    /// Why it must not run, when it is a project's untrusted command.
+    pub(crate) fn untrusted(&self) -> Option<&str> {
+        self.untrusted.as_deref()
     }
 
     /// The `[hooks.tool_names]` it translates by.
@@ -270,6 +280,9 @@ impl CommandHook {
         input: &Value,
         deadline: Instant,
     ) -> Result<Value, CallError> {
+        if let Some(why) = &self.untrusted {
+            return Err(CallError::Unavailable(why.clone()));
+        }
         #[cfg(feature = "remote")]
         if let Some(model) = &self.model {
             let limit = deadline.min(Instant::now() + self.program.timeout);
@@ -351,6 +364,9 @@ impl CommandHook {
         };
         if !self.selects(&call) {
             return;
+        }
+        if let Some(why) = &self.untrusted {
+            return self.log_failure(row, &CallError::Unavailable(why.clone()));
         }
         let deadline = Instant::now() + self.program.timeout;
         match self.execute(&call.input(), &call, deadline).await {
