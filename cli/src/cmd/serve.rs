@@ -270,12 +270,20 @@ async fn accept_tcp(
     let gate = Gate::new(connection_cap(hooks));
     let options = Arc::new(options);
     let accept_log = LogBudget::new(1, Duration::from_secs(10));
+    // The sessions belong to this loop: when serve stops, dropping it
+    // closes every connection at once, so a waiting agent learns it then
+    // rather than getting an answer from hooks being shut down.
+    let mut sessions = tokio::task::JoinSet::new();
     loop {
-        match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            Some(_) = sessions.join_next(), if !sessions.is_empty() => continue,
+        };
+        match accepted {
             Ok((stream, peer)) => {
                 if let Some(ticket) = gate.admit(peer.ip()) {
                     let (sidecar, options) = (sidecar.clone(), options.clone());
-                    tokio::spawn(session(sidecar, stream, peer, options, ticket));
+                    sessions.spawn(session(sidecar, stream, peer, options, ticket));
                 }
             }
             // Out of descriptors and the like: pause rather than spin,
