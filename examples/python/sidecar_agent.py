@@ -107,7 +107,9 @@ class Agent:
         call = verdict.params
         approval = self.host.approve_tool(call)
         record["approved"] = approval.approved
-        if not approval.approved:
+        # No hook decided (None): a real agent would ask its user here;
+        # this scripted one has nobody to ask, so it does not run the tool.
+        if approval.approved is not True:
             record["reason"] = approval.reason
             self.say(f"    not approved: {approval.reason}")
             return f"not approved: {approval.reason}"

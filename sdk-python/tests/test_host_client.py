@@ -38,8 +38,8 @@ config = { max = 3 }
 # named `slow` sleep first (and say so on stderr), `echo` rewrites.
 HOOK = """
 import sys, time
-from hookhost_sdk import App, abort, ask, block, context, modify, modify_arguments, modify_response, respond
-from hookhost_sdk import summary, system_message
+from hookhost_sdk import App, abort, allow, approve, ask, block, context, modify, modify_arguments, modify_response
+from hookhost_sdk import refuse, respond, summary, system_message
 
 app = App("inline", max_workers=64)
 
@@ -68,6 +68,17 @@ def before_tool(call):
         return abort()
     if call.tool == "risky":
         return ask("this deletes files").with_context("build/ is generated")
+    if call.tool == "safe":
+        return allow("read-only")
+    if call.tool == "safe_rewrite":
+        return allow(call={"arguments": {"h": True}})
+
+@app.approve_tool
+def approve_tool(call):
+    if call.tool == "ok":
+        return approve("listed")
+    if call.tool == "no":
+        return refuse("not listed")
 
 @app.after_tool
 def after_tool(out):
@@ -113,7 +124,7 @@ def inline_config(folder: Path, extra: str = "") -> Path:
         f"""
 [hooks.processes.inline]
 command = [{json.dumps(sys.executable)}, "hook.py"]
-intercept = ["before_llm", "after_llm", "before_tool", "after_tool", "lifecycle"]
+intercept = ["before_llm", "after_llm", "before_tool", "after_tool", "approve_tool", "lifecycle"]
 env = {{ PYTHONPATH = {json.dumps(str(SDK_SRC))} }}
 timeout_ms = 60000
 {extra}""",
@@ -169,8 +180,10 @@ def test_builtin_verdicts(binary: str, tmp_path: Path) -> None:
         v = host.after_llm({"model": "m", "response": {"content": "hi"}})
         assert v.action == "continue" and v.params == {"model": "m", "response": {"content": "hi"}}
 
+        # No approver configured: nobody decided, which is not an approval.
         approval = host.approve_tool({"tool": "shell"})
-        assert approval.approved and approval.reason is None  # no approver configured
+        assert (approval.approved, approval.decided, approval.refused) == (None, False, False)
+        assert approval.raw == {"action": "continue"}
 
         assert host.lifecycle("user_prompt_submit", {"prompt": "hi"}).action == "continue"
         assert not host.lifecycle("session_end").blocked
@@ -465,3 +478,25 @@ def test_ask_context_and_a_blocked_stop_through_the_sidecar(binary: str, tmp_pat
         assert host.lifecycle("stop", {}, meta=meta).action == "block"
         # An agent's own event is observe-only.
         assert host.lifecycle("cwd_changed", {"cwd": "/w"}, meta=meta).action == "continue"
+
+
+def test_allow_and_an_abstaining_approver_through_the_sidecar(binary: str, tmp_path: Path) -> None:
+    with start(binary, inline_config(tmp_path)) as host:
+        v = host.before_tool({"tool": "safe", "arguments": {"path": "a"}})
+        assert (v.action, v.allowed, v.proceed, v.modified, v.reason) == ("allow", True, True, False, "read-only")
+        assert v.params == {"tool": "safe", "arguments": {"path": "a"}}
+        v = host.before_tool({"tool": "safe_rewrite", "arguments": {"path": "a"}})
+        assert (v.allowed, v.modified, v.reason) == (True, True, None)
+        assert v.params == {"tool": "safe_rewrite", "arguments": {"path": "a", "h": True}}
+        # A rewrite alone is never an allow.
+        v = host.before_tool({"tool": "echo", "arguments": {"n": 1}})
+        assert (v.action, v.allowed, v.modified) == ("modify", False, True)
+
+        ok = host.approve_tool({"tool": "ok"})
+        assert (ok.approved, ok.decided, ok.reason) == (True, True, "listed")
+        no = host.approve_tool({"tool": "no"})
+        assert (no.approved, no.refused, no.reason) == (False, True, "not listed")
+        # The hook returned None: it abstains, so nobody decided.
+        other = host.approve_tool({"tool": "other"})
+        assert (other.approved, other.decided, other.refused) == (None, False, False)
+        assert host.close() == 0

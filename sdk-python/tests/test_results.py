@@ -19,6 +19,8 @@ from hookhost_sdk import (
     ToolCall,
     ToolOutput,
     abort,
+    abstain,
+    allow,
     approve,
     ask,
     context,
@@ -33,7 +35,7 @@ from hookhost_sdk import (
     system_message,
 )
 from hookhost_sdk.results import to_wire
-from hookhost_sdk.schema import STAGES, decode_result
+from hookhost_sdk.schema import STAGES, ProtocolError, decode_result
 
 INTERCEPTORS = ["before_llm", "after_llm", "before_tool", "after_tool"]
 
@@ -85,8 +87,20 @@ INTERCEPTORS = ["before_llm", "after_llm", "before_tool", "after_tool"]
         ("approve_tool", approve(), {"approved": True}),
         ("approve_tool", approve("read-only"), {"approved": True, "reason": "read-only"}),
         ("approve_tool", refuse("not listed"), {"approved": False, "reason": "not listed"}),
+        # A hook that does not decide abstains; it never approves.
+        ("approve_tool", abstain(), {"action": "continue"}),
+        ("approve_tool", None, {"action": "continue"}),
+        ("approve_tool", continue_(), {"action": "continue"}),
+        ("before_tool", allow(), {"action": "allow"}),
+        ("before_tool", allow("read-only"), {"action": "allow", "reason": "read-only"}),
+        (
+            "before_tool",
+            allow("ok", call={"arguments": {"command": "ls -h"}}).with_context("c"),
+            {"action": "allow", "reason": "ok", "call": {"arguments": {"command": "ls -h"}}, "additional_context": "c"},
+        ),
         ("before_tool", {"action": "deny_tool", "reason": "plain dict"}, {"action": "deny_tool", "reason": "plain dict"}),
         ("approve_tool", {"approved": True}, {"approved": True}),
+        ("approve_tool", {"action": ""}, {"action": ""}),
     ],
 )
 def test_helper_wire_form(stage: str, answer: Any, wire: dict[str, Any]) -> None:
@@ -101,11 +115,15 @@ def test_helper_wire_form(stage: str, answer: Any, wire: dict[str, Any]) -> None
         ("before_llm", deny("x"), "deny() is not allowed at before_llm"),
         ("after_tool", deny("x"), "deny() is not allowed at after_tool"),
         ("approve_tool", deny("x"), "deny() is not allowed at approve_tool"),
-        ("approve_tool", continue_(), "continue_() is not allowed at approve_tool"),
         ("approve_tool", abort("x"), "abort() is not allowed at approve_tool"),
         ("approve_tool", modify({"a": 1}), "modify() is not allowed at approve_tool"),
-        ("approve_tool", None, "must return approve() or refuse(reason)"),
+        ("approve_tool", ask("x"), "ask() is not allowed at approve_tool"),
+        ("approve_tool", allow(), "allow() is not allowed at approve_tool"),
         ("before_tool", approve(), "approve() is not allowed at before_tool"),
+        ("before_tool", abstain(), "abstain() is not allowed at before_tool; it belongs to approve_tool"),
+        ("after_tool", allow(), "allow() is not allowed at after_tool"),
+        ("after_tool", {"action": "allow"}, "action `allow` is not allowed at after_tool"),
+        ("before_llm", {"action": "allow"}, "action `allow` is not allowed at before_llm"),
         ("after_llm", refuse("x"), "refuse() is not allowed at after_llm"),
         ("after_tool", modify(call={"a": 1}), "modify(call=...) is not allowed at after_tool; its patch key is `result`"),
         ("before_tool", modify_result(for_llm="x"), "modify_result() is not allowed at before_tool"),
@@ -113,7 +131,9 @@ def test_helper_wire_form(stage: str, answer: Any, wire: dict[str, Any]) -> None
         ("before_llm", modify_response(content="x"), "modify_response() is not allowed at before_llm"),
         ("after_llm", {"action": "respond", "result": {"for_llm": "x"}}, "action `respond` is not allowed at after_llm"),
         ("before_tool", {"action": "explode"}, 'unknown action "explode"'),
-        ("approve_tool", {"action": "continue"}, "missing field `approved`"),
+        ("approve_tool", {}, "missing field `approved` (or `action: \"continue\"`"),
+        ("approve_tool", {"action": "modify"}, "action `modify` is not allowed at approve_tool"),
+        ("approve_tool", {"approved": None}, "invalid type: null, expected a boolean"),
         ("before_tool", "continue", "must return a helper"),
         ("after_tool", ask("x"), "ask() is not allowed at after_tool"),
         ("before_llm", continue_().with_context("c"), "with_context() is not allowed at before_llm"),
@@ -145,6 +165,39 @@ def test_helpers_reject_bad_arguments() -> None:
         respond({"for_llm": "x"}, for_user="y")
     with pytest.raises(IllegalResult, match="missing field `for_llm`"):
         respond({"for_user": "x"})
+    with pytest.raises(TypeError):
+        allow(call="ls -h")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        allow(403)  # type: ignore[arg-type]
+
+
+def test_allow_and_abstain_decode_as_the_host_does() -> None:
+    """Canonical decisions as in spec/vectors (protocol/src/action.rs)."""
+    patch = {"arguments": {"command": "ls -h"}}
+    assert decode_result("before_tool", {"action": "allow"}) == {"action": "allow", "patch": None, "reason": None}
+    assert decode_result("before_tool", {"action": "allow", "reason": "ok", "call": patch, "additional_context": "c"}) == {
+        "action": "allow",
+        "patch": patch,
+        "reason": "ok",
+        "additional_context": "c",
+    }
+    with pytest.raises(ProtocolError) as err:
+        decode_result("before_tool", {"action": "block"})
+    assert str(err.value) == (
+        'unknown action "block" (expected continue, modify, respond, deny_tool, ask, allow, abort_turn or hard_abort)'
+    )
+    with pytest.raises(ProtocolError, match="action `allow` is not allowed at lifecycle"):
+        decode_result("lifecycle", {"action": "allow"})
+    # approve_tool: `approved` decides, whatever else is there; `continue` alone abstains.
+    assert decode_result("approve_tool", {"approved": True, "action": "hard_abort"}) == {"approved": True, "reason": None}
+    assert decode_result("approve_tool", {"action": "continue", "reason": "not mine"}) == {"action": "continue"}
+    with pytest.raises(ProtocolError, match="missing field `approved`"):
+        decode_result("approve_tool", {"action": None})
+    with pytest.raises(ProtocolError, match='unknown action "explode"'):
+        decode_result("approve_tool", {"approved": True, "action": "explode"})
+    for answer in (abstain(), allow()):
+        with pytest.raises(IllegalResult, match="is not allowed at lifecycle"):
+            to_wire("lifecycle", answer, "session_start")
 
 
 @pytest.mark.parametrize("stage", INTERCEPTORS)

@@ -178,7 +178,10 @@ def test_each_stage_dispatches_with_typed_params(spawn: Any) -> None:
         @app.after_tool
         async def d(out: ToolOutput): return modify_result(for_llm=out.for_llm.replace("\\n", ","))
         @app.approve_tool
-        def e(call: ToolCall): return refuse(f"no {call.tool}") if call.meta.get("turn_id") else approve()
+        def e(call: ToolCall):
+            if call.tool == "mine":
+                return None  # a hook that does not decide abstains, never approves
+            return refuse(f"no {call.tool}") if call.meta.get("turn_id") else approve()
         """
     )
     assert hook.call("before_llm", {"model": "m", "messages": [{"role": "user"}]}) == {
@@ -193,6 +196,7 @@ def test_each_stage_dispatches_with_typed_params(spawn: Any) -> None:
     assert hook.call("after_tool", OUTPUT) == {"action": "modify", "result": {"result": {"for_llm": "a,b"}}}
     assert hook.call("approve_tool", CALL) == {"approved": True}
     assert hook.call("approve_tool", {**CALL, "meta": {"turn_id": "t"}}) == {"approved": False, "reason": "no shell"}
+    assert hook.call("approve_tool", {**CALL, "tool": "mine"}) == {"action": "continue"}
     assert hook.garbage == []
     assert hook.close() == 0
 
@@ -276,14 +280,14 @@ def test_an_illegal_helper_is_an_error_reply_not_a_bad_result(spawn: Any) -> Non
         @app.after_llm
         def a(resp): return respond("x")
         @app.approve_tool
-        def b(call): return None
+        def b(call): return deny("no")
         @app.before_tool
         def c(call): return {"action": "explode"}
         """
     )
     for stage, params, text in [
         ("after_llm", {"model": "m", "response": {}}, "respond() is not allowed at after_llm"),
-        ("approve_tool", CALL, "must return approve() or refuse(reason)"),
+        ("approve_tool", CALL, "deny() is not allowed at approve_tool; it belongs to before_tool"),
         ("before_tool", CALL, 'unknown action "explode"'),
     ]:
         with pytest.raises(HookError) as err:

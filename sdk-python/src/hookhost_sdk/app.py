@@ -95,7 +95,11 @@ class App:
         return self._stage("after_tool", fn)
 
     def approve_tool(self, fn: F) -> F:
-        """Handle ``hook.approve_tool``; return ``approve()`` or ``refuse(reason)``."""
+        """Handle ``hook.approve_tool``; return ``approve()``, ``refuse(reason)`` or ``abstain()``.
+
+        ``None`` (or ``continue_()``) is ``abstain()``: the hook does not
+        decide and the agent decides as with no hook; it never approves.
+        """
         return self._stage("approve_tool", fn)
 
     def lifecycle(self, *events: str) -> Callable[[F], F]:

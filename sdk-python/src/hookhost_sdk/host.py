@@ -4,7 +4,7 @@
 
     with Host.start("hooks.toml") as host:
         verdict = host.before_tool({"tool": "shell", "arguments": {"command": "ls"}})
-        if verdict.proceed:
+        if verdict.proceed:                        # verdict.allowed: a hook approved it, no need to ask
             output = run_tool(verdict.params)      # the call as the hooks left it
         elif verdict.action == "respond":
             output = verdict.result                # a hook answered instead of the tool
@@ -103,9 +103,10 @@ class Verdict:
     """The merged verdict of a before/after llm/tool chain.
 
     ``params`` is what the agent goes on with: the rewritten params after a
-    ``modify`` or an ``ask`` (the whole value, not a patch), else the params
-    it sent. ``result`` is the tool result of a ``respond``; ``reason`` comes
-    with ``deny_tool``, ``ask``, ``abort_turn`` and ``hard_abort``.
+    ``modify``, an ``ask`` or an ``allow`` (the whole value, not a patch),
+    else the params it sent. ``result`` is the tool result of a
+    ``respond``; ``reason`` comes with ``deny_tool``, ``ask``, ``abort_turn``
+    and ``hard_abort``, and with ``allow`` when the hook gave one.
     ``additional_context`` is the hooks' text for the model's context
     (before_tool and after_tool, joined with newlines), when any sent one.
     ``raw`` is the answer as hookhost sent it.
@@ -120,12 +121,22 @@ class Verdict:
 
     @property
     def proceed(self) -> bool:
-        """Go on with ``params`` (``continue`` or ``modify``)."""
-        return self.action in ("continue", "modify")
+        """Go on with ``params`` (``continue``, ``modify`` or ``allow``)."""
+        return self.action in ("continue", "modify", "allow")
 
     @property
     def modified(self) -> bool:
-        return self.action == "modify"
+        """Hooks rewrote ``params`` (``modify``, or ``allow`` with its ``call``)."""
+        return self.action == "modify" or (self.action == "allow" and "call" in self.raw)
+
+    @property
+    def allowed(self) -> bool:
+        """before_tool only: a hook approved the call; run ``params`` without asking the user.
+
+        Only a hook's explicit ``allow`` says this (no hook asked, denied,
+        answered or aborted after it); ``continue`` and ``modify`` never do.
+        """
+        return self.action == "allow"
 
     @property
     def denied(self) -> bool:
@@ -148,10 +159,30 @@ class Verdict:
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    """The answer of ``host.approve_tool``."""
+    """The answer of ``host.approve_tool``.
 
-    approved: bool
+    ``approved`` is ``True`` when an approver approved (``reason``: its
+    reason, when it gave one), ``False`` when one refused (``reason`` goes
+    to the model), and ``None`` when no hook decided (hookhost answered
+    ``{"action": "continue"}``): that is not an approval, the agent decides
+    as it would with no hook (its own rules, or asking the user). Test a
+    refusal with :attr:`refused`, not ``not approval.approved``, so that
+    "undecided" is neither approved nor refused.
+    """
+
+    approved: bool | None
     reason: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def decided(self) -> bool:
+        """A hook approved or refused; ``False``: the agent decides."""
+        return self.approved is not None
+
+    @property
+    def refused(self) -> bool:
+        """A hook refused: do not run the tool; ``reason`` goes to the model."""
+        return self.approved is False
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,8 +334,15 @@ class Host:
         return self._stage("after_llm", params, timeout)
 
     def approve_tool(self, params: Mapping[str, Any], *, timeout: float | None = None) -> Approval:
+        """The approvers' answer; ``approved`` is ``None`` when none decided (see :class:`Approval`)."""
         raw = self._object("host.approve_tool", params, timeout)
-        return Approval(raw.get("approved") is True, raw.get("reason"))
+        approved = raw.get("approved")
+        reason = raw.get("reason")
+        return Approval(
+            approved if isinstance(approved, bool) else None,
+            reason if isinstance(reason, str) else None,
+            raw,
+        )
 
     def lifecycle(
         self,
@@ -425,7 +463,7 @@ class Host:
     def _stage(self, stage: str, params: Mapping[str, Any], timeout: float | None) -> Verdict:
         raw = self._object(f"host.{stage}", params, timeout)
         action = raw.get("action") or "continue"
-        rewritten = raw.get(_MODIFIED[stage]) if action in ("modify", "ask") else None
+        rewritten = raw.get(_MODIFIED[stage]) if action in ("modify", "ask", "allow") else None
         context = raw.get("additional_context")
         return Verdict(
             action,

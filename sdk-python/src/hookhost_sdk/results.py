@@ -8,6 +8,11 @@ turned into its wire form: an illegal answer (``respond`` from after_llm,
 :class:`IllegalResult`, which the server sends back as an error reply. The
 host would reject such an answer anyway; failing in the SDK puts the reason
 in the hook's own words and in its own stderr.
+
+A hook approves only by saying so: :func:`allow` (before_tool) and
+:func:`approve` (approve_tool). ``None`` and :func:`continue_` never
+approve; at approve_tool they are :func:`abstain`, and the agent decides as
+it would with no hook.
 """
 
 from __future__ import annotations
@@ -38,9 +43,11 @@ __all__ = [
     "respond",
     "deny",
     "ask",
+    "allow",
     "abort",
     "approve",
     "refuse",
+    "abstain",
     "LifecycleAnswer",
     "block",
     "context",
@@ -102,9 +109,10 @@ class Decision(_Value):
     """A handler's answer, not yet tied to a stage.
 
     Build one with the helpers (:func:`continue_`, :func:`modify`,
-    :func:`respond`, :func:`deny`, :func:`ask`, :func:`abort`,
-    :func:`approve`, :func:`refuse`) rather than directly, and add text for
-    the model's context with :meth:`with_context`.
+    :func:`respond`, :func:`deny`, :func:`ask`, :func:`allow`,
+    :func:`abort`, :func:`approve`, :func:`refuse`, :func:`abstain`) rather
+    than directly, and add text for the model's context with
+    :meth:`with_context`.
     """
 
     __match_args__ = ("action", "patch", "patch_key", "only_at", "result", "reason", "helper", "additional_context")
@@ -120,7 +128,7 @@ class Decision(_Value):
     reason: str | None
     helper: str
     #: Text for the model's context (``additional_context``), before_tool
-    #: and after_tool only, with continue, modify or ask.
+    #: and after_tool only, with continue, modify, ask or allow.
     additional_context: str | None
 
     def __init__(
@@ -140,8 +148,8 @@ class Decision(_Value):
         """This answer plus ``text`` for the model's context.
 
         ``continue_().with_context("/tmp is cleared at boot")``. Taken at
-        before_tool and after_tool with continue, modify and ask (the chain
-        goes on); called twice, the texts are joined with a newline.
+        before_tool and after_tool with continue, modify, ask and allow (the
+        chain goes on); called twice, the texts are joined with a newline.
         """
         added = _text(text, "with_context()", "text")
         return self._replace(additional_context=_join(self.additional_context, added))
@@ -151,7 +159,10 @@ _CONTINUE = Decision("continue", helper="continue_()")
 
 
 def continue_() -> Decision:
-    """Let the params pass unchanged. Returning ``None`` means the same."""
+    """Let the params pass unchanged. Returning ``None`` means the same.
+
+    It approves nothing: at approve_tool it is :func:`abstain`.
+    """
     return _CONTINUE
 
 
@@ -236,6 +247,19 @@ def ask(reason: str | None = None) -> Decision:
     return Decision("ask", reason=text, only_at="before_tool", helper="ask()")
 
 
+def allow(reason: str | None = None, call: Mapping[str, Any] | None = None) -> Decision:
+    """before_tool: go on, and approve the call: the agent may run it without asking the user.
+
+    ``call`` is an optional merge patch over the params, as with
+    ``modify(call=...)``; ``reason`` may be shown to the user. The chain
+    goes on, and a later hook's ask, deny, respond or abort wins over it.
+    A rewrite alone (:func:`modify`) is never an approval.
+    """
+    text = None if reason is None else _text(reason, "allow()")
+    patch = None if call is None else _object(call, "allow(call=...)")
+    return Decision("allow", patch=patch, only_at="before_tool", reason=text, helper="allow()")
+
+
 def abort(reason: str | None = None, *, hard: bool = False) -> Decision:
     """End the current turn, or with ``hard=True`` the whole agent loop."""
     action = "hard_abort" if hard else "abort_turn"
@@ -244,7 +268,7 @@ def abort(reason: str | None = None, *, hard: bool = False) -> Decision:
 
 
 def approve(reason: str | None = None) -> Decision:
-    """approve_tool: let the tool run."""
+    """approve_tool: let the tool run, without asking the user."""
     text = None if reason is None else _text(reason, "approve()")
     return Decision("approve", reason=text, only_at="approve_tool", helper="approve()")
 
@@ -252,6 +276,19 @@ def approve(reason: str | None = None) -> Decision:
 def refuse(reason: str) -> Decision:
     """approve_tool: do not let the tool run; ``reason`` reaches the model."""
     return Decision("refuse", reason=_text(reason, "refuse()"), only_at="approve_tool", helper="refuse()")
+
+
+_ABSTAIN = Decision("abstain", only_at="approve_tool", helper="abstain()")
+
+
+def abstain() -> Decision:
+    """approve_tool: do not decide; the agent decides as it would with no hook (often: it asks the user).
+
+    This is what an approve_tool handler that returns ``None`` (or
+    :func:`continue_`) answers: a hook that does not decide never approves.
+    Wire form: ``{"action": "continue"}``.
+    """
+    return _ABSTAIN
 
 
 class LifecycleAnswer(_Value):
@@ -411,9 +448,7 @@ def to_wire(stage: str, answer: Any, event: str | None = None) -> dict[str, Any]
         wire = _decision_to_wire(stage, answer)
         return _with_context(stage, answer, wire)
     if answer is None:
-        if stage == "approve_tool":
-            raise IllegalResult("an approve_tool handler must return approve() or refuse(reason), not None")
-        return {"action": "continue"}
+        return {"action": "continue"}  # at approve_tool: abstain(), never an approval
     if isinstance(answer, dict):
         try:
             decode_result(stage, answer)
@@ -433,7 +468,11 @@ def _decision_to_wire(stage: str, d: Decision) -> dict[str, Any]:
             return {"approved": True} if d.reason is None else {"approved": True, "reason": d.reason}
         if d.action == "refuse":
             return {"approved": False, "reason": d.reason}
-        raise IllegalResult(f"{d.helper} is not allowed at approve_tool; return approve() or refuse(reason)")
+        if d.action in ("abstain", "continue"):
+            return {"action": "continue"}
+        raise IllegalResult(
+            f"{d.helper} is not allowed at approve_tool; return approve(), refuse(reason) or abstain()"
+        )
     if d.action == "continue":
         return {"action": "continue"}
     if d.action == "modify":
@@ -446,6 +485,8 @@ def _decision_to_wire(stage: str, d: Decision) -> dict[str, Any]:
     out: dict[str, Any] = {"action": d.action}
     if d.reason is not None:
         out["reason"] = d.reason
+    if d.action == "allow" and d.patch is not None:
+        out["call"] = d.patch
     return out
 
 
@@ -455,7 +496,7 @@ def _with_context(stage: str, d: Decision, wire: dict[str, Any]) -> dict[str, An
         return wire
     if stage not in CONTEXT_STAGES:
         raise IllegalResult(f"with_context() is not allowed at {stage}; only before_tool and after_tool take context")
-    if d.action not in ("continue", "modify", "ask"):
+    if d.action not in ("continue", "modify", "ask", "allow"):
         raise IllegalResult(f"with_context() is not allowed with {d.helper}: the chain stops, so the context is dropped")
     return {**wire, "additional_context": d.additional_context}
 

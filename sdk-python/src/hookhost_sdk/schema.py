@@ -98,10 +98,14 @@ PATCH_KEYS: dict[str, str] = {
 INTERCEPTOR_ACTIONS: dict[str, frozenset[str]] = {
     "before_llm": frozenset({"continue", "modify", "abort_turn", "hard_abort"}),
     "after_llm": frozenset({"continue", "modify", "abort_turn", "hard_abort"}),
-    "before_tool": frozenset({"continue", "modify", "respond", "deny_tool", "ask", "abort_turn", "hard_abort"}),
+    "before_tool": frozenset({"continue", "modify", "respond", "deny_tool", "ask", "allow", "abort_turn", "hard_abort"}),
     "after_tool": frozenset({"continue", "modify", "abort_turn", "hard_abort"}),
 }
 _ALL_ACTIONS = INTERCEPTOR_ACTIONS["before_tool"]
+#: The actions after which the chain goes on, so a result's
+#: ``additional_context`` is kept (before_tool and after_tool).
+_CONTEXT_ACTIONS = frozenset({"continue", "modify", "ask", "allow"})
+_EXPECTED_ACTIONS = "continue, modify, respond, deny_tool, ask, allow, abort_turn or hard_abort"
 
 
 class ProtocolError(ValueError):
@@ -389,12 +393,15 @@ def decode_result(stage: str, value: Any, event: str | None = None) -> dict[str,
 
     The decision is the canonical form the spec's vectors use:
     ``{"action": "continue"}``, ``{"action": "modify", "patch": {...}}``,
+    ``{"action": "allow", "patch": {...} | None, "reason": R}``,
     ``{"action": "respond", "result": {...}}``, ``{"action": A, "reason": R}``
-    or, at approve_tool, ``{"approved": B, "reason": R}``, or at lifecycle
+    or, at approve_tool, ``{"approved": B, "reason": R}`` (or
+    ``{"action": "continue"}`` when the hook abstains), or at lifecycle
     ``{"action": "continue"|"block", "reason": .., "additional_context": ..,
     "system_message": .., "summary": ..}`` (``None`` for absent members).
     At before_tool and after_tool a string ``additional_context`` sent with
-    continue, modify or ask is kept as the decision's ``additional_context``.
+    continue, modify, ask or allow is kept as the decision's
+    ``additional_context``.
     Anything the host would reject raises :class:`ProtocolError` with the
     reason. At lifecycle, what an answer may say depends on the event: pass
     ``event`` (``params.event``) to check that too; without it only the
@@ -407,10 +414,7 @@ def decode_result(stage: str, value: Any, event: str | None = None) -> dict[str,
     reason = value.get("reason")
     _opt_str(reason)
     if stage == "approve_tool":
-        if "approved" not in value:
-            raise ProtocolError("malformed approve_tool result: missing field `approved`")
-        _boolean(value["approved"])
-        return {"approved": value["approved"], "reason": reason}
+        return _decode_approval(value, reason)
     if stage not in PATCH_KEYS:
         raise ProtocolError(f"unknown stage {stage!r}")
     action = value.get("action")
@@ -419,8 +423,7 @@ def decode_result(stage: str, value: Any, event: str | None = None) -> dict[str,
     _opt_str(context)
     if not action:
         action = "continue"
-    if action not in _ALL_ACTIONS:
-        raise ProtocolError(f"unknown action {_quote(action)}")
+    _known_action(action)
     if action not in INTERCEPTOR_ACTIONS[stage]:
         raise ProtocolError(f"action `{action}` is not allowed at {stage}")
     key = PATCH_KEYS[stage]
@@ -434,9 +437,34 @@ def decode_result(stage: str, value: Any, event: str | None = None) -> dict[str,
     else:
         _nullable(_mapping)(patch)
     decision = _interceptor_decision(action, value, patch, reason)
-    if context is not None and action in ("continue", "modify", "ask"):
+    if context is not None and action in _CONTEXT_ACTIONS:
         decision["additional_context"] = context
     return decision
+
+
+def _known_action(action: str) -> None:
+    if action and action not in _ALL_ACTIONS:
+        raise ProtocolError(f"unknown action {_quote(action)} (expected {_EXPECTED_ACTIONS})")
+
+
+def _decode_approval(value: dict[str, Any], reason: Any) -> dict[str, Any]:
+    """An approve_tool result: ``approved`` decides (any ``action`` is then
+    ignored); without it, ``action: "continue"`` (or ``""``) abstains, and
+    anything else is an error, never a silent approval or refusal."""
+    action = value.get("action")
+    _opt_str(action)
+    _known_action(action or "")
+    if "approved" in value:
+        _boolean(value["approved"])  # `null` too: it is not a decision
+        return {"approved": value["approved"], "reason": reason}
+    if action is None:
+        raise ProtocolError(
+            "malformed approve_tool result: missing field `approved` "
+            '(or `action: "continue"` to leave the decision to the agent)'
+        )
+    if action not in ("", "continue"):
+        raise ProtocolError(f"action `{action}` is not allowed at approve_tool")
+    return {"action": "continue"}
 
 
 #: The interceptor stages whose results may carry ``additional_context``.
@@ -449,6 +477,8 @@ def _interceptor_decision(action: str, value: dict[str, Any], patch: Any, reason
         return {"action": "continue"}
     if action == "modify":
         return {"action": "modify", "patch": patch if patch is not None else {}}
+    if action == "allow":
+        return {"action": "allow", "patch": patch, "reason": reason}
     if action == "respond":
         if value.get("result") is None:
             raise ProtocolError("action `respond` needs a `result` object with `for_llm`")
