@@ -144,15 +144,20 @@ pub fn fake_model(reply: Reply) -> (String, Seen) {
 /// `claude -p PROMPT --output-format json --allowedTools Bash` in
 /// `project`, with `home` as its HOME and `model` as its API.
 pub fn run(project: &Path, home: &Path, model: &str, prompt: &str) -> Output {
-    Command::new(claude())
-        .args([
-            "-p",
-            prompt,
-            "--output-format",
-            "json",
-            "--allowedTools",
-            "Bash",
-        ])
+    command(project, home, model, prompt)
+        .args(["--allowedTools", "Bash"])
+        .output()
+        .unwrap()
+}
+
+/// `claude -p PROMPT --output-format json` in `project`, with `home` as
+/// its HOME and `model` as its API, in the default permission mode: a
+/// call that needs the user's permission is refused (there is nobody to
+/// ask), unless a hook or a rule allows it.
+pub fn command(project: &Path, home: &Path, model: &str, prompt: &str) -> Command {
+    let mut command = Command::new(claude());
+    command
+        .args(["-p", prompt, "--output-format", "json"])
         .current_dir(project)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -161,9 +166,8 @@ pub fn run(project: &Path, home: &Path, model: &str, prompt: &str) -> Output {
         .env("ANTHROPIC_API_KEY", "sk-test-offline")
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .output()
-        .unwrap()
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    command
 }
 
 /// Claude's `--output-format json` result.
