@@ -38,7 +38,10 @@ fn touch(body: &Value) -> (Value, &'static str) {
     let name = text
         .split("MARKER:")
         .nth(1)
-        .and_then(|t| t.split(|c: char| !c.is_ascii_alphanumeric() && c != '-').next())
+        .and_then(|t| {
+            t.split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+                .next()
+        })
         .map(str::to_string);
     match name {
         Some(n) if claude::has_bash(body) && !claude::answered(body) => {
@@ -86,7 +89,11 @@ impl Place {
     }
 
     fn install(&self) {
-        let out = self.hookhost().args(["install", "claude-code"]).output().unwrap();
+        let out = self
+            .hookhost()
+            .args(["install", "claude-code"])
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -159,7 +166,11 @@ fn denied(result: &Value) -> Vec<String> {
 /// A hook script in `dir` printing `answer`.
 fn script(dir: &Path, name: &str, answer: &str) -> PathBuf {
     let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\ncat >/dev/null\nprintf '%s' '{answer}'\n")).unwrap();
+    std::fs::write(
+        &path,
+        format!("#!/bin/sh\ncat >/dev/null\nprintf '%s' '{answer}'\n"),
+    )
+    .unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
 }
@@ -183,7 +194,9 @@ fn with_hookhost_installed_and_no_hooks_claude_code_still_asks_for_permission() 
     let entry = settings["hooks"]["PermissionRequest"].to_string();
     assert!(entry.contains("relay --dialect claude-code"), "{entry}");
     let status = p.status();
-    let calls = status["agents"]["claude-code"]["calls"].as_u64().unwrap_or(0);
+    let calls = status["agents"]["claude-code"]["calls"]
+        .as_u64()
+        .unwrap_or(0);
     assert!(calls >= 3, "the daemon answered Claude's events: {status}");
 }
 

@@ -27,6 +27,11 @@ pub enum CallError {
     /// failed after repeated crashes, or shut down.
     #[error("the hook is unavailable: {0}")]
     Unavailable(String),
+    /// A project's command the user has not trusted (`hookhost trust`):
+    /// nothing was spawned, posted or asked. Its policy answers as for a
+    /// hook that could not start, and the agent's answer names it.
+    #[error("{0}")]
+    Untrusted(String),
     /// The connection to a remote hook failed during the call (refused,
     /// reset, closed, or an HTTP status other than 200).
     #[error("the connection to the remote hook failed: {0}")]

@@ -140,3 +140,29 @@ async fn the_users_own_hookhost_config_still_runs_its_commands() {
     host.shutdown().await;
     assert!(marker.exists());
 }
+
+/// The agent's answer names an untrusted hook that was due and skipped, so
+/// the user sees why it did not run (and how to trust it): a system
+/// message beside whatever the chain decided.
+#[tokio::test]
+async fn the_agents_answer_names_an_untrusted_hook_it_skipped() {
+    let dir = scratch();
+    let marker = dir.join("marker");
+    let (path, _) = repo(&dir, &format!("touch '{}'", marker.display()), json!({}));
+    let config = Config::load_with_trust(&path, &TrustStore::in_memory()).unwrap();
+    let host = Host::start(config).await;
+    let input = json!({"session_id": "s", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "ls"}});
+    let event = hookhost::ForeignEvent::read(hookhost::Dialect::ClaudeCode, &input, None).unwrap();
+    let answer = host.answer_foreign(&event).await;
+    assert_eq!(answer.code, 0, "{answer:?}");
+    let v: serde_json::Value = serde_json::from_str(&answer.stdout).unwrap();
+    let message = v["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("is not trusted") && message.contains("hookhost trust"),
+        "{answer:?}"
+    );
+    assert!(v.get("hookSpecificOutput").is_none(), "no decision: {v}");
+    assert!(!marker.exists(), "an untrusted command ran");
+    host.shutdown().await;
+}

@@ -293,6 +293,41 @@ pub(crate) fn write_refusal(
     write_answer(spec, incoming, &verdict)
 }
 
+/// `answer` with `text` added as a message the agent shows its user
+/// (`systemMessage`, Cursor's `user_message`, docker-agent's
+/// `system_message`), after any message already there. A refusal by exit
+/// code carries its reason on stderr already, and plain-text answers
+/// (compaction instructions) have no room for it: both are left as they
+/// are.
+pub(crate) fn add_system_message(spec: &Spec, answer: NativeAnswer, text: &str) -> NativeAnswer {
+    if answer.code != 0 {
+        return answer;
+    }
+    let mut object = match answer.stdout.as_str() {
+        "" => Map::new(),
+        s => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => m,
+            _ => return answer,
+        },
+    };
+    let key = message_key(spec.dialect);
+    let joined = match object.get(key).and_then(Value::as_str) {
+        Some(before) => format!("{before}\n{text}"),
+        None => text.to_string(),
+    };
+    object.insert(key.into(), Value::from(joined));
+    NativeAnswer::json(Value::Object(object))
+}
+
+/// Where a dialect reads a message for the user.
+fn message_key(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Cursor => "user_message",
+        Dialect::DockerAgent => "system_message",
+        _ => "systemMessage",
+    }
+}
+
 /// A JSON answer being built.
 type Object = Map<String, Value>;
 
@@ -575,12 +610,7 @@ impl Writer {
         }
         let mut v = Map::new();
         if let Some(msg) = field(verdict, "system_message") {
-            let key = match self.d() {
-                Dialect::Cursor => "user_message",
-                Dialect::DockerAgent => "system_message",
-                _ => "systemMessage",
-            };
-            v.insert(key.into(), Value::from(msg));
+            v.insert(message_key(self.d()).into(), Value::from(msg));
         }
         let v = match field(verdict, "action") {
             Some("block") => {

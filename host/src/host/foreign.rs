@@ -5,9 +5,11 @@
 use hookhost_protocol::{LifecycleEvent, Stage};
 use serde_json::{Map, Value};
 
+use crate::chain::{HookTrace, NoAnswer};
 use crate::dialect::Dialect;
 use crate::dialect::agent::{self, EventError, Incoming, NativeAnswer};
 use crate::dialect::spec::Target;
+use crate::error::CallError;
 
 use super::Host;
 
@@ -90,8 +92,14 @@ impl Host {
                 }
             },
         };
-        match self.run_stage(stage, params).await {
-            Ok(outcome) => agent::write_answer(spec, &event.incoming, &outcome.to_wire(stage)),
+        match self.run_stage_traced(stage, params).await {
+            Ok((outcome, trace)) => {
+                let answer = agent::write_answer(spec, &event.incoming, &outcome.to_wire(stage));
+                match untrusted_notice(&trace) {
+                    Some(text) => agent::add_system_message(spec, answer, &text),
+                    None => answer,
+                }
+            }
             Err(e) if event.can_refuse() => {
                 event.refusal(&format!("hookhost refused the event: {e}"))
             }
@@ -122,4 +130,19 @@ impl Host {
             tracing::warn!(event = name, "cannot announce the event: {e}");
         }
     }
+}
+
+/// What the agent shows its user about the project's hooks that were due
+/// at this event but did not run because the user has not trusted them:
+/// each one's sentence (it names the file and how to trust it), so a
+/// skipped hook is never silent. `None` when there were none.
+fn untrusted_notice(trace: &[HookTrace]) -> Option<String> {
+    let lines: Vec<&str> = trace
+        .iter()
+        .filter_map(|t| match &t.answer {
+            Err(NoAnswer::Call(CallError::Untrusted(why))) => Some(why.as_str()),
+            _ => None,
+        })
+        .collect();
+    (!lines.is_empty()).then(|| format!("hookhost: {}", lines.join("\nhookhost: ")))
 }

@@ -487,7 +487,10 @@ impl Member {
     /// docker-agent's default `warn` still covers a hook that ran and failed.
     pub fn failure_policy(&self, stage: Stage, error: Option<&CallError>) -> OnError {
         let unspawned = matches!(self.kind, MemberKind::Command(_))
-            && matches!(error, Some(CallError::Unavailable(_)));
+            && matches!(
+                error,
+                Some(CallError::Unavailable(_) | CallError::Untrusted(_))
+            );
         let refusable = matches!(
             stage,
             Stage::BeforeTool | Stage::ApproveTool | Stage::Lifecycle

@@ -322,6 +322,7 @@ fn unimport_step(agent: Dialect, adopted: &Path, config: &Path) -> Result<Option
         after: Some(after),
         note: format!("no longer imports {}", adopted.display()),
         check_config: true,
+        mode: None,
     }))
 }
 

@@ -281,7 +281,7 @@ impl CommandHook {
         deadline: Instant,
     ) -> Result<Value, CallError> {
         if let Some(why) = &self.untrusted {
-            return Err(CallError::Unavailable(why.clone()));
+            return Err(CallError::Untrusted(why.clone()));
         }
         #[cfg(feature = "remote")]
         if let Some(model) = &self.model {
@@ -366,7 +366,7 @@ impl CommandHook {
             return;
         }
         if let Some(why) = &self.untrusted {
-            return self.log_failure(row, &CallError::Unavailable(why.clone()));
+            return self.log_failure(row, &CallError::Untrusted(why.clone()));
         }
         let deadline = Instant::now() + self.program.timeout;
         match self.execute(&call.input(), &call, deadline).await {
@@ -437,7 +437,7 @@ impl CommandHook {
         let event = row.native;
         let quiet = self.on_error.is_some_and(CommandOnError::is_quiet)
             && !row.fails_closed()
-            && !matches!(error, CallError::Unavailable(_));
+            && !matches!(error, CallError::Unavailable(_) | CallError::Untrusted(_));
         if quiet {
             tracing::debug!(hook = %self.name, event, "command hook failed: {error}");
         } else {
