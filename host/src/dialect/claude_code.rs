@@ -6,31 +6,36 @@
 use hookhost_protocol::Stage;
 
 use super::Dialect;
-use super::spec::{Casing, EnvValue, Event, Matching, Rewrite, Spec, Stamp, after, lc, st};
+use super::spec::{
+    Casing, EnvValue, Event, Matching, Rewrite, Spec, Stamp, after, lc, lc_blocks, st,
+};
 
-/// Claude Code's events (the 31 of its August 2026 reference).
+/// Claude Code's events (the 31 of its August 2026 reference). Those it
+/// lets a hook block without hookhost's protocol waiting on them
+/// (`decision: "block"` or exit 2 at UserPromptExpansion, PostToolBatch,
+/// TaskCreated, TaskCompleted, ConfigChange) are `lc_blocks` rows.
 pub(crate) const EVENTS: &[Event] = &[
     lc("SessionStart", "session_start"),
     lc("Setup", "setup"),
     lc("UserPromptSubmit", "user_prompt_submit"),
-    lc("UserPromptExpansion", "user_prompt_expansion"),
+    lc_blocks("UserPromptExpansion", "user_prompt_expansion"),
     st("PreToolUse", Stage::BeforeTool),
     st("PermissionRequest", Stage::ApproveTool),
     lc("PermissionDenied", "permission_denied"),
     after("PostToolUse", false),
     after("PostToolUseFailure", true),
-    lc("PostToolBatch", "post_tool_batch"),
+    lc_blocks("PostToolBatch", "post_tool_batch"),
     lc("Notification", "notification"),
     lc("MessageDisplay", "message_display"),
     lc("SubagentStart", "subagent_start"),
     lc("SubagentStop", "subagent_stop"),
-    lc("TaskCreated", "task_created"),
-    lc("TaskCompleted", "task_completed"),
+    lc_blocks("TaskCreated", "task_created"),
+    lc_blocks("TaskCompleted", "task_completed"),
     lc("Stop", "stop"),
     lc("StopFailure", "stop_failure"),
     lc("TeammateIdle", "teammate_idle"),
     lc("InstructionsLoaded", "instructions_loaded"),
-    lc("ConfigChange", "config_change"),
+    lc_blocks("ConfigChange", "config_change"),
     lc("CwdChanged", "cwd_changed"),
     lc("DirectoryAdded", "directory_added"),
     lc("FileChanged", "file_changed"),

@@ -27,7 +27,6 @@ pub(crate) mod tools;
 use std::fmt;
 use std::str::FromStr;
 
-use hookhost_protocol::LifecycleEvent;
 use serde::{Deserialize, Serialize};
 
 use spec::{Casing, Target};
@@ -94,7 +93,7 @@ impl Dialect {
                     Target::Stage(stage) => stage.as_str(),
                     Target::Lifecycle(name) => name,
                 },
-                can_refuse: can_refuse(e.target),
+                can_refuse: e.can_block(),
                 tool: e.is_about_a_tool(),
                 named_in_payload: spec.casing_of(e.native) == Casing::Snake,
                 takes_over: TAKES_OVER.contains(&(self, e.native)),
@@ -159,17 +158,6 @@ const TAKES_OVER: [(Dialect, &str); 2] = [
     (Dialect::ClaudeCode, "WorktreeCreate"),
     (Dialect::ClaudeCode, "WorktreeRemove"),
 ];
-
-/// Whether hookhost can refuse at an event that stands for `target`: a
-/// tool or model stage, or a lifecycle event that can be blocked.
-pub(crate) fn can_refuse(target: Target) -> bool {
-    match target {
-        Target::Stage(_) => true,
-        Target::Lifecycle(name) => name
-            .parse::<LifecycleEvent>()
-            .is_ok_and(LifecycleEvent::can_block),
-    }
-}
 
 /// A dialect name that is not one of [`Dialect::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

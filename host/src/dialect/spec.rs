@@ -144,6 +144,36 @@ pub(crate) const fn lc(native: &'static str, canonical: &'static str) -> Event {
     ev(native, Target::Lifecycle(canonical))
 }
 
+/// A lifecycle row for an event hookhost's protocol does not wait on, but
+/// whose agent lets a hook block it (Claude Code's ConfigChange): a
+/// command hook's block there is the agent's answer too.
+pub(crate) const fn lc_blocks(native: &'static str, canonical: &'static str) -> Event {
+    Event {
+        caps: Some(Caps {
+            block: true,
+            ..Caps::OBSERVE
+        }),
+        ..lc(native, canonical)
+    }
+}
+
+impl Event {
+    /// Whether a hook's block stops this event: a stage, a lifecycle
+    /// request event that can be blocked, or an agent's own event that it
+    /// lets a hook block ([`lc_blocks`]).
+    pub(crate) fn can_block(&self) -> bool {
+        match self.target {
+            Target::Stage(_) => true,
+            Target::Lifecycle(name) => {
+                self.caps.is_some_and(|c| c.block)
+                    || name
+                        .parse::<hookhost_protocol::LifecycleEvent>()
+                        .is_ok_and(hookhost_protocol::LifecycleEvent::can_block)
+            }
+        }
+    }
+}
+
 /// How the input keys are spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Casing {

@@ -47,7 +47,7 @@ impl ForeignEvent {
     /// lifecycle event that can be blocked. What fails at such an event
     /// must refuse.
     pub fn can_refuse(&self) -> bool {
-        crate::dialect::can_refuse(self.incoming.event.target)
+        self.incoming.event.can_block()
     }
 
     /// The refusal this event's agent reads whatever its dialect: exit 2
@@ -87,8 +87,11 @@ impl Host {
             Target::Lifecycle(name) => match name.parse::<LifecycleEvent>() {
                 Ok(ev) if ev.is_request() => Stage::Lifecycle,
                 _ => {
-                    self.announce_foreign(name, &params).await;
-                    return agent::write_answer(spec, &event.incoming, &Value::Object(Map::new()));
+                    let blocked = self.announce_foreign(name, &params).await;
+                    return match blocked {
+                        Some(reason) if event.can_refuse() => event.refusal(&reason),
+                        _ => agent::write_answer(spec, &event.incoming, &Value::Object(Map::new())),
+                    };
                 }
             },
         };
@@ -115,8 +118,9 @@ impl Host {
 
     /// A lifecycle event nobody waits on, by name (hookhost's own or an
     /// open one such as `cwd_changed`): observers get it, and the command
-    /// hooks that list it run.
-    async fn announce_foreign(&self, name: &str, params: &Value) {
+    /// hooks that list it run. Their first block, where their agent lets a
+    /// hook block the event (Claude Code's `config_change`).
+    async fn announce_foreign(&self, name: &str, params: &Value) -> Option<String> {
         let payload = params
             .get("payload")
             .and_then(Value::as_object)
@@ -126,8 +130,12 @@ impl Host {
             .get("meta")
             .and_then(|m| serde_json::from_value(m.clone()).ok())
             .unwrap_or_default();
-        if let Err(e) = self.lifecycle_named(name, meta, payload).await {
-            tracing::warn!(event = name, "cannot announce the event: {e}");
+        match self.lifecycle_named(name, meta, payload).await {
+            Ok(outcome) => outcome.blocked,
+            Err(e) => {
+                tracing::warn!(event = name, "cannot announce the event: {e}");
+                None
+            }
         }
     }
 }

@@ -229,8 +229,11 @@ impl Host {
             params.payload = payload;
             return Ok(self.lifecycle_with(params).await);
         }
-        self.announce(name, payload, meta).await;
-        Ok(LifecycleOutcome::default())
+        let blocked = self.announce(name, payload, meta).await;
+        Ok(LifecycleOutcome {
+            blocked,
+            ..LifecycleOutcome::default()
+        })
     }
 }
 
@@ -238,17 +241,31 @@ impl Host {
     /// A lifecycle event nobody waits on: emitted to observers as
     /// `lifecycle.<event>`, and run by every member that has a run for it
     /// (the command hooks that list it), all at once; their output is only
-    /// logged.
-    async fn announce(&self, event: &str, payload: Map<String, Value>, meta: Meta) {
+    /// logged, but for a block at an event the agent lets a hook block:
+    /// the first in chain order is the event's answer.
+    async fn announce(
+        &self,
+        event: &str,
+        payload: Map<String, Value>,
+        meta: Meta,
+    ) -> Option<String> {
         let payload = Value::Object(payload);
         self.emit_lifecycle(event, payload.clone(), meta);
         let mut running = tokio::task::JoinSet::new();
-        for m in self.chain().iter() {
+        for (place, m) in self.chain().iter().enumerate() {
             if let Some(notification) = m.notification(event, &payload) {
-                running.spawn(notification);
+                running.spawn(async move { (place, notification.await) });
             }
         }
-        while running.join_next().await.is_some() {}
+        let mut first: Option<(usize, String)> = None;
+        while let Some(ended) = running.join_next().await {
+            if let Ok((place, Some(reason))) = ended {
+                if first.as_ref().is_none_or(|(p, _)| place < *p) {
+                    first = Some((place, reason));
+                }
+            }
+        }
+        first.map(|(_, reason)| reason)
     }
 }
 

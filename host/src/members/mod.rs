@@ -441,14 +441,15 @@ impl Member {
     /// Its run for a lifecycle event nobody waits on (session_end,
     /// turn_end, an agent's own event such as `cwd_changed`, ...), when it
     /// has one: only a command hook that lists the event runs for it, and
-    /// its output is only logged. The event is a name, because the
-    /// vocabulary of such events is open. Owned, so the host can run every
-    /// such hook at once.
+    /// its output is only logged, except a block at an event its agent
+    /// lets a hook block, which the run gives back as the reason. The
+    /// event is a name, because the vocabulary of such events is open.
+    /// Owned, so the host can run every such hook at once.
     pub(crate) fn notification(
         &self,
         event: &str,
         payload: &Value,
-    ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
+    ) -> Option<impl std::future::Future<Output = Option<String>> + Send + 'static> {
         let runner = match &self.kind {
             MemberKind::Command(c) if c.handles(event) => Notified::Command(c.clone()),
             MemberKind::HookSet(s) if s.handles(event) => Notified::HookSet(s.clone()),

@@ -408,10 +408,11 @@ mod tests {
         let r = a.answer(reply(
             json!({"decision": "allow", "hookSpecificOutput": {"tool_input": {"command": "npm ci"}}}),
         ));
+        // Its own `decision: "allow"` is kept with the rewrite.
         assert_eq!(
             r,
             Ok(
-                json!({"action": "modify", "call": {"arguments": {"command": "npm ci", "description": null}}})
+                json!({"action": "allow", "call": {"arguments": {"command": "npm ci", "description": null}}})
             )
         );
         // A rewrite that changes nothing is no rewrite.

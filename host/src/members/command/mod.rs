@@ -340,20 +340,21 @@ impl CommandHook {
         answering.answer(reply).map_err(protocol)
     }
 
-    /// Runs the command for a lifecycle event nobody waits on (session_end,
-    /// stop, ...). Its output is read and logged, never used: the event has
-    /// already happened. A failure is logged as `on_error` says.
-    pub async fn notify(&self, event: &str, payload: &Value) {
+    /// Runs the command for a lifecycle event hookhost's protocol does not
+    /// wait on (session_end, an agent's own `config_change`, ...). Its
+    /// output is read and logged; at an event the agent lets a hook block
+    /// ([`Event::can_block`]) its block, or its failure under a policy that
+    /// fails closed, is returned as the reason, so the agent gets the block
+    /// it would get from the hook itself. Elsewhere nothing is used.
+    pub async fn notify(&self, event: &str, payload: &Value) -> Option<String> {
         let mut payload = payload.clone();
         let meta = payload.as_object_mut().and_then(|p| p.remove("meta"));
         let params = json!({"event": event, "meta": meta, "payload": payload});
-        let Some(row) = self.event_for(Stage::Lifecycle, &params) else {
-            return;
-        };
-        if self.is_prompt() {
+        let row = self.event_for(Stage::Lifecycle, &params)?;
+        if self.is_prompt() && !row.can_block() {
             // Nobody reads the answer: asking the model would only spend.
             tracing::debug!(hook = %self.name, event, "prompt hook not asked: the event takes no answer");
-            return;
+            return None;
         }
         let call = Call {
             spec: self.spec,
@@ -363,19 +364,59 @@ impl CommandHook {
             names: &self.tool_names,
         };
         if !self.selects(&call) {
-            return;
+            return None;
         }
-        if let Some(why) = &self.untrusted {
-            return self.log_failure(row, &CallError::Untrusted(why.clone()));
+        let done = match &self.untrusted {
+            Some(why) => Err(CallError::Untrusted(why.clone())),
+            None => {
+                let deadline = Instant::now() + self.program.timeout;
+                self.execute(&call.input(), &call, deadline).await
+            }
+        };
+        let failure = match done {
+            Ok(done) if matches!(done.status.code(), Some(0) | Some(2)) => {
+                return self.notified_answer(row, &done);
+            }
+            Ok(done) => self.exit_error(&done),
+            Err(e) => e,
+        };
+        self.log_failure(row, &failure);
+        let closed = self.on_error == Some(CommandOnError::Block);
+        (row.can_block() && closed).then(|| {
+            format!(
+                "command hook `{}` failed (on_error = block): {failure}",
+                self.name
+            )
+        })
+    }
+
+    /// The answer to an event hookhost does not wait on: its block where
+    /// the agent lets a hook block the event, else logged as unused.
+    fn notified_answer(&self, row: &Event, done: &Finished) -> Option<String> {
+        if !row.can_block() {
+            self.unused_answer(row, done);
+            return None;
         }
-        let deadline = Instant::now() + self.program.timeout;
-        match self.execute(&call.input(), &call, deadline).await {
-            Ok(done) => match done.status.code() {
-                Some(0) | Some(2) => self.unused_answer(row, &done),
-                _ => self.log_failure(row, &self.exit_error(&done)),
-            },
-            Err(e) => self.log_failure(row, &e),
-        }
+        let (stdout, stderr) = (done.stdout.text(), done.stderr.text());
+        let ending = Ending {
+            code: done.status.code().unwrap_or(-1),
+            stdout: &stdout,
+            stderr: &stderr,
+            truncated: done.stdout.dropped > 0,
+        };
+        let reply = match reply::read(self.spec, ending, false) {
+            Ok(reply) => reply,
+            Err(e) => {
+                let why = match e {
+                    ReadError::Exit => self.exit_error(done),
+                    ReadError::Invalid(why) => CallError::Protocol(why),
+                };
+                self.log_failure(row, &why);
+                return None;
+            }
+        };
+        let reason = reply.halt.clone().or_else(|| reply.refusal())?;
+        Some(reason.unwrap_or_else(|| format!("blocked by command hook `{}`", self.name)))
     }
 
     /// The answer to an event nobody waits on: logged, and a warning for

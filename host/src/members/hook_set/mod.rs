@@ -216,10 +216,11 @@ impl HookSet {
     }
 
     /// Runs its hooks for a lifecycle event nobody waits on, all at once;
-    /// their output is only logged, as for a lone command hook.
-    pub async fn notify(&self, event: &str, payload: &Value) {
+    /// their output is only logged, as for a lone command hook, and the
+    /// first block (in the group's order) is given back.
+    pub async fn notify(&self, event: &str, payload: &Value) -> Option<String> {
         if !self.handles(event) {
-            return;
+            return None;
         }
         let params = json!({"event": event, "payload": payload});
         let runs: Vec<_> = self
@@ -227,7 +228,7 @@ impl HookSet {
             .into_iter()
             .filter_map(|h| h.notification(event, payload))
             .collect();
-        join::all(runs).await;
+        join::all(runs).await.into_iter().flatten().next()
     }
 }
 
