@@ -50,13 +50,12 @@ fn xdg_of(config: &Path) -> PathBuf {
 
 /// `hookhost serve -c CONFIG --socket SOCKET --listen 127.0.0.1:0 EXTRA`:
 /// the child and the TCP address, once both are announced.
-/// The daemon's per-user token lives in `XDG_CONFIG_HOME/hookhost`, here
-/// `config/` beside the config file.
+/// The daemon's per-user token and trust store live in
+/// `XDG_CONFIG_HOME/hookhost`, here `xdg/` beside the config file.
 fn daemon(config: &Path, socket: &Path, extra: &[&str]) -> (Child, String) {
     let xdg = xdg_of(config);
     common::trust_all(config, None, &xdg);
     let mut child = Command::new(common::HOOKHOST)
-        .env("XDG_CONFIG_HOME", config.with_file_name("config"))
         .args(["serve", "--listen", "127.0.0.1:0", "-c"])
         .arg(config)
         .env("XDG_CONFIG_HOME", &xdg)
@@ -83,7 +82,7 @@ fn daemon(config: &Path, socket: &Path, extra: &[&str]) -> (Child, String) {
 /// The `Authorization` header line with the token the daemon serving
 /// `config` created.
 fn auth(config: &Path) -> String {
-    let path = config.with_file_name("config/hookhost/http-token");
+    let path = xdg_of(config).join("hookhost/http-token");
     let token = std::fs::read_to_string(path).unwrap();
     format!("Authorization: Bearer {}\r\n", token.trim())
 }
@@ -405,7 +404,7 @@ fn the_daemons_port_requires_the_users_token_by_default() {
     let config = hooks_toml(&dir, &settings);
     let socket = dir.join("hookhost.sock");
     let (child, addr) = daemon(&config, &socket, &[]);
-    let token_file = dir.join("config/hookhost/http-token");
+    let token_file = xdg_of(&config).join("hookhost/http-token");
     let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     let token = std::fs::read_to_string(&token_file).unwrap();

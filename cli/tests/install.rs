@@ -444,13 +444,19 @@ fn uninstall_removes_only_hookhosts_entries() {
 /// failing closed. `--no-fail-closed` sets none of it.
 #[test]
 fn install_fails_closed_where_hookhost_can_refuse() {
+    // Claude Code's open events a hook may block fail closed too, but
+    // TaskCompleted, whose block keeps the agent at work, as stop's does.
     let closed = [
         "UserPromptSubmit",
+        "UserPromptExpansion",
         "PreToolUse",
         "PermissionRequest",
         "PostToolUse",
         "PostToolUseFailure",
+        "PostToolBatch",
         "SubagentStart",
+        "TaskCreated",
+        "ConfigChange",
         "PreCompact",
     ];
     let s = scratch();
@@ -710,14 +716,18 @@ fn claude_code_refuses_the_prompt_when_hookhost_is_down() {
     assert!(said.contains("onFailure is \"block\""), "{}", run.result);
 }
 
-/// The tool gate on its own (the prompt's entry set to fail open): the
+/// The tool gate on its own (the prompt's and the batch's entries set to fail open): the
 /// model asks for the Bash call, and PreToolUse's `onFailure: "block"`
 /// refuses it.
 #[test]
 fn claude_code_refuses_the_tool_when_hookhost_is_down() {
     let run = claude_with_hookhost_down(&[], |settings| {
-        let prompt = &mut settings["hooks"]["UserPromptSubmit"][0]["hooks"][0];
-        prompt.as_object_mut().unwrap().remove("onFailure");
+        // The prompt's gate and the batch's (which would end the turn
+        // before the model sees the refusal) set to fail open.
+        for event in ["UserPromptSubmit", "PostToolBatch"] {
+            let entry = &mut settings["hooks"][event][0]["hooks"][0];
+            entry.as_object_mut().unwrap().remove("onFailure");
+        }
     });
     assert!(!run.created, "the tool ran: {}", run.result);
     let sent = run

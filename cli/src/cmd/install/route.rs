@@ -66,10 +66,14 @@ fn installed(agent: Dialect, e: &NativeEvent) -> bool {
     !e.takes_over && (agent != Dialect::Copilot || !e.named_in_payload)
 }
 
+/// Whether a refusal at `e` keeps the agent going rather than stopping
+/// it: stop and subagent_stop, and Claude Code's TaskCompleted (a block
+/// keeps the task open and the agent at work on it).
 fn is_stop(e: &NativeEvent) -> bool {
-    e.hookhost
-        .parse::<LifecycleEvent>()
-        .is_ok_and(LifecycleEvent::is_stop)
+    e.hookhost == "task_completed"
+        || e.hookhost
+            .parse::<LifecycleEvent>()
+            .is_ok_and(LifecycleEvent::is_stop)
 }
 
 /// The handler for one event, in the agent's format.
