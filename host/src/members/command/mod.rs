@@ -33,7 +33,7 @@ use tokio::time::Instant;
 use crate::config::{CommandConfig, CommandConfigError, CommandOnError};
 use crate::dialect::contract;
 use crate::dialect::matcher::{Matcher, Rule};
-use crate::dialect::reply::{self, Ending, ReadError, Reply};
+use crate::dialect::reply::{self, ReadError, Reply};
 use crate::dialect::spec::{Caps, EnvValue, Event, Spec, Target};
 use crate::dialect::stdin::Call;
 use crate::dialect::tools;
@@ -298,12 +298,7 @@ impl CommandHook {
     /// Reads a finished run into the stage's protocol result.
     fn read(&self, call: &Call<'_>, done: &Finished, input: &Value) -> Result<Value, CallError> {
         let (stdout, stderr) = (done.stdout.text(), done.stderr.text());
-        let ending = Ending {
-            code: done.status.code().unwrap_or(-1),
-            stdout: &stdout,
-            stderr: &stderr,
-            truncated: done.stdout.dropped > 0,
-        };
+        let ending = done.ending(&stdout, &stderr);
         let caps = call.event.caps;
         let protocol =
             |why: String| CallError::Protocol(format!("command hook `{}`: {why}", self.name));
@@ -398,12 +393,7 @@ impl CommandHook {
             return None;
         }
         let (stdout, stderr) = (done.stdout.text(), done.stderr.text());
-        let ending = Ending {
-            code: done.status.code().unwrap_or(-1),
-            stdout: &stdout,
-            stderr: &stderr,
-            truncated: done.stdout.dropped > 0,
-        };
+        let ending = done.ending(&stdout, &stderr);
         let reply = match reply::read(self.spec, ending, false) {
             Ok(reply) => reply,
             Err(e) => {
@@ -432,12 +422,7 @@ impl CommandHook {
             stderr = %tail(&stderr, LOG_TAIL),
             "command hook ran for an event that takes no answer; its output is not used"
         );
-        let ending = Ending {
-            code: done.status.code().unwrap_or(-1),
-            stdout: &stdout,
-            stderr: &stderr,
-            truncated: done.stdout.dropped > 0,
-        };
+        let ending = done.ending(&stdout, &stderr);
         let plain = row.caps.is_some_and(|c| c.context);
         if let Ok(mut reply) = reply::read(self.spec, ending, plain) {
             contract::limit(&Caps::OBSERVE, &mut reply, &self.name, row.native);

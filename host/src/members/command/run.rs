@@ -19,6 +19,7 @@ use tokio::process::Child;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::dialect::reply::Ending;
 use crate::error::CallError;
 
 /// The most output kept per stream; the rest is read and thrown away, so a
@@ -71,6 +72,19 @@ pub(crate) struct Captured {
 impl Captured {
     pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+}
+
+impl Finished {
+    /// How the run ended, for the answer reader, over `stdout` and
+    /// `stderr` (this run's [`Captured::text`]s).
+    pub(crate) fn ending<'a>(&self, stdout: &'a str, stderr: &'a str) -> Ending<'a> {
+        Ending {
+            code: self.status.code().unwrap_or(-1),
+            stdout,
+            stderr,
+            truncated: self.stdout.dropped > 0,
+        }
     }
 }
 
