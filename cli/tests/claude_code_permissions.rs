@@ -235,3 +235,39 @@ fn a_rewrite_alone_is_applied_and_claude_code_still_asks_for_permission() {
         "the rewrite reached Claude, and its permission check still ran: {result}"
     );
 }
+
+/// The same for every agent install routes a permission dialog from:
+/// `hookhost relay` with hookhost's chain empty answers a PermissionRequest
+/// of Claude Code, Codex, Copilot CLI and docker-agent with nothing (exit
+/// 0, no output), so each shows its own dialog; before, each got an allow.
+#[test]
+fn the_relay_gives_no_decision_at_any_agents_permission_request() {
+    let p = place();
+    let config = p.config.join("empty.toml");
+    std::fs::write(&config, "").unwrap();
+    let call = r#""tool_name": "Bash", "tool_input": {"command": "rm -rf ~"}"#;
+    let cases = [
+        ("claude-code", "PermissionRequest", call.to_string()),
+        ("codex", "PermissionRequest", call.to_string()),
+        (
+            "copilot",
+            "permissionRequest",
+            r#""toolName": "bash", "toolArgs": "{\"command\":\"rm -rf ~\"}""#.to_string(),
+        ),
+        ("docker-agent", "permission_request", call.to_string()),
+    ];
+    for (dialect, event, fields) in cases {
+        let input = format!(
+            r#"{{"session_id": "s", "cwd": "/p", "hook_event_name": "{event}", {fields}}}"#
+        );
+        let mut cmd = p.hookhost();
+        cmd.args(["relay", "--dialect", dialect, "--event", event, "-c"])
+            .arg(&config);
+        let (code, stdout, stderr) = common::run_with_stdin(&mut cmd, input.as_bytes());
+        assert_eq!(
+            (code, stdout.as_str()),
+            (0, ""),
+            "{dialect} {event}: {stderr}"
+        );
+    }
+}
