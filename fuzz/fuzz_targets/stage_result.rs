@@ -37,13 +37,14 @@ fn params(stage: Stage) -> Value {
 fn allowed(stage: Stage, d: &Decision) -> bool {
     match d {
         Decision::Approval { .. } => stage == Stage::ApproveTool,
-        Decision::Respond(_) | Decision::DenyTool(_) | Decision::Ask(_) => {
-            stage == Stage::BeforeTool
-        }
+        Decision::Respond(_)
+        | Decision::DenyTool(_)
+        | Decision::Ask(_)
+        | Decision::Allow { .. } => stage == Stage::BeforeTool,
         Decision::Modify(_) => stage.payload_key().is_some(),
-        Decision::Continue | Decision::Abort { .. } => {
-            !matches!(stage, Stage::ApproveTool | Stage::Lifecycle)
-        }
+        // At approve_tool `continue` is the abstention.
+        Decision::Continue => stage != Stage::Lifecycle,
+        Decision::Abort { .. } => !matches!(stage, Stage::ApproveTool | Stage::Lifecycle),
         Decision::Lifecycle { .. } => false,
     }
 }
@@ -79,8 +80,10 @@ fn as_params(stage: Stage, value: &Value) {
     if let Ok(again) = Chain::new(stage, start.clone()) {
         assert_eq!(again.params(), &start, "filling in is not idempotent");
     }
+    // At approve_tool the no-op is the abstention: `{}` lacks `approved`,
+    // and `approved: true` decides.
     let answer = match stage {
-        Stage::ApproveTool => json!({"approved": true}),
+        Stage::ApproveTool => json!({"action": "continue"}),
         _ => json!({}),
     };
     chain.step("noop", OnError::Deny, Ok(&answer));
