@@ -95,7 +95,13 @@ impl Host {
                 }
             },
         };
-        match self.run_stage_traced(stage, params).await {
+        // Only a chain holding an untrusted hook is traced, to name it; the
+        // common path builds no trace.
+        let run = match self.chain().iter().any(|m| m.is_untrusted()) {
+            true => self.run_stage_traced(stage, params).await,
+            false => self.run_stage(stage, params).await.map(|o| (o, Vec::new())),
+        };
+        match run {
             Ok((outcome, trace)) => {
                 let answer = agent::write_answer(spec, &event.incoming, &outcome.to_wire(stage));
                 match untrusted_notice(&trace) {

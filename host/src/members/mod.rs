@@ -464,6 +464,12 @@ impl Member {
         })
     }
 
+    /// Whether it is a project's command the user has not trusted, which
+    /// never runs (`config::trust`).
+    pub(crate) fn is_untrusted(&self) -> bool {
+        matches!(&self.kind, MemberKind::Command(c) if c.untrusted().is_some())
+    }
+
     /// Whether its verdict on a tool call guards that call: it fails
     /// closed at `stage`, or it is a builtin (`deny_tools`,
     /// `max_iterations`). Guards are asked again when a later hook renames
