@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::dialect::origin::Origin;
 use crate::members::Member;
 use crate::observe::trace;
 use crate::policy::budget::ChainBudget;
@@ -33,6 +34,9 @@ pub(crate) struct Run<'a> {
     pub(crate) sinks: Sinks<'a>,
     /// What the quality gates did at subagent_stop.
     pub(crate) gates: GateLog,
+    /// The agent's own event, when the run answers one (`hookhost relay`):
+    /// what its own command hooks read, and what they add to the answer.
+    pub(crate) origin: Option<&'a Origin>,
 }
 
 /// The quality gates' part in a subagent_stop run: whether one was
@@ -85,7 +89,7 @@ async fn step<'m>(run: &mut Run<'_>, m: &'m Member, gate: Gate<'m>, chain: &mut 
         Gate::Call(a) => (CallRecord::begin(m, run.stage, &run.sinks, a.begun), Ok(a)),
     };
     let reply = match admitted {
-        Ok(a) => record.call(a, chain.params()).await,
+        Ok(a) => record.call(a, chain.params(), run.origin).await,
         Err(why) => record.skip(why),
     };
     let reply = quality_gate(&mut run.gates, m, chain, reply);
@@ -187,6 +191,7 @@ mod tests {
                 trace: Some(&mut trace),
             },
             gates: GateLog::default(),
+            origin: None,
         };
         let chain = Chain::new(Stage::BeforeLlm, json!({"model": "m", "messages": []})).unwrap();
         let outcome = run(&mut stage_run, members, chain).await;

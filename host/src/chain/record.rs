@@ -13,6 +13,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::dialect::origin::Origin;
 use crate::error::CallError;
 use crate::members::Member;
 use crate::observe::audit::{AuditLog, AuditRecord};
@@ -119,6 +120,7 @@ impl<'m> CallRecord<'m> {
         &mut self,
         admitted: Admitted<'m>,
         params: &Value,
+        origin: Option<&Origin>,
     ) -> Result<Value, NoAnswer> {
         self.permit = Some(admitted.permit);
         MemberStats::bump(&self.member.stats.calls);
@@ -127,7 +129,7 @@ impl<'m> CallRecord<'m> {
         let granted = admitted.deadline.saturating_duration_since(admitted.begun);
         let call = self
             .member
-            .call(self.stage, params, admitted.deadline, granted)
+            .call(self.stage, params, admitted.deadline, granted, origin)
             .instrument(self.span.clone());
         // Only a prompt hook notes what its model spent: every other call
         // skips the slot (and its allocation). Boxed, the slot's future

@@ -12,6 +12,7 @@ use hookhost_protocol::Stage;
 use serde_json::{Map, Value, json};
 
 use super::Dialect;
+use super::origin::Notes;
 use super::spec::{Casing, Event, Spec, Target};
 use super::tools;
 
@@ -220,8 +221,41 @@ pub struct NativeAnswer {
     pub code: i32,
 }
 
+/// The keys that carry a reason or a message: written only when there is
+/// one, so a hook that gave none leaves the agent to say what it says
+/// then, and no `""` stands in for it.
+const REASONS: [&str; 8] = [
+    "reason",
+    "permissionDecisionReason",
+    "permission_decision_reason",
+    "stopReason",
+    "stop_reason",
+    "agent_message",
+    "user_message",
+    "message",
+];
+
+/// `v` without empty [`REASONS`], at the top and one level down.
+fn without_empty_reasons(v: Value) -> Value {
+    let Value::Object(m) = v else { return v };
+    let kept = m.into_iter().filter_map(|(k, v)| match v {
+        Value::String(s) if s.is_empty() && REASONS.contains(&k.as_str()) => None,
+        Value::Object(inner) => Some((k, without_empty_reasons_flat(inner))),
+        other => Some((k, other)),
+    });
+    Value::Object(kept.collect())
+}
+
+fn without_empty_reasons_flat(m: Map<String, Value>) -> Value {
+    let kept = m
+        .into_iter()
+        .filter(|(k, v)| !(REASONS.contains(&k.as_str()) && v.as_str().is_some_and(str::is_empty)));
+    Value::Object(kept.collect())
+}
+
 impl NativeAnswer {
     fn json(value: Value) -> NativeAnswer {
+        let value = without_empty_reasons(value);
         let stdout = match &value {
             Value::Object(o) if o.is_empty() => String::new(),
             v => v.to_string(),
@@ -284,7 +318,7 @@ pub(crate) fn write_refusal(
     let verdict = match incoming.event.target {
         Target::Stage(Stage::BeforeTool) => json!({"action": "deny_tool", "reason": reason}),
         Target::Stage(Stage::AfterTool) => {
-            json!({"action": "modify", "result": {"for_llm": reason}})
+            json!({"action": "modify", "result": {"result": {"for_llm": reason}}})
         }
         Target::Stage(Stage::ApproveTool) => json!({"approved": false, "reason": reason}),
         Target::Stage(_) => json!({"action": "abort_turn", "reason": reason}),
@@ -293,14 +327,21 @@ pub(crate) fn write_refusal(
     write_answer(spec, incoming, &verdict)
 }
 
-/// `answer` with `text` added as a message the agent shows its user
-/// (`systemMessage`, Cursor's `user_message`, docker-agent's
-/// `system_message`), after any message already there. A refusal by exit
-/// code carries its reason on stderr already, and plain-text answers
-/// (compaction instructions) have no room for it: both are left as they
+/// `answer` with what the hooks said beside the verdict ([`Notes`]): their
+/// messages for the user (`systemMessage`, Cursor's `user_message`,
+/// docker-agent's `system_message`) after any message already there, and
+/// the agent's own answer keys its own hooks gave, where the verdict did
+/// not already write that key. A refusal by exit code carries its reason
+/// on stderr, which the agent reads alone, and plain-text answers
+/// (compaction instructions) have no room for keys: both are left as they
 /// are.
-pub(crate) fn add_system_message(spec: &Spec, answer: NativeAnswer, text: &str) -> NativeAnswer {
-    if answer.code != 0 {
+pub(crate) fn add_notes(
+    spec: &'static Spec,
+    incoming: &Incoming,
+    answer: NativeAnswer,
+    notes: Notes,
+) -> NativeAnswer {
+    if answer.code != 0 || notes.is_empty() {
         return answer;
     }
     let mut object = match answer.stdout.as_str() {
@@ -311,12 +352,80 @@ pub(crate) fn add_system_message(spec: &Spec, answer: NativeAnswer, text: &str) 
         },
     };
     let key = message_key(spec.dialect);
+    let shown = object.get(key).and_then(Value::as_str).unwrap_or_default();
+    // A lifecycle verdict carries its hooks' messages already.
+    let new: Vec<&str> = notes
+        .messages
+        .iter()
+        .map(String::as_str)
+        .filter(|m| !shown.lines().any(|l| l == *m))
+        .collect();
+    if !new.is_empty() {
+        add_message(spec, &mut object, &new.join("\n"));
+    }
+    if !notes.contexts.is_empty() && !has_context(&object) {
+        let w = Writer {
+            spec,
+            event: incoming.event,
+            casing: spec.casing_of(incoming.event.native),
+        };
+        let ctx = json!({"additional_context": notes.contexts.join("\n")});
+        object = w.context(&ctx, object);
+    }
+    for (k, v) in notes.top {
+        object.entry(k).or_insert(v);
+    }
+    add_specific(spec, incoming, &mut object, notes.specific);
+    NativeAnswer::json(Value::Object(object))
+}
+
+/// Adds the agent's own `hookSpecificOutput` keys its hooks gave, where
+/// the verdict did not write them.
+fn add_specific(
+    spec: &Spec,
+    incoming: &Incoming,
+    object: &mut Map<String, Value>,
+    specific: Map<String, Value>,
+) {
+    if specific.is_empty() {
+        return;
+    }
+    let outer = match spec.dialect {
+        Dialect::DockerAgent => "hook_specific_output",
+        _ => "hookSpecificOutput",
+    };
+    let slot = object.entry(outer).or_insert_with(|| json!({}));
+    if let Some(slot) = slot.as_object_mut() {
+        if outer == "hookSpecificOutput" {
+            slot.entry("hookEventName")
+                .or_insert_with(|| Value::from(incoming.event.native));
+        }
+        for (k, v) in specific {
+            slot.entry(k).or_insert(v);
+        }
+    }
+}
+
+/// Whether an answer already carries context, in any dialect's spelling.
+fn has_context(object: &Map<String, Value>) -> bool {
+    let keys = ["additionalContext", "additional_context"];
+    let inner = ["hookSpecificOutput", "hook_specific_output"]
+        .iter()
+        .filter_map(|k| object.get(*k)?.as_object());
+    keys.iter().any(|k| object.contains_key(*k))
+        || inner
+            .into_iter()
+            .any(|m| keys.iter().any(|k| m.contains_key(*k)))
+}
+
+/// Adds `text` as the message for the user, after the one already there.
+fn add_message(spec: &Spec, object: &mut Map<String, Value>, text: &str) {
+    let key = message_key(spec.dialect);
     let joined = match object.get(key).and_then(Value::as_str) {
         Some(before) => format!("{before}\n{text}"),
         None => text.to_string(),
     };
     object.insert(key.into(), Value::from(joined));
-    NativeAnswer::json(Value::Object(object))
 }
 
 /// Where a dialect reads a message for the user.
@@ -537,8 +646,13 @@ impl Writer {
                 return self.halt(field(verdict, "reason").unwrap_or_default(), false);
             }
             "modify" => {
-                let r = verdict.get("result").cloned().unwrap_or(Value::Null);
-                self.feedback(field(&r, "for_llm").unwrap_or_default())
+                // `result` holds the whole params; the tool's own result
+                // is its `result`.
+                let text = verdict
+                    .get("result")
+                    .and_then(|params| params.get("result"))
+                    .and_then(|r| field(r, "for_llm"));
+                self.feedback(text.unwrap_or_default())
             }
             _ => Map::new(),
         };
@@ -576,12 +690,16 @@ impl Writer {
         }
     }
 
+    /// A model call's answer: `abort_turn` blocks the call (Gemini CLI
+    /// ends the turn with the reason), `hard_abort` stops the agent
+    /// (`continue: false`), as a hook's own `decision: "block"` and
+    /// `continue: false` do.
     fn model_stage(&self, verdict: &Value) -> NativeAnswer {
+        let reason = field(verdict, "reason").unwrap_or_default();
         match field(verdict, "action").unwrap_or("continue") {
-            "abort_turn" | "hard_abort" | "deny_tool" => {
-                let reason = field(verdict, "reason").unwrap_or_default();
-                let v = json!({"decision": "block", "reason": reason, "continue": false, "stopReason": reason});
-                NativeAnswer::json(v)
+            "hard_abort" => NativeAnswer::json(json!({"continue": false, "stopReason": reason})),
+            "abort_turn" | "deny_tool" => {
+                NativeAnswer::json(json!({"decision": "block", "reason": reason}))
             }
             "modify" => NativeAnswer::block(&format!(
                 "a hook rewrote the model call, which {} cannot take from a hook at {}",

@@ -19,6 +19,7 @@ mod gemini_cli;
 pub(crate) mod keys;
 pub(crate) mod matcher;
 pub(crate) mod messages;
+pub(crate) mod origin;
 pub(crate) mod reply;
 pub(crate) mod spec;
 pub(crate) mod stdin;

@@ -48,7 +48,42 @@ pub(crate) struct Reply {
     pub(crate) updated_tool_response: Option<String>,
     /// docker-agent's `metadata`: key/value notes for the approval prompt.
     pub(crate) metadata: Option<Map<String, Value>>,
+    /// Top-level keys the agent reads that hookhost's protocol has no word
+    /// for (`suppressOutput`; `continue: false` with its `stopReason`),
+    /// passed back to an agent of the hook's own dialect as they are.
+    pub(crate) native_top: Map<String, Value>,
+    /// `hookSpecificOutput` keys this reader does not interpret (Gemini's
+    /// `tailToolCallRequest`, `clearContext`, `llm_request`, ...), passed
+    /// back the same way.
+    pub(crate) native_specific: Map<String, Value>,
 }
+
+/// The `hookSpecificOutput` keys the reader interprets; every other one is
+/// the agent's own, passed back unread.
+const READ_SPECIFIC: [&str; 19] = [
+    "hookEventName",
+    "hook_event_name",
+    "permissionDecision",
+    "permission_decision",
+    "permissionDecisionReason",
+    "permission_decision_reason",
+    "updatedInput",
+    "updated_input",
+    "tool_input",
+    "additionalContext",
+    "additional_context",
+    "summary",
+    "decision",
+    "reason",
+    "updated_messages",
+    "updatedMessages",
+    "updated_tool_response",
+    "updatedToolResponse",
+    "metadata",
+];
+
+/// Top-level keys passed back unread.
+const NATIVE_TOP: [&str; 2] = ["suppressOutput", "suppress_output"];
 
 /// How a run ended, as the reader needs it.
 #[derive(Debug, Clone, Copy)]
@@ -290,7 +325,29 @@ impl Reply {
         if let Some(s) = specific {
             reply.read_payloads(s)?;
         }
+        reply.keep_native(top, specific);
         Ok(reply)
+    }
+
+    /// Keeps the keys the agent reads and the reader does not
+    /// ([`Reply::native_top`], [`Reply::native_specific`]).
+    fn keep_native(&mut self, top: &Map<String, Value>, specific: Option<&Map<String, Value>>) {
+        let mut keep = |k: &str| {
+            if let Some(v) = top.get(k) {
+                self.native_top.insert(k.to_string(), v.clone());
+            }
+        };
+        NATIVE_TOP.iter().for_each(|k| keep(k));
+        if self.halt.is_some() {
+            ["continue", "stopReason", "stop_reason"]
+                .iter()
+                .for_each(|k| keep(k));
+        }
+        let unread = specific
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| !READ_SPECIFIC.contains(&k.as_str()));
+        self.native_specific = unread.map(|(k, v)| (k.clone(), v.clone())).collect();
     }
 
     /// docker-agent's other payloads: `updated_messages` (an array),
@@ -415,9 +472,15 @@ impl Reply {
         let Some(d) = specific.get("decision").filter(|d| !d.is_null()) else {
             return Ok(());
         };
+        if d.is_string() {
+            // VS Code's Stop and SubagentStop shape:
+            // `hookSpecificOutput: {decision: "block", reason}`.
+            let reason = non_empty(string_field(specific, "reason", "reason")?);
+            return self.read_decision(specific, &reason.or(self.block.clone().flatten()));
+        }
         let d = d
             .as_object()
-            .ok_or("`hook_specific_output.decision` must be an object")?;
+            .ok_or("`hook_specific_output.decision` must be an object or a decision")?;
         if let Some(b) = string_field(d, "behavior", "behavior")? {
             if let Some(p) = parse_permission(&b, "decision.behavior")? {
                 self.permission = Some(p);
@@ -430,6 +493,19 @@ impl Reply {
             self.updated_input = Some(u.clone());
         }
         Ok(())
+    }
+
+    /// What the agent's answer keeps of this reply beside the verdict
+    /// (`dialect::origin`): the message for the user and the keys passed
+    /// back unread.
+    pub(crate) fn noted(&self) -> Reply {
+        Reply {
+            system_message: self.system_message.clone(),
+            additional_context: self.additional_context.clone(),
+            native_top: self.native_top.clone(),
+            native_specific: self.native_specific.clone(),
+            ..Reply::default()
+        }
     }
 
     /// Exit 2: a block, with stderr as the reason.
@@ -485,6 +561,19 @@ mod tests {
                 "permissionDecisionReason": "r", "updatedInput": {"a": 1},
                 "additionalContext": "c"}
         }));
+        // The halt's own keys are kept as each spelled them, for its agent.
+        assert_eq!(
+            snake.native_top,
+            json!({"continue": false, "stop_reason": "s"})
+                .as_object()
+                .cloned()
+                .unwrap()
+        );
+        let unspelled = |r: Reply| Reply {
+            native_top: Map::new(),
+            ..r
+        };
+        let (snake, camel) = (unspelled(snake), unspelled(camel));
         assert_eq!(snake, camel);
         assert_eq!(snake.halt, Some(Some("s".into())));
         assert_eq!(snake.permission, Some(Permission::Deny));

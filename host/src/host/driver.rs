@@ -10,6 +10,7 @@ use hookhost_protocol::{Chain, Outcome, Stage};
 use serde_json::Value;
 
 use crate::chain::{self, GateLog, HookTrace, Run, Sinks};
+use crate::dialect::origin::Origin;
 use crate::outcome::GateOutcome;
 use crate::policy::budget::ChainBudget;
 
@@ -42,7 +43,20 @@ impl Host {
         params: Value,
         trace: Option<&mut Vec<HookTrace>>,
     ) -> Result<Outcome, ParamsError> {
-        let (outcome, _) = self.run_gated(stage, params, trace).await?;
+        let (outcome, _) = self.run_gated(stage, params, trace, None).await?;
+        Ok(outcome)
+    }
+
+    /// One stage run answering an agent's own event (`origin`), traced
+    /// when `trace` is given: what `hookhost relay` stands on.
+    pub(super) async fn run_from(
+        &self,
+        stage: Stage,
+        params: Value,
+        trace: Option<&mut Vec<HookTrace>>,
+        origin: &Origin,
+    ) -> Result<Outcome, ParamsError> {
+        let (outcome, _) = self.run_gated(stage, params, trace, Some(origin)).await?;
         Ok(outcome)
     }
 
@@ -57,6 +71,7 @@ impl Host {
         stage: Stage,
         mut params: Value,
         trace: Option<&mut Vec<HookTrace>>,
+        origin: Option<&Origin>,
     ) -> Result<(Outcome, Option<GateOutcome>), ParamsError> {
         let stop = self.before_stop(stage, &mut params);
         let gated = GateRun::of(stage, &params);
@@ -73,6 +88,7 @@ impl Host {
                 trace,
             },
             gates: GateLog::default(),
+            origin,
         };
         let outcome = chain::run(&mut run, &members, chain).await;
         let (outcome, gate) = match &gated {

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use crate::chain::{HookTrace, NoAnswer};
 use crate::dialect::Dialect;
 use crate::dialect::agent::{self, EventError, Incoming, NativeAnswer};
+use crate::dialect::origin::Origin;
 use crate::dialect::spec::Target;
 use crate::error::CallError;
 
@@ -18,6 +19,8 @@ use super::Host;
 pub struct ForeignEvent {
     dialect: Dialect,
     incoming: Incoming,
+    /// The event as the agent sent it: what its own command hooks read.
+    input: Value,
 }
 
 impl ForeignEvent {
@@ -30,7 +33,11 @@ impl ForeignEvent {
         event: Option<&str>,
     ) -> Result<ForeignEvent, EventError> {
         let incoming = agent::read_event(dialect.spec(), input, event)?;
-        Ok(ForeignEvent { dialect, incoming })
+        Ok(ForeignEvent {
+            dialect,
+            incoming,
+            input: input.clone(),
+        })
     }
 
     /// The event's native name (`PreToolUse`).
@@ -95,19 +102,25 @@ impl Host {
                 }
             },
         };
+        let origin = Origin::new(
+            event.dialect,
+            event.incoming.event,
+            event.input.clone(),
+            params.clone(),
+        );
         // Only a chain holding an untrusted hook is traced, to name it; the
         // common path builds no trace.
-        let run = match self.chain().iter().any(|m| m.is_untrusted()) {
-            true => self.run_stage_traced(stage, params).await,
-            false => self.run_stage(stage, params).await.map(|o| (o, Vec::new())),
-        };
+        let mut trace = Vec::new();
+        let traced = self.chain().iter().any(|m| m.is_untrusted());
+        let run = self
+            .run_from(stage, params, traced.then_some(&mut trace), &origin)
+            .await;
         match run {
-            Ok((outcome, trace)) => {
+            Ok(outcome) => {
                 let answer = agent::write_answer(spec, &event.incoming, &outcome.to_wire(stage));
-                match untrusted_notice(&trace) {
-                    Some(text) => agent::add_system_message(spec, answer, &text),
-                    None => answer,
-                }
+                let mut notes = origin.notes();
+                notes.messages.extend(untrusted_notice(&trace));
+                agent::add_notes(spec, &event.incoming, answer, notes)
             }
             Err(e) if event.can_refuse() => {
                 event.refusal(&format!("hookhost refused the event: {e}"))

@@ -201,7 +201,7 @@ impl Host {
                 return unaskable(event, reason);
             }
         };
-        match self.run_gated(Stage::Lifecycle, value, None).await {
+        match self.run_gated(Stage::Lifecycle, value, None, None).await {
             Ok((outcome, gate)) => LifecycleOutcome {
                 gate,
                 ..lifecycle_outcome(event, outcome)

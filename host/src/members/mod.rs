@@ -23,6 +23,7 @@ use crate::config::{
     BreakerConfig, BuiltinConfig, CommandConfig, CommandOnError, Defaults, HookSetConfig,
     ProcessConfig, QualityGate, Scope,
 };
+use crate::dialect::origin::Origin;
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
 use crate::members::command::CommandHook;
@@ -522,16 +523,21 @@ impl Member {
     }
 
     /// Calls it, giving up at `deadline`; `budget` is the wait's nominal
-    /// length, for the timeout message.
-    pub async fn call(
+    /// length, for the timeout message. `origin` is the agent's own event
+    /// when the run answers one: a command hook of that agent reads the
+    /// event as the agent sent it, and notes what it says beyond the
+    /// verdict (`dialect::origin`).
+    pub(crate) async fn call(
         &self,
         stage: Stage,
         params: &Value,
         deadline: Instant,
         budget: Duration,
+        origin: Option<&Origin>,
     ) -> Result<Value, CallError> {
         match &self.kind {
             MemberKind::HookSet(s) => s.call(stage, params, deadline, budget).await,
+            MemberKind::Command(c) => c.call_from(stage, params, deadline, origin).await,
             _ => self.call_one(stage, params, deadline, budget).await,
         }
     }

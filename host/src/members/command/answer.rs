@@ -14,6 +14,7 @@ use hookhost_protocol::Stage;
 use hookhost_protocol::lifecycle::LifecycleEvent;
 use serde_json::{Map, Value, json};
 
+use crate::dialect::Dialect;
 use crate::dialect::messages;
 use crate::dialect::reply::{Permission, Reply};
 use crate::dialect::spec::{Event, Rewrite, Spec, Target};
@@ -66,22 +67,21 @@ pub(super) struct Answering<'a> {
     pub(super) loop_limit: Option<u32>,
 }
 
+/// The reasons a hook gave, and only those: a hook that stops, refuses or
+/// asks without saying why gets no reason of hookhost's making, so its
+/// agent shows what it shows for a hook that gave none (Gemini CLI's "No
+/// reason provided"). The log names the hook.
 impl Answering<'_> {
     fn halt(&self, r: &Option<String>) -> String {
-        r.clone()
-            .unwrap_or_else(|| format!("stopped by command hook `{}` (continue: false)", self.name))
+        r.clone().unwrap_or_default()
     }
 
     fn refusal(&self, r: &Option<String>) -> String {
-        r.clone()
-            .unwrap_or_else(|| format!("blocked by command hook `{}`", self.name))
+        r.clone().unwrap_or_default()
     }
 
     fn ask_reason(&self, reply: &Reply) -> String {
-        let reason = reply
-            .permission_reason
-            .clone()
-            .unwrap_or_else(|| format!("command hook `{}` asks the user to approve", self.name));
+        let reason = reply.permission_reason.clone().unwrap_or_default();
         with_metadata(reason, reply)
     }
 
@@ -219,9 +219,16 @@ impl Answering<'_> {
         }
     }
 
+    /// A model call's answer: a block ends the turn (`abort_turn`);
+    /// Gemini CLI's `continue: false` stops the agent (`hard_abort`), as
+    /// Gemini CLI tells the two apart (docker-agent ends the turn).
     fn model_stage(&self, reply: &Reply) -> Result<Value, String> {
         if let Some(r) = &reply.halt {
-            Ok(json!({"action": "abort_turn", "reason": self.halt(r)}))
+            let action = match self.spec.dialect {
+                Dialect::GeminiCli => "hard_abort",
+                _ => "abort_turn",
+            };
+            Ok(json!({"action": action, "reason": self.halt(r)}))
         } else if let Some(r) = reply.refusal() {
             Ok(json!({"action": "abort_turn", "reason": self.refusal(&r)}))
         } else if let Some(m) = &reply.updated_messages {
@@ -239,13 +246,16 @@ impl Answering<'_> {
     /// deny, or (at stop) Cursor's follow-up message; `None` past the
     /// hook's `loop_limit` of consecutive stop blocks.
     fn lifecycle_block(&self, name: &str, reply: &Reply) -> Option<String> {
+        let stop = name == "stop" || name == "subagent_stop";
         let block = match &reply.halt {
+            // At stop a block keeps the agent going: `continue: false`
+            // (stop it) is the opposite, so it lets the stop happen, and
+            // its own keys reach the agent beside the verdict.
+            Some(_) if stop => None,
             Some(r) => Some(self.halt(r)),
             None => reply.refusal().map(|r| self.refusal(&r)),
         };
-        let followup = (name == "stop" || name == "subagent_stop")
-            .then(|| reply.followup.clone())
-            .flatten();
+        let followup = stop.then(|| reply.followup.clone()).flatten();
         let block = block.or(followup)?;
         let over = match (self.loop_limit, self.loop_count) {
             (Some(limit), Some(count)) => count >= u64::from(limit),

@@ -33,6 +33,7 @@ use tokio::time::Instant;
 use crate::config::{CommandConfig, CommandConfigError, CommandOnError};
 use crate::dialect::contract;
 use crate::dialect::matcher::{Matcher, Rule};
+use crate::dialect::origin::Origin;
 use crate::dialect::reply::{self, ReadError, Reply};
 use crate::dialect::spec::{Caps, EnvValue, Event, Spec, Target};
 use crate::dialect::stdin::Call;
@@ -251,6 +252,21 @@ impl CommandHook {
         params: &Value,
         deadline: Instant,
     ) -> Result<Value, CallError> {
+        self.call_from(stage, params, deadline, None).await
+    }
+
+    /// [`CommandHook::call`] for a run answering an agent's own event
+    /// (`origin`): a hook of that agent's dialect and event reads the
+    /// event as the agent sent it, and every hook notes what it says
+    /// beyond the verdict (its message for the user; for the agent's own
+    /// hooks, the keys the protocol has no word for).
+    pub(crate) async fn call_from(
+        &self,
+        stage: Stage,
+        params: &Value,
+        deadline: Instant,
+        origin: Option<&Origin>,
+    ) -> Result<Value, CallError> {
         let Some(event) = self.event_for(stage, params) else {
             return Ok(neutral());
         };
@@ -264,8 +280,10 @@ impl CommandHook {
         if !self.selects(&call) {
             return Ok(neutral());
         }
-        let input = call.input();
-        let result = self.respond(&call, &input, deadline).await;
+        let input = origin
+            .and_then(|o| o.input_for(&call))
+            .unwrap_or_else(|| call.input());
+        let result = self.respond(&call, &input, deadline, origin).await;
         if let Err(e) = &result {
             self.log_failure(event, e);
         }
@@ -279,6 +297,7 @@ impl CommandHook {
         call: &Call<'_>,
         input: &Value,
         deadline: Instant,
+        origin: Option<&Origin>,
     ) -> Result<Value, CallError> {
         if let Some(why) = &self.untrusted {
             return Err(CallError::Untrusted(why.clone()));
@@ -289,14 +308,20 @@ impl CommandHook {
             let reply = model
                 .decide(call.event, input, &call.session(), limit)
                 .await?;
-            return self.answer(call, reply, input);
+            return self.answer(call, reply, input, origin);
         }
         let done = self.execute(input, call, deadline).await?;
-        self.read(call, &done, input)
+        self.read(call, &done, input, origin)
     }
 
     /// Reads a finished run into the stage's protocol result.
-    fn read(&self, call: &Call<'_>, done: &Finished, input: &Value) -> Result<Value, CallError> {
+    fn read(
+        &self,
+        call: &Call<'_>,
+        done: &Finished,
+        input: &Value,
+        origin: Option<&Origin>,
+    ) -> Result<Value, CallError> {
         let (stdout, stderr) = (done.stdout.text(), done.stderr.text());
         let ending = done.ending(&stdout, &stderr);
         let caps = call.event.caps;
@@ -310,12 +335,18 @@ impl CommandHook {
             ReadError::Exit => self.exit_error(done),
             ReadError::Invalid(why) => protocol(why),
         })?;
-        self.answer(call, reply, input)
+        self.answer(call, reply, input, origin)
     }
 
     /// A reply, limited to what its event can use, as the stage's
     /// protocol result.
-    fn answer(&self, call: &Call<'_>, mut reply: Reply, input: &Value) -> Result<Value, CallError> {
+    fn answer(
+        &self,
+        call: &Call<'_>,
+        mut reply: Reply,
+        input: &Value,
+        origin: Option<&Origin>,
+    ) -> Result<Value, CallError> {
         let protocol =
             |why: String| CallError::Protocol(format!("command hook `{}`: {why}", self.name));
         if let Some(c) = call.event.caps {
@@ -332,7 +363,12 @@ impl CommandHook {
             loop_count,
             loop_limit: self.loop_limit,
         };
-        answering.answer(reply).map_err(protocol)
+        let noted = origin.map(|o| (o, reply.noted()));
+        let result = answering.answer(reply).map_err(protocol)?;
+        if let Some((o, noted)) = noted {
+            o.note(call, &noted);
+        }
+        Ok(result)
     }
 
     /// Runs the command for a lifecycle event hookhost's protocol does not

@@ -55,6 +55,6 @@ impl CommandHook {
         done: &Finished,
         input: &Value,
     ) -> Result<Value, CallError> {
-        self.read(&self.call_for(event, params), done, input)
+        self.read(&self.call_for(event, params), done, input, None)
     }
 }

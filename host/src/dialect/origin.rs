@@ -1,0 +1,168 @@
+//! The agent's own event, kept beside the chain's params while hookhost
+//! answers it (`hookhost relay`, an agent's HTTP hook), so that a command
+//! hook written for that agent gets exactly what the agent would have
+//! sent it, and what it answers beyond the protocol's words reaches the
+//! agent unchanged.
+//!
+//! Both directions hold only for hooks of the event's own dialect and
+//! event: a Claude Code hook answering a Claude Code event. A hook of
+//! another dialect gets hookhost's translation (spec/dialects.md §2), which
+//! is an addition hookhost makes, not the agent's behaviour.
+//!
+//! In: the agent's input, verbatim, except where an earlier hook in the
+//! chain rewrote something (the tool's input, its result, the model
+//! call): those keys are written anew from the chain's params.
+//!
+//! Out: the [`Notes`] of every hook that answered, in chain order: the
+//! messages for the user (`systemMessage` and its spellings, from any
+//! dialect), and the same-dialect answer keys hookhost's protocol has no
+//! word for (`suppressOutput`, `continue: false` where it stops the agent,
+//! Gemini's `tailToolCallRequest`, `clearContext`, `llm_request`, ...).
+//! The first hook to give a key wins it.
+
+use std::sync::Mutex;
+
+use serde_json::{Map, Value};
+
+use super::Dialect;
+use super::reply::Reply;
+use hookhost_protocol::{LifecycleEvent, Stage};
+
+use super::spec::{Event, Spec, Target};
+use super::stdin::Call;
+
+/// One agent event being answered.
+#[derive(Debug)]
+pub(crate) struct Origin {
+    dialect: Dialect,
+    event: &'static Event,
+    /// What the agent sent, as it sent it.
+    input: Value,
+    /// The chain's params as read from `input`: what an earlier hook
+    /// changed is what differs from these.
+    params: Value,
+    notes: Mutex<Notes>,
+}
+
+/// What the hooks said that the chain's verdict does not carry.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Notes {
+    /// Messages for the user, in chain order.
+    pub(crate) messages: Vec<String>,
+    /// The context the event's own hooks gave, in chain order: written
+    /// when the verdict carries none (a refusal keeps no context in the
+    /// chain, but the agent keeps a refusing hook's context).
+    pub(crate) contexts: Vec<String>,
+    /// Top-level answer keys of the event's own dialect, first hook wins.
+    pub(crate) top: Map<String, Value>,
+    /// `hookSpecificOutput` keys of the event's own dialect, first hook
+    /// wins.
+    pub(crate) specific: Map<String, Value>,
+}
+
+impl Notes {
+    /// Nothing to add to the answer.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+            && self.contexts.is_empty()
+            && self.top.is_empty()
+            && self.specific.is_empty()
+    }
+}
+
+/// Whether the agent takes context from a hook at `event`: at a tool
+/// event, at a lifecycle event that builds a model request, and where the
+/// dialect reads plain output as context (Codex's SubagentStart).
+fn takes_context(spec: &Spec, event: &Event) -> bool {
+    match event.target {
+        Target::Stage(Stage::BeforeTool | Stage::AfterTool) => true,
+        Target::Stage(_) => false,
+        Target::Lifecycle(name) => {
+            let ev: Option<LifecycleEvent> = name.parse().ok();
+            ev.is_some_and(LifecycleEvent::takes_context) || spec.plain_is_context(event)
+        }
+    }
+}
+
+impl Origin {
+    /// An event of `dialect`, as the agent sent it (`input`) and as the
+    /// chain receives it (`params`).
+    pub(crate) fn new(
+        dialect: Dialect,
+        event: &'static Event,
+        input: Value,
+        params: Value,
+    ) -> Self {
+        Origin {
+            dialect,
+            event,
+            input,
+            params,
+            notes: Mutex::new(Notes::default()),
+        }
+    }
+
+    /// Whether a hook answering `call` is written for this very event.
+    fn is_native(&self, call: &Call<'_>) -> bool {
+        call.spec.dialect == self.dialect && call.event.native == self.event.native
+    }
+
+    /// The input a hook of this event's own dialect gets: the agent's, with
+    /// each of its keys whose source an earlier hook rewrote written anew
+    /// (`tool_input` after a rewrite, `tool_response` after a redaction).
+    /// `None`
+    /// for a hook of another dialect or event, which gets the translation.
+    pub(crate) fn input_for(&self, call: &Call<'_>) -> Option<Value> {
+        if !self.is_native(call) {
+            return None;
+        }
+        let mut input = self.input.clone();
+        if call.params == &self.params {
+            return Some(input);
+        }
+        let before = Call {
+            params: &self.params,
+            ..*call
+        }
+        .input();
+        let after = call.input();
+        // Only keys the agent sends: what hookhost adds to the params for
+        // its own policies (a stop's `loop_count`) is not the agent's.
+        if let (Some(out), Value::Object(after)) = (input.as_object_mut(), after) {
+            for (k, v) in after {
+                if out.contains_key(&k) && before.get(&k) != Some(&v) {
+                    out.insert(k, v);
+                }
+            }
+        }
+        Some(input)
+    }
+
+    /// Keeps what `reply` (a hook's answer to `call`) says beyond the
+    /// verdict: its message for the user, and, from a hook of this event's
+    /// own dialect, the answer keys the agent reads that the chain cannot
+    /// carry.
+    pub(crate) fn note(&self, call: &Call<'_>, reply: &Reply) {
+        let mut notes = self.notes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(msg) = &reply.system_message {
+            notes.messages.push(msg.clone());
+        }
+        if !self.is_native(call) {
+            return;
+        }
+        if takes_context(call.spec, self.event) {
+            notes.contexts.extend(reply.additional_context.clone());
+        }
+        for (k, v) in &reply.native_top {
+            notes.top.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        for (k, v) in &reply.native_specific {
+            notes.specific.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+
+    /// What the hooks noted, to add to the agent's answer.
+    pub(crate) fn notes(&self) -> Notes {
+        self.notes.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}

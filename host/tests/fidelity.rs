@@ -1,0 +1,237 @@
+//! A hook written for an agent, run by hookhost for that agent's own event
+//! (`hookhost relay`), reads what the agent would have sent it and has its
+//! whole answer reach the agent: nothing invented, dropped or inverted
+//! (spec/dialects.md §2, §7). Each test failed at 6c5714b: the reason of a
+//! PostToolUse block arrived empty, a Stop hook's `continue: false` became
+//! a block (keep going), `systemMessage`, `suppressOutput` and Gemini's
+//! own keys were dropped, the hook read hookhost's translation of the
+//! event (`tool_response` rebuilt, keys added and lost), and VS Code's
+//! Stop block was refused as unreadable.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use hookhost::{Config, Dialect, ForeignEvent, Host};
+use hookhost_testkit::scratch;
+use serde_json::{Value, json};
+
+/// A hook that keeps what it read in `seen.json` and answers `answer`.
+fn hook(dir: &Path, name: &str, dialect: &str, event: &str, answer: &str) -> String {
+    let answer_file = dir.join(format!("{name}.answer"));
+    std::fs::write(&answer_file, answer).unwrap();
+    let seen = dir.join(format!("{name}.seen.json"));
+    let script = format!("cat > {}; cat {}", seen.display(), answer_file.display());
+    format!(
+        "[hooks.commands.{name}]\ndialect = {dialect:?}\nevents = [{event:?}]\ncommand = {script:?}\n"
+    )
+}
+
+async fn host(dir: &Path, config: &str) -> Host {
+    let path = dir.join("hooks.toml");
+    std::fs::write(&path, config).unwrap();
+    Host::start(Config::load(&path).unwrap()).await
+}
+
+/// The relay's answer to `input` from agent `d`: exit code, stdout as
+/// JSON (`{}` when empty), stderr.
+async fn answer(h: &Host, d: Dialect, input: &Value) -> (i32, Value, String) {
+    let event = ForeignEvent::read(d, input, None).unwrap();
+    let a = h.answer_foreign(&event).await;
+    let out = match a.stdout.as_str() {
+        "" => json!({}),
+        s => serde_json::from_str(s).unwrap(),
+    };
+    (a.code, out, a.stderr)
+}
+
+fn seen(dir: &Path, name: &str) -> Value {
+    let path: PathBuf = dir.join(format!("{name}.seen.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn claude_bash(event: &str) -> Value {
+    json!({
+        "session_id": "s1", "transcript_path": "/t.jsonl", "cwd": "/p",
+        "permission_mode": "acceptEdits", "hook_event_name": event,
+        "tool_name": "Bash", "tool_input": {"command": "ls", "description": "list"},
+        "tool_use_id": "toolu_1",
+    })
+}
+
+#[tokio::test]
+async fn a_post_tool_use_block_reaches_claude_with_its_reason_and_its_message() {
+    let dir = scratch();
+    let answer_text = r#"{"decision":"block","reason":"lint failed","systemMessage":"ran eslint","suppressOutput":true}"#;
+    let h = host(
+        &dir,
+        &hook(&dir, "lint", "claude-code", "PostToolUse", answer_text),
+    )
+    .await;
+    let mut input = claude_bash("PostToolUse");
+    input["tool_response"] = json!({"stdout": "a", "stderr": "", "interrupted": false});
+    let (code, out, _) = answer(&h, Dialect::ClaudeCode, &input).await;
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        json!({"decision": "block", "reason": "lint failed", "systemMessage": "ran eslint", "suppressOutput": true})
+    );
+    // It read the event exactly as Claude Code sent it.
+    assert_eq!(seen(&dir, "lint"), input);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stop_hooks_continue_false_stops_the_agent_and_a_block_keeps_it_going() {
+    let dir = scratch();
+    let stop = r#"{"continue":false,"stopReason":"budget spent"}"#;
+    let h = host(&dir, &hook(&dir, "halt", "claude-code", "Stop", stop)).await;
+    let input = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "Stop", "stop_hook_active": false});
+    let (code, out, _) = answer(&h, Dialect::ClaudeCode, &input).await;
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        json!({"continue": false, "stopReason": "budget spent"})
+    );
+    // hookhost's own stop count is not in what the hook read.
+    assert_eq!(seen(&dir, "halt"), input);
+    h.shutdown().await;
+
+    let block = r#"{"decision":"block","reason":"tests still fail"}"#;
+    let h = host(&dir, &hook(&dir, "more", "claude-code", "Stop", block)).await;
+    let (_, out, _) = answer(&h, Dialect::ClaudeCode, &input).await;
+    assert_eq!(
+        out,
+        json!({"decision": "block", "reason": "tests still fail"})
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn gemini_after_agent_stop_is_not_a_retry_and_its_own_keys_reach_it() {
+    let dir = scratch();
+    let stop =
+        r#"{"continue":false,"stopReason":"enough","hookSpecificOutput":{"clearContext":true}}"#;
+    let h = host(&dir, &hook(&dir, "halt", "gemini-cli", "AfterAgent", stop)).await;
+    let input = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "AfterAgent",
+        "timestamp": "2026-11-27T00:00:00Z", "prompt": "hi", "prompt_response": "done",
+        "stop_hook_active": false});
+    let (code, out, _) = answer(&h, Dialect::GeminiCli, &input).await;
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        json!({"continue": false, "stopReason": "enough",
+            "hookSpecificOutput": {"hookEventName": "AfterAgent", "clearContext": true}})
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn gemini_model_hooks_block_the_call_rewrite_it_and_speak_in_plain_text() {
+    let dir = scratch();
+    let request =
+        json!({"model": "gemini-2.5-pro", "messages": [{"role": "user", "content": "hi"}]});
+    let input = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "BeforeModel",
+        "timestamp": "2026-11-27T00:00:00Z", "llm_request": request});
+
+    let block = r#"{"decision":"block","reason":"over budget"}"#;
+    let h = host(&dir, &hook(&dir, "b", "gemini-cli", "BeforeModel", block)).await;
+    let (_, out, _) = answer(&h, Dialect::GeminiCli, &input).await;
+    // A block of the model call, not a stop of the agent.
+    assert_eq!(out, json!({"decision": "block", "reason": "over budget"}));
+    assert_eq!(seen(&dir, "b"), input);
+    h.shutdown().await;
+
+    let rewrite = json!({"hookSpecificOutput": {"hookEventName": "BeforeModel",
+        "llm_request": {"messages": [{"role": "user", "content": "hello"}]}}});
+    let h = host(
+        &dir,
+        &hook(&dir, "r", "gemini-cli", "BeforeModel", &rewrite.to_string()),
+    )
+    .await;
+    let (_, out, _) = answer(&h, Dialect::GeminiCli, &input).await;
+    assert_eq!(out, rewrite);
+    h.shutdown().await;
+
+    let h = host(
+        &dir,
+        &hook(
+            &dir,
+            "p",
+            "gemini-cli",
+            "BeforeModel",
+            "remember the budget",
+        ),
+    )
+    .await;
+    let (_, out, _) = answer(&h, Dialect::GeminiCli, &input).await;
+    assert_eq!(out, json!({"systemMessage": "remember the budget"}));
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_rewrite_by_an_earlier_hook_is_all_a_later_hook_reads_differently() {
+    let dir = scratch();
+    let first = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"ls -la","description":"list"}}}"#;
+    let config = format!(
+        "{}priority = 1\n{}priority = 2\n",
+        hook(&dir, "a_rewrite", "claude-code", "PreToolUse", first),
+        hook(
+            &dir,
+            "b_reader",
+            "claude-code",
+            "PreToolUse",
+            r#"{"systemMessage":"checked"}"#
+        ),
+    );
+    let h = host(&dir, &config).await;
+    let input = claude_bash("PreToolUse");
+    let (_, out, _) = answer(&h, Dialect::ClaudeCode, &input).await;
+    let mut expected = input.clone();
+    expected["tool_input"]["command"] = json!("ls -la");
+    assert_eq!(seen(&dir, "b_reader"), expected);
+    assert_eq!(out["systemMessage"], "checked");
+    assert_eq!(
+        out["hookSpecificOutput"]["updatedInput"],
+        expected["tool_input"]
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hook_of_another_dialect_reads_the_translation_and_is_still_heard() {
+    let dir = scratch();
+    let h = host(
+        &dir,
+        &hook(
+            &dir,
+            "g",
+            "gemini-cli",
+            "BeforeTool",
+            r#"{"systemMessage":"seen by a Gemini hook","hookSpecificOutput":{"clearContext":true}}"#,
+        ),
+    )
+    .await;
+    let (_, out, _) = answer(&h, Dialect::ClaudeCode, &claude_bash("PreToolUse")).await;
+    // Its message reaches the user; its Gemini-only key means nothing to
+    // Claude Code and is not passed on.
+    assert_eq!(out, json!({"systemMessage": "seen by a Gemini hook"}));
+    let read = seen(&dir, "g");
+    assert_eq!(read["hook_event_name"], "BeforeTool");
+    assert_eq!(read["tool_name"], "run_shell_command");
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn vs_codes_stop_block_in_hook_specific_output_keeps_the_agent_going() {
+    let dir = scratch();
+    let block = r#"{"hookSpecificOutput":{"hookEventName":"Stop","decision":"block","reason":"run the tests"}}"#;
+    let h = host(&dir, &hook(&dir, "v", "copilot", "Stop", block)).await;
+    let input = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "Stop",
+        "timestamp": 1_764_201_600_000_u64, "stop_hook_active": false});
+    let (code, out, _) = answer(&h, Dialect::Copilot, &input).await;
+    assert_eq!(code, 0);
+    assert_eq!(out["decision"], "block");
+    assert_eq!(out["reason"], "run the tests");
+    h.shutdown().await;
+}
