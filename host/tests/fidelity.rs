@@ -235,3 +235,116 @@ async fn vs_codes_stop_block_in_hook_specific_output_keeps_the_agent_going() {
     assert_eq!(out["reason"], "run the tests");
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_event_nobody_waits_on_is_read_as_sent_and_its_message_reaches_the_user() {
+    let dir = scratch();
+    let h = host(
+        &dir,
+        &hook(
+            &dir,
+            "i",
+            "codex",
+            "Interrupt",
+            r#"{"systemMessage":"watch the tide"}"#,
+        ),
+    )
+    .await;
+    let input = json!({"session_id": "s1", "turn_id": "t9", "model": "gpt-5", "cwd": "/p",
+        "transcript_path": null, "hook_event_name": "Interrupt", "reason": "user"});
+    let (code, out, _) = answer(&h, Dialect::Codex, &input).await;
+    assert_eq!((code, out), (0, json!({"systemMessage": "watch the tide"})));
+    assert_eq!(seen(&dir, "i"), input);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn codex_answers_its_schemas_refuse_are_set_aside_as_codex_sets_them_aside() {
+    let dir = scratch();
+    let reserved = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedPermissions":[]}}}"#;
+    let h = host(
+        &dir,
+        &hook(&dir, "p", "codex", "PermissionRequest", reserved),
+    )
+    .await;
+    let mut input = claude_bash("PermissionRequest");
+    input["turn_id"] = json!("t1");
+    let (code, out, _) = answer(&h, Dialect::Codex, &input).await;
+    // No decision: Codex asks its user, as it does for that answer.
+    assert_eq!((code, out), (0, json!({})));
+    h.shutdown().await;
+
+    let block = r#"{"decision":"block","reason":"no compaction"}"#;
+    let h = host(&dir, &hook(&dir, "c", "codex", "PreCompact", block)).await;
+    let input = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "PreCompact", "trigger": "auto"});
+    let (_, out, _) = answer(&h, Dialect::Codex, &input).await;
+    assert_eq!(out, json!({}));
+    h.shutdown().await;
+
+    let stop = r#"{"continue":false,"stopReason":"not now"}"#;
+    let h = host(&dir, &hook(&dir, "c2", "codex", "PreCompact", stop)).await;
+    let (_, out, _) = answer(&h, Dialect::Codex, &input).await;
+    assert_eq!(out, json!({"continue": false, "stopReason": "not now"}));
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn codex_subagent_start_takes_context_and_no_block() {
+    let dir = scratch();
+    let answer_text = r#"{"continue":false,"stopReason":"skip","hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"child context"}}"#;
+    let h = host(
+        &dir,
+        &hook(&dir, "s", "codex", "SubagentStart", answer_text),
+    )
+    .await;
+    let input = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "SubagentStart",
+        "agent_id": "a1", "agent_type": "worker"});
+    let (code, out, _) = answer(&h, Dialect::Codex, &input).await;
+    assert_eq!(code, 0);
+    assert!(out.get("decision").is_none(), "{out}");
+    assert_eq!(
+        out["hookSpecificOutput"]["additionalContext"],
+        "child context"
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn claude_hooks_own_stop_approval_input_and_plain_context_reach_claude_as_written() {
+    let dir = scratch();
+    let input = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "UserPromptSubmit", "prompt": "hi"});
+    let stop = r#"{"continue":false,"stopReason":"not now"}"#;
+    let h = host(
+        &dir,
+        &hook(&dir, "u", "claude-code", "UserPromptSubmit", stop),
+    )
+    .await;
+    let (_, out, _) = answer(&h, Dialect::ClaudeCode, &input).await;
+    // A stop, not a block of the prompt.
+    assert_eq!(out, json!({"continue": false, "stopReason": "not now"}));
+    h.shutdown().await;
+
+    let plain = "remember the style guide";
+    let h = host(
+        &dir,
+        &hook(&dir, "p", "claude-code", "UserPromptSubmit", plain),
+    )
+    .await;
+    let event = ForeignEvent::read(Dialect::ClaudeCode, &input, None).unwrap();
+    let a = h.answer_foreign(&event).await;
+    assert_eq!((a.code, a.stdout.as_str()), (0, plain));
+    h.shutdown().await;
+
+    let allow = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"ls -la"}}}}"#;
+    let h = host(
+        &dir,
+        &hook(&dir, "a", "claude-code", "PermissionRequest", allow),
+    )
+    .await;
+    let (_, out, _) = answer(&h, Dialect::ClaudeCode, &claude_bash("PermissionRequest")).await;
+    assert_eq!(
+        out["hookSpecificOutput"]["decision"],
+        json!({"behavior": "allow", "updatedInput": {"command": "ls -la"}})
+    );
+    h.shutdown().await;
+}

@@ -12,7 +12,6 @@ use hookhost_protocol::Stage;
 use serde_json::{Map, Value, json};
 
 use super::Dialect;
-use super::origin::Notes;
 use super::spec::{Casing, Event, Spec, Target};
 use super::tools;
 
@@ -254,7 +253,7 @@ fn without_empty_reasons_flat(m: Map<String, Value>) -> Value {
 }
 
 impl NativeAnswer {
-    fn json(value: Value) -> NativeAnswer {
+    pub(super) fn json(value: Value) -> NativeAnswer {
         let value = without_empty_reasons(value);
         let stdout = match &value {
             Value::Object(o) if o.is_empty() => String::new(),
@@ -327,109 +326,8 @@ pub(crate) fn write_refusal(
     write_answer(spec, incoming, &verdict)
 }
 
-/// `answer` with what the hooks said beside the verdict ([`Notes`]): their
-/// messages for the user (`systemMessage`, Cursor's `user_message`,
-/// docker-agent's `system_message`) after any message already there, and
-/// the agent's own answer keys its own hooks gave, where the verdict did
-/// not already write that key. A refusal by exit code carries its reason
-/// on stderr, which the agent reads alone, and plain-text answers
-/// (compaction instructions) have no room for keys: both are left as they
-/// are.
-pub(crate) fn add_notes(
-    spec: &'static Spec,
-    incoming: &Incoming,
-    answer: NativeAnswer,
-    notes: Notes,
-) -> NativeAnswer {
-    if answer.code != 0 || notes.is_empty() {
-        return answer;
-    }
-    let mut object = match answer.stdout.as_str() {
-        "" => Map::new(),
-        s => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Object(m)) => m,
-            _ => return answer,
-        },
-    };
-    let key = message_key(spec.dialect);
-    let shown = object.get(key).and_then(Value::as_str).unwrap_or_default();
-    // A lifecycle verdict carries its hooks' messages already.
-    let new: Vec<&str> = notes
-        .messages
-        .iter()
-        .map(String::as_str)
-        .filter(|m| !shown.lines().any(|l| l == *m))
-        .collect();
-    if !new.is_empty() {
-        add_message(spec, &mut object, &new.join("\n"));
-    }
-    if !notes.contexts.is_empty() && !has_context(&object) {
-        let w = Writer {
-            spec,
-            event: incoming.event,
-            casing: spec.casing_of(incoming.event.native),
-        };
-        let ctx = json!({"additional_context": notes.contexts.join("\n")});
-        object = w.context(&ctx, object);
-    }
-    for (k, v) in notes.top {
-        object.entry(k).or_insert(v);
-    }
-    add_specific(spec, incoming, &mut object, notes.specific);
-    NativeAnswer::json(Value::Object(object))
-}
-
-/// Adds the agent's own `hookSpecificOutput` keys its hooks gave, where
-/// the verdict did not write them.
-fn add_specific(
-    spec: &Spec,
-    incoming: &Incoming,
-    object: &mut Map<String, Value>,
-    specific: Map<String, Value>,
-) {
-    if specific.is_empty() {
-        return;
-    }
-    let outer = match spec.dialect {
-        Dialect::DockerAgent => "hook_specific_output",
-        _ => "hookSpecificOutput",
-    };
-    let slot = object.entry(outer).or_insert_with(|| json!({}));
-    if let Some(slot) = slot.as_object_mut() {
-        if outer == "hookSpecificOutput" {
-            slot.entry("hookEventName")
-                .or_insert_with(|| Value::from(incoming.event.native));
-        }
-        for (k, v) in specific {
-            slot.entry(k).or_insert(v);
-        }
-    }
-}
-
-/// Whether an answer already carries context, in any dialect's spelling.
-fn has_context(object: &Map<String, Value>) -> bool {
-    let keys = ["additionalContext", "additional_context"];
-    let inner = ["hookSpecificOutput", "hook_specific_output"]
-        .iter()
-        .filter_map(|k| object.get(*k)?.as_object());
-    keys.iter().any(|k| object.contains_key(*k))
-        || inner
-            .into_iter()
-            .any(|m| keys.iter().any(|k| m.contains_key(*k)))
-}
-
-/// Adds `text` as the message for the user, after the one already there.
-fn add_message(spec: &Spec, object: &mut Map<String, Value>, text: &str) {
-    let key = message_key(spec.dialect);
-    let joined = match object.get(key).and_then(Value::as_str) {
-        Some(before) => format!("{before}\n{text}"),
-        None => text.to_string(),
-    };
-    object.insert(key.into(), Value::from(joined));
-}
-
 /// Where a dialect reads a message for the user.
-fn message_key(d: Dialect) -> &'static str {
+pub(super) fn message_key(d: Dialect) -> &'static str {
     match d {
         Dialect::Cursor => "user_message",
         Dialect::DockerAgent => "system_message",
@@ -440,13 +338,22 @@ fn message_key(d: Dialect) -> &'static str {
 /// A JSON answer being built.
 type Object = Map<String, Value>;
 
-struct Writer {
+pub(super) struct Writer {
     spec: &'static Spec,
     event: &'static Event,
     casing: Casing,
 }
 
 impl Writer {
+    /// The writer of `event`'s answers in `spec`.
+    pub(super) fn of(spec: &'static Spec, event: &'static Event) -> Writer {
+        Writer {
+            spec,
+            event,
+            casing: spec.casing_of(event.native),
+        }
+    }
+
     fn d(&self) -> Dialect {
         self.spec.dialect
     }
@@ -595,7 +502,7 @@ fn strip_nulls(v: Value) -> Value {
 impl Writer {
     /// Adds the chain's `additional_context` to an answer, in the
     /// dialect's spelling, where it has one.
-    fn context(&self, verdict: &Value, mut m: Object) -> Object {
+    pub(super) fn context(&self, verdict: &Value, mut m: Object) -> Object {
         let Some(ctx) = field(verdict, "additional_context") else {
             return m;
         };
@@ -745,6 +652,13 @@ impl Writer {
     /// `followup_message`.
     fn block_event(&self, name: &str, reason: &str, mut v: Object) -> Object {
         let stop = name == "stop" || name == "subagent_stop";
+        // Codex's PreCompact answer has the common keys only: a hook stops
+        // compaction with `continue: false` (codex-rs/hooks/src/events/compact.rs).
+        if self.d() == Dialect::Codex && name == "pre_compact" {
+            v.insert("continue".into(), Value::Bool(false));
+            v.insert("stopReason".into(), Value::from(reason));
+            return v;
+        }
         let (key, value) = match self.d() {
             Dialect::Cursor if stop => ("followup_message", reason),
             Dialect::Cursor => {

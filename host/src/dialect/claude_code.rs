@@ -63,4 +63,6 @@ pub(crate) const SPEC: Spec = Spec {
     matcher_aliases: &[],
     plain_context: &["session_start", "user_prompt_submit", "pre_compact"],
     json_from_stderr: false,
+    unusable: super::spec::takes_any,
+    block_needs_reason: false,
 };

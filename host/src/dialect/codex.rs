@@ -7,12 +7,21 @@
 use hookhost_protocol::Stage;
 
 use super::Dialect;
-use super::spec::{Casing, Event, Matching, Rewrite, Spec, Stamp, lc, st};
+use super::spec::{Caps, Casing, Event, Matching, Rewrite, Spec, Stamp, Target, lc, st, with_caps};
 
 /// Codex's events (the documented ten, and three its source adds).
 const EVENTS: &[Event] = &[
     lc("SessionStart", "session_start"),
-    lc("SubagentStart", "subagent_start"),
+    // Context only: Codex reads no block here, not even `continue: false`
+    // (codex-rs/hooks/src/events/subagent_start.rs).
+    with_caps(
+        "SubagentStart",
+        Target::Lifecycle("subagent_start"),
+        Caps {
+            context: true,
+            ..Caps::OBSERVE
+        },
+    ),
     st("PreToolUse", Stage::BeforeTool),
     st("PermissionRequest", Stage::ApproveTool),
     st("PostToolUse", Stage::AfterTool),
@@ -41,4 +50,6 @@ pub(crate) const SPEC: Spec = Spec {
     matcher_aliases: &[("apply_patch", &["Edit", "Write"])],
     plain_context: &["session_start", "user_prompt_submit", "subagent_start"],
     json_from_stderr: false,
+    unusable: super::codex_answers::unusable,
+    block_needs_reason: true,
 };

@@ -49,4 +49,6 @@ pub(crate) const SPEC: Spec = Spec {
     matcher_aliases: &[],
     plain_context: &[],
     json_from_stderr: false,
+    unusable: super::spec::takes_any,
+    block_needs_reason: false,
 };

@@ -159,4 +159,6 @@ pub(crate) const SPEC: Spec = Spec {
     // Unused: each event's contract says where plain stdout is context.
     plain_context: &[],
     json_from_stderr: false,
+    unusable: super::spec::takes_any,
+    block_needs_reason: false,
 };

@@ -10,6 +10,7 @@
 pub(crate) mod agent;
 mod claude_code;
 mod codex;
+mod codex_answers;
 pub(crate) mod contract;
 mod copilot;
 mod cursor;
@@ -19,6 +20,7 @@ mod gemini_cli;
 pub(crate) mod keys;
 pub(crate) mod matcher;
 pub(crate) mod messages;
+pub(crate) mod notes;
 pub(crate) mod origin;
 pub(crate) mod reply;
 pub(crate) mod spec;

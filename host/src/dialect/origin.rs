@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use serde_json::{Map, Value};
 
 use super::Dialect;
-use super::reply::Reply;
+use super::reply::{Permission, Reply};
 use hookhost_protocol::{LifecycleEvent, Stage};
 
 use super::spec::{Event, Spec, Target};
@@ -58,6 +58,12 @@ pub(crate) struct Notes {
     /// `hookSpecificOutput` keys of the event's own dialect, first hook
     /// wins.
     pub(crate) specific: Map<String, Value>,
+    /// Every context of the event's own hooks was plain stdout.
+    pub(crate) plain: bool,
+    /// At a permission request, the first own hook's allow with a new
+    /// input (Claude Code's `decision.updatedInput`), which the agent runs
+    /// in place of the call: the protocol's approval carries no input.
+    pub(crate) approved_input: Option<Value>,
 }
 
 impl Notes {
@@ -67,6 +73,7 @@ impl Notes {
             && self.contexts.is_empty()
             && self.top.is_empty()
             && self.specific.is_empty()
+            && self.approved_input.is_none()
     }
 }
 
@@ -102,9 +109,17 @@ impl Origin {
         }
     }
 
-    /// Whether a hook answering `call` is written for this very event.
-    fn is_native(&self, call: &Call<'_>) -> bool {
-        call.spec.dialect == self.dialect && call.event.native == self.event.native
+    /// Whether a hook of `spec` listed under `event` is written for this
+    /// very event.
+    fn is_native(&self, spec: &Spec, event: &Event) -> bool {
+        spec.dialect == self.dialect && event.native == self.event.native
+    }
+
+    /// The agent's input as sent, for a hook of its own dialect and event
+    /// at an event nobody waits on, where no hook rewrites anything.
+    pub(crate) fn input_as_sent(&self, call: &Call<'_>) -> Option<Value> {
+        self.is_native(call.spec, call.event)
+            .then(|| self.input.clone())
     }
 
     /// The input a hook of this event's own dialect gets: the agent's, with
@@ -113,7 +128,7 @@ impl Origin {
     /// `None`
     /// for a hook of another dialect or event, which gets the translation.
     pub(crate) fn input_for(&self, call: &Call<'_>) -> Option<Value> {
-        if !self.is_native(call) {
+        if !self.is_native(call.spec, call.event) {
             return None;
         }
         let mut input = self.input.clone();
@@ -138,20 +153,31 @@ impl Origin {
         Some(input)
     }
 
-    /// Keeps what `reply` (a hook's answer to `call`) says beyond the
-    /// verdict: its message for the user, and, from a hook of this event's
-    /// own dialect, the answer keys the agent reads that the chain cannot
-    /// carry.
-    pub(crate) fn note(&self, call: &Call<'_>, reply: &Reply) {
+    /// Keeps what `reply` (the answer of a hook of `spec` listed under
+    /// `event`) says beyond the verdict: its message for the user, and,
+    /// from a hook of this event's own dialect, the answer keys the agent
+    /// reads that the chain cannot carry.
+    pub(crate) fn note(&self, spec: &Spec, event: &Event, reply: &Reply) {
         let mut notes = self.notes.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(msg) = &reply.system_message {
             notes.messages.push(msg.clone());
         }
-        if !self.is_native(call) {
+        if !self.is_native(spec, event) {
             return;
         }
-        if takes_context(call.spec, self.event) {
-            notes.contexts.extend(reply.additional_context.clone());
+        if takes_context(spec, self.event) {
+            if let Some(ctx) = &reply.additional_context {
+                notes.plain = (notes.contexts.is_empty() || notes.plain) && reply.plain;
+                notes.contexts.push(ctx.clone());
+            }
+        }
+        if reply.permission == Some(Permission::Allow) && notes.approved_input.is_none() {
+            let approval = matches!(event.target, Target::Stage(Stage::ApproveTool));
+            notes.approved_input = reply
+                .updated_input
+                .clone()
+                .filter(|_| approval)
+                .map(Value::Object);
         }
         for (k, v) in &reply.native_top {
             notes.top.entry(k.clone()).or_insert_with(|| v.clone());

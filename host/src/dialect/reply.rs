@@ -36,6 +36,9 @@ pub(crate) struct Reply {
     pub(crate) updated_input: Option<Map<String, Value>>,
     /// `additional_context`, or plain text on stdout where it is context.
     pub(crate) additional_context: Option<String>,
+    /// The context was plain stdout, which some agents frame apart from
+    /// JSON context (Claude Code: "hook success: ...").
+    pub(crate) plain: bool,
     pub(crate) system_message: Option<String>,
     pub(crate) summary: Option<String>,
     /// Cursor's `followup_message`: at stop, the next instruction.
@@ -113,11 +116,20 @@ pub(crate) enum ReadError {
 /// this event.
 pub(crate) fn read(
     spec: &Spec,
+    event: &str,
     end: Ending<'_>,
     plain_is_context: bool,
 ) -> Result<Reply, ReadError> {
     match end.code {
-        0 => read_output(spec, end, plain_is_context).map_err(ReadError::Invalid),
+        0 => read_output(spec, event, end, plain_is_context).map_err(ReadError::Invalid),
+        2 if spec.block_needs_reason && end.stderr.trim().is_empty() => {
+            tracing::warn!(
+                event,
+                "command hook exited 2 with no reason, which {} does not take as a block; set aside",
+                spec.dialect
+            );
+            Ok(Reply::default())
+        }
         2 => Ok(Reply::blocked(end.stderr)),
         _ => Err(ReadError::Exit),
     }
@@ -154,7 +166,12 @@ pub(crate) fn unquote(value: Value) -> Result<Value, String> {
     }
 }
 
-fn read_output(spec: &Spec, end: Ending<'_>, plain_is_context: bool) -> Result<Reply, String> {
+fn read_output(
+    spec: &Spec,
+    event: &str,
+    end: Ending<'_>,
+    plain_is_context: bool,
+) -> Result<Reply, String> {
     let text = match json_answer(spec, end.stdout, end.stderr) {
         Ok(json) => {
             let value: Value = serde_json::from_str(json).map_err(|e| match end.truncated {
@@ -162,13 +179,23 @@ fn read_output(spec: &Spec, end: Ending<'_>, plain_is_context: bool) -> Result<R
                     .to_string(),
                 false => format!("stdout starts with `{{` but is not one JSON document: {e}"),
             })?;
-            return Reply::from_json(&unquote(value)?);
+            let value = unquote(value)?;
+            if let Some(Err(why)) = value.as_object().map(|m| (spec.unusable)(event, m)) {
+                tracing::warn!(
+                    event,
+                    "command hook answer set aside, as {} sets it aside: {why}",
+                    spec.dialect
+                );
+                return Ok(Reply::default());
+            }
+            return Reply::from_json(&value);
         }
         Err(plain) => plain,
     };
     let text = non_empty(Some(text.to_string()));
     Ok(match (plain_is_context, spec.json_from_stderr) {
         (true, _) => Reply {
+            plain: text.is_some(),
             additional_context: text,
             ..Reply::default()
         },
@@ -339,7 +366,7 @@ impl Reply {
         };
         NATIVE_TOP.iter().for_each(|k| keep(k));
         if self.halt.is_some() {
-            ["continue", "stopReason", "stop_reason"]
+            ["continue", "stopReason", "stop_reason", "reason"]
                 .iter()
                 .for_each(|k| keep(k));
         }
@@ -502,6 +529,9 @@ impl Reply {
         Reply {
             system_message: self.system_message.clone(),
             additional_context: self.additional_context.clone(),
+            plain: self.plain,
+            updated_input: self.updated_input.clone(),
+            permission: self.permission,
             native_top: self.native_top.clone(),
             native_specific: self.native_specific.clone(),
             ..Reply::default()
@@ -635,17 +665,22 @@ mod tests {
             assert!(Reply::from_json(&bad).is_err(), "{bad}");
         }
         let claude = Dialect::ClaudeCode.spec();
-        let two = read(claude, ending(0, "{}\n{\"decision\":\"block\"}", ""), false);
+        let two = read(
+            claude,
+            "PreToolUse",
+            ending(0, "{}\n{\"decision\":\"block\"}", ""),
+            false,
+        );
         assert!(matches!(two, Err(ReadError::Invalid(e)) if e.contains("one JSON document")));
         let cut = Ending {
             truncated: true,
             ..ending(0, "{\"decision\": \"blo", "")
         };
         assert!(
-            matches!(read(claude, cut, false), Err(ReadError::Invalid(e)) if e.contains("cut"))
+            matches!(read(claude, "PreToolUse", cut, false), Err(ReadError::Invalid(e)) if e.contains("cut"))
         );
         assert_eq!(
-            read(claude, ending(1, "{}", ""), false),
+            read(claude, "PreToolUse", ending(1, "{}", ""), false),
             Err(ReadError::Exit)
         );
     }
@@ -654,17 +689,24 @@ mod tests {
     fn exit_2_beats_json_and_plain_text_is_context_only_where_defined() {
         let claude = Dialect::ClaudeCode.spec();
         let allow = r#"{"hookSpecificOutput":{"permissionDecision":"allow"}}"#;
-        let r = read(claude, ending(2, allow, "touches /etc"), false).expect("read");
+        let r = read(
+            claude,
+            "PreToolUse",
+            ending(2, allow, "touches /etc"),
+            false,
+        )
+        .expect("read");
         assert_eq!(r.refusal(), Some(Some("touches /etc".into())));
-        let r = read(claude, ending(0, "use tabs\n", ""), true).expect("read");
+        let r = read(claude, "PreToolUse", ending(0, "use tabs\n", ""), true).expect("read");
         assert_eq!(r.additional_context.as_deref(), Some("use tabs"));
-        let r = read(claude, ending(0, "debug noise", ""), false).expect("read");
+        let r = read(claude, "PreToolUse", ending(0, "debug noise", ""), false).expect("read");
         assert_eq!(r, Reply::default());
         // Gemini: JSON on stderr when stdout is empty, a JSON string parsed
         // twice, plain text a message for the user.
         let gemini = Dialect::GeminiCli.spec();
         let r = read(
             gemini,
+            "BeforeTool",
             ending(0, "", r#"{"decision":"deny","reason":"no"}"#),
             false,
         )
@@ -672,12 +714,13 @@ mod tests {
         assert_eq!(r.refusal(), Some(Some("no".into())));
         let r = read(
             gemini,
+            "BeforeTool",
             ending(0, r#""{\"decision\":\"block\"}""#, ""),
             false,
         )
         .expect("read");
         assert!(r.block.is_some());
-        let r = read(gemini, ending(0, "hello", ""), false).expect("read");
+        let r = read(gemini, "PreToolUse", ending(0, "hello", ""), false).expect("read");
         assert_eq!(r.system_message.as_deref(), Some("hello"));
     }
 }

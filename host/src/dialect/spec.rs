@@ -2,6 +2,7 @@
 //! file fills in, read by the translations in both directions.
 
 use hookhost_protocol::Stage;
+use serde_json::{Map, Value};
 
 use super::Dialect;
 
@@ -266,6 +267,18 @@ pub(crate) struct Spec {
     pub(crate) plain_context: &'static [&'static str],
     /// JSON is read from stderr when stdout is empty (Gemini CLI).
     pub(crate) json_from_stderr: bool,
+    /// The answers the agent reads as having no effect, by event: `Err`
+    /// says why such an answer is set aside (logged, and read as no
+    /// answer) rather than obeyed. Codex checks every answer against its
+    /// event's schema; the others take any answer.
+    pub(crate) unusable: fn(&str, &Map<String, Value>) -> Result<(), String>,
+    /// An exit 2 with nothing on stderr is not a block (Codex).
+    pub(crate) block_needs_reason: bool,
+}
+
+/// [`Spec::unusable`] of a dialect that takes every answer.
+pub(crate) fn takes_any(_event: &str, _answer: &Map<String, Value>) -> Result<(), String> {
+    Ok(())
 }
 
 impl Event {

@@ -2,12 +2,15 @@
 //! that agent's format: what `hookhost relay` (and an agent's HTTP hook)
 //! stands on.
 
+use std::sync::Arc;
+
 use hookhost_protocol::{LifecycleEvent, Stage};
 use serde_json::{Map, Value};
 
 use crate::chain::{HookTrace, NoAnswer};
 use crate::dialect::Dialect;
 use crate::dialect::agent::{self, EventError, Incoming, NativeAnswer};
+use crate::dialect::notes;
 use crate::dialect::origin::Origin;
 use crate::dialect::spec::Target;
 use crate::error::CallError;
@@ -38,6 +41,16 @@ impl ForeignEvent {
             incoming,
             input: input.clone(),
         })
+    }
+
+    /// The session it belongs to (`""` when the agent named none).
+    fn session(&self) -> &str {
+        self.incoming
+            .params
+            .get("meta")
+            .and_then(|m| m.get("session_key"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// The event's native name (`PreToolUse`).
@@ -93,13 +106,7 @@ impl Host {
             Target::Stage(s) => s,
             Target::Lifecycle(name) => match name.parse::<LifecycleEvent>() {
                 Ok(ev) if ev.is_request() => Stage::Lifecycle,
-                _ => {
-                    let blocked = self.announce_foreign(name, &params).await;
-                    return match blocked {
-                        Some(reason) if event.can_refuse() => event.refusal(&reason),
-                        _ => agent::write_answer(spec, &event.incoming, &Value::Object(Map::new())),
-                    };
-                }
+                _ => return self.answer_announced(event, name).await,
             },
         };
         let origin = Origin::new(
@@ -120,7 +127,7 @@ impl Host {
                 let answer = agent::write_answer(spec, &event.incoming, &outcome.to_wire(stage));
                 let mut notes = origin.notes();
                 notes.messages.extend(untrusted_notice(&trace));
-                agent::add_notes(spec, &event.incoming, answer, notes)
+                notes::add_notes(spec, &event.incoming, answer, notes)
             }
             Err(e) if event.can_refuse() => {
                 event.refusal(&format!("hookhost refused the event: {e}"))
@@ -137,9 +144,12 @@ impl Host {
 
     /// A lifecycle event nobody waits on, by name (hookhost's own or an
     /// open one such as `cwd_changed`): observers get it, and the command
-    /// hooks that list it run. Their first block, where their agent lets a
-    /// hook block the event (Claude Code's `config_change`).
-    async fn announce_foreign(&self, name: &str, params: &Value) -> Option<String> {
+    /// hooks that list it run, all at once. The answer is their first
+    /// block in chain order, where their agent lets a hook block the event
+    /// (Claude Code's `config_change`), else nothing, with what they said
+    /// beside it (messages, the agent's own keys) either way.
+    async fn answer_announced(&self, event: &ForeignEvent, name: &str) -> NativeAnswer {
+        let params = &event.incoming.params;
         let payload = params
             .get("payload")
             .and_then(Value::as_object)
@@ -149,11 +159,26 @@ impl Host {
             .get("meta")
             .and_then(|m| serde_json::from_value(m.clone()).ok())
             .unwrap_or_default();
-        match self.lifecycle_named(name, meta, payload).await {
-            Ok(outcome) => outcome.blocked,
-            Err(e) => {
-                tracing::warn!(event = name, "cannot announce the event: {e}");
-                None
+        if let Ok(ev) = name.parse::<LifecycleEvent>() {
+            if ev == LifecycleEvent::SessionEnd {
+                self.session_ended(event.session());
+            }
+        }
+        let origin = Arc::new(Origin::new(
+            event.dialect,
+            event.incoming.event,
+            event.input.clone(),
+            params.clone(),
+        ));
+        let blocked = self
+            .announce(name, payload, meta, Some(origin.clone()))
+            .await;
+        let spec = event.dialect.spec();
+        match blocked {
+            Some(reason) if event.can_refuse() => event.refusal(&reason),
+            _ => {
+                let answer = agent::write_answer(spec, &event.incoming, &Value::Object(Map::new()));
+                notes::add_notes(spec, &event.incoming, answer, origin.notes())
             }
         }
     }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::dialect::origin::Origin;
 use crate::outcome::{Approval, LifecycleOutcome, StageOutcome, ToolOutcome};
 
 use super::*;
@@ -190,7 +191,7 @@ impl Host {
             if event == LifecycleEvent::SessionEnd {
                 self.session_ended(params.meta.session_key.as_deref().unwrap_or_default());
             }
-            self.announce(event.as_str(), params.payload, params.meta)
+            self.announce(event.as_str(), params.payload, params.meta, None)
                 .await;
             return LifecycleOutcome::default();
         }
@@ -229,7 +230,7 @@ impl Host {
             params.payload = payload;
             return Ok(self.lifecycle_with(params).await);
         }
-        let blocked = self.announce(name, payload, meta).await;
+        let blocked = self.announce(name, payload, meta, None).await;
         Ok(LifecycleOutcome {
             blocked,
             ..LifecycleOutcome::default()
@@ -243,29 +244,35 @@ impl Host {
     /// (the command hooks that list it), all at once; their output is only
     /// logged, but for a block at an event the agent lets a hook block:
     /// the first in chain order is the event's answer.
-    async fn announce(
+    pub(super) async fn announce(
         &self,
         event: &str,
         payload: Map<String, Value>,
         meta: Meta,
+        origin: Option<Arc<Origin>>,
     ) -> Option<String> {
         let payload = Value::Object(payload);
         self.emit_lifecycle(event, payload.clone(), meta);
         let mut running = tokio::task::JoinSet::new();
         for (place, m) in self.chain().iter().enumerate() {
-            if let Some(notification) = m.notification(event, &payload) {
+            if let Some(notification) = m.notification(event, &payload, origin.clone()) {
                 running.spawn(async move { (place, notification.await) });
             }
         }
-        let mut first: Option<(usize, String)> = None;
-        while let Some(ended) = running.join_next().await {
-            if let Ok((place, Some(reason))) = ended {
-                if first.as_ref().is_none_or(|(p, _)| place < *p) {
-                    first = Some((place, reason));
+        let mut ended = Vec::new();
+        while let Some(done) = running.join_next().await {
+            ended.extend(done.ok());
+        }
+        // In chain order, whichever finished first.
+        ended.sort_by_key(|(place, _)| *place);
+        if let Some(o) = &origin {
+            for (_, (_, heard)) in &ended {
+                if let Some(h) = heard {
+                    o.note(h.spec, h.event, &h.reply);
                 }
             }
         }
-        first.map(|(_, reason)| reason)
+        ended.into_iter().find_map(|(_, (block, _))| block)
     }
 }
 

@@ -522,9 +522,10 @@ exit 1"#,
         ),
     );
     let hook = hook_for(&dir, &path, &["session_end"]);
-    hook.notify(
+    hook.notify_from(
         "session_end",
         &json!({"meta": {"session_key": "s-9"}, "reason": "logout"}),
+        None,
     )
     .await;
     let written = std::fs::read_to_string(&log).expect("the hook ran");
@@ -535,7 +536,7 @@ exit 1"#,
     assert!(input.get("meta").is_none());
     // Not configured for stop: nothing runs.
     std::fs::remove_file(&log).expect("remove log");
-    hook.notify("stop", &json!({})).await;
+    hook.notify_from("stop", &json!({}), None).await;
     assert!(!log.exists());
 }
 

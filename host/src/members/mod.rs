@@ -26,7 +26,7 @@ use crate::config::{
 use crate::dialect::origin::Origin;
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
-use crate::members::command::CommandHook;
+use crate::members::command::{CommandHook, Heard};
 use crate::members::hook_set::HookSet;
 use crate::observe::stats::MemberStats;
 use crate::policy::breaker::Breaker;
@@ -450,7 +450,9 @@ impl Member {
         &self,
         event: &str,
         payload: &Value,
-    ) -> Option<impl std::future::Future<Output = Option<String>> + Send + 'static> {
+        origin: Option<Arc<Origin>>,
+    ) -> Option<impl std::future::Future<Output = (Option<String>, Option<Heard>)> + Send + 'static>
+    {
         let runner = match &self.kind {
             MemberKind::Command(c) if c.handles(event) => Notified::Command(c.clone()),
             MemberKind::HookSet(s) if s.handles(event) => Notified::HookSet(s.clone()),
@@ -459,8 +461,8 @@ impl Member {
         let (payload, event) = (payload.clone(), event.to_string());
         Some(async move {
             match runner {
-                Notified::Command(c) => c.notify(&event, &payload).await,
-                Notified::HookSet(s) => s.notify(&event, &payload).await,
+                Notified::Command(c) => c.notify_from(&event, &payload, origin.as_deref()).await,
+                Notified::HookSet(s) => (s.notify(&event, &payload).await, None),
             }
         })
     }

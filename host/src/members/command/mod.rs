@@ -76,6 +76,15 @@ pub struct CommandHook {
     untrusted: Option<String>,
 }
 
+/// A hook's answer at an event nobody waits on, kept for the agent's own
+/// answer: what [`Origin::note`] takes.
+#[derive(Debug)]
+pub(crate) struct Heard {
+    pub(crate) spec: &'static Spec,
+    pub(crate) event: &'static Event,
+    pub(crate) reply: Reply,
+}
+
 /// How the script ended, for error reports.
 fn describe_status(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
@@ -331,10 +340,11 @@ impl CommandHook {
             contract::check_strict(&c, call.event.native, &stdout).map_err(protocol)?;
         }
         let plain = self.spec.plain_is_context(call.event);
-        let reply = reply::read(self.spec, ending, plain).map_err(|e| match e {
-            ReadError::Exit => self.exit_error(done),
-            ReadError::Invalid(why) => protocol(why),
-        })?;
+        let reply =
+            reply::read(self.spec, call.event.native, ending, plain).map_err(|e| match e {
+                ReadError::Exit => self.exit_error(done),
+                ReadError::Invalid(why) => protocol(why),
+            })?;
         self.answer(call, reply, input, origin)
     }
 
@@ -366,7 +376,7 @@ impl CommandHook {
         let noted = origin.map(|o| (o, reply.noted()));
         let result = answering.answer(reply).map_err(protocol)?;
         if let Some((o, noted)) = noted {
-            o.note(call, &noted);
+            o.note(call.spec, call.event, &noted);
         }
         Ok(result)
     }
@@ -377,15 +387,25 @@ impl CommandHook {
     /// ([`Event::can_block`]) its block, or its failure under a policy that
     /// fails closed, is returned as the reason, so the agent gets the block
     /// it would get from the hook itself. Elsewhere nothing is used.
-    pub async fn notify(&self, event: &str, payload: &Value) -> Option<String> {
+    /// For an agent's own event (`origin`) a hook of that agent reads it
+    /// as sent, and the answer read is given back beside the block, for
+    /// the agent's answer ([`Origin::note`]).
+    pub(crate) async fn notify_from(
+        &self,
+        event: &str,
+        payload: &Value,
+        origin: Option<&Origin>,
+    ) -> (Option<String>, Option<Heard>) {
         let mut payload = payload.clone();
         let meta = payload.as_object_mut().and_then(|p| p.remove("meta"));
         let params = json!({"event": event, "meta": meta, "payload": payload});
-        let row = self.event_for(Stage::Lifecycle, &params)?;
+        let Some(row) = self.event_for(Stage::Lifecycle, &params) else {
+            return (None, None);
+        };
         if self.is_prompt() && !row.can_block() {
             // Nobody reads the answer: asking the model would only spend.
             tracing::debug!(hook = %self.name, event, "prompt hook not asked: the event takes no answer");
-            return None;
+            return (None, None);
         }
         let call = Call {
             spec: self.spec,
@@ -395,29 +415,48 @@ impl CommandHook {
             names: &self.tool_names,
         };
         if !self.selects(&call) {
-            return None;
+            return (None, None);
         }
         let done = match &self.untrusted {
             Some(why) => Err(CallError::Untrusted(why.clone())),
             None => {
                 let deadline = Instant::now() + self.program.timeout;
-                self.execute(&call.input(), &call, deadline).await
+                let input = origin
+                    .and_then(|o| o.input_as_sent(&call))
+                    .unwrap_or_else(|| call.input());
+                self.execute(&input, &call, deadline).await
             }
         };
         let failure = match done {
             Ok(done) if matches!(done.status.code(), Some(0) | Some(2)) => {
-                return self.notified_answer(row, &done);
+                let heard = origin.and_then(|_| self.heard(row, &done));
+                return (self.notified_answer(row, &done), heard);
             }
             Ok(done) => self.exit_error(&done),
             Err(e) => e,
         };
         self.log_failure(row, &failure);
         let closed = self.on_error == Some(CommandOnError::Block);
-        (row.can_block() && closed).then(|| {
+        let block = (row.can_block() && closed).then(|| {
             format!(
                 "command hook `{}` failed (on_error = block): {failure}",
                 self.name
             )
+        });
+        (block, None)
+    }
+
+    /// What a run said at an event nobody waits on, read for the agent's
+    /// answer (its message, its own keys); `None` when it cannot be read.
+    fn heard(&self, row: &'static Event, done: &Finished) -> Option<Heard> {
+        let (stdout, stderr) = (done.stdout.text(), done.stderr.text());
+        let plain = self.spec.plain_is_context(row);
+        let reply =
+            reply::read(self.spec, row.native, done.ending(&stdout, &stderr), plain).ok()?;
+        Some(Heard {
+            spec: self.spec,
+            event: row,
+            reply: reply.noted(),
         })
     }
 
@@ -430,7 +469,7 @@ impl CommandHook {
         }
         let (stdout, stderr) = (done.stdout.text(), done.stderr.text());
         let ending = done.ending(&stdout, &stderr);
-        let reply = match reply::read(self.spec, ending, false) {
+        let reply = match reply::read(self.spec, row.native, ending, false) {
             Ok(reply) => reply,
             Err(e) => {
                 let why = match e {
@@ -460,7 +499,7 @@ impl CommandHook {
         );
         let ending = done.ending(&stdout, &stderr);
         let plain = row.caps.is_some_and(|c| c.context);
-        if let Ok(mut reply) = reply::read(self.spec, ending, plain) {
+        if let Ok(mut reply) = reply::read(self.spec, row.native, ending, plain) {
             contract::limit(&Caps::OBSERVE, &mut reply, &self.name, row.native);
         }
     }

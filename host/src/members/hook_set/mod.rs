@@ -226,9 +226,12 @@ impl HookSet {
         let runs: Vec<_> = self
             .selected(&params)
             .into_iter()
-            .filter_map(|h| h.notification(event, payload))
+            .filter_map(|h| h.notification(event, payload, None))
             .collect();
-        join::all(runs).await.into_iter().flatten().next()
+        join::all(runs)
+            .await
+            .into_iter()
+            .find_map(|(block, _)| block)
     }
 }
 

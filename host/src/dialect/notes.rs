@@ -1,0 +1,150 @@
+//! The agent's answer, completed with what the hooks said beside the
+//! chain's verdict ([`Notes`], gathered by `origin`): their messages for
+//! the user, the context of a refusing hook, the agent's own answer keys,
+//! an approval's new input, a stop, and plain-text context kept plain.
+//! spec/dialects.md §7 "Beside the verdict".
+
+use serde_json::{Map, Value, json};
+
+use super::Dialect;
+use super::agent::{Incoming, NativeAnswer, Writer, message_key};
+use super::origin::Notes;
+use super::spec::{Spec, Target};
+
+type Object = Map<String, Value>;
+
+/// `answer` with `notes` added where the verdict did not write the key
+/// itself. A refusal by exit code carries its reason on stderr, which the
+/// agent reads alone, and plain-text answers (compaction instructions)
+/// have no room for keys: both are left as they are.
+pub(crate) fn add_notes(
+    spec: &'static Spec,
+    incoming: &Incoming,
+    answer: NativeAnswer,
+    notes: Notes,
+) -> NativeAnswer {
+    if answer.code != 0 || notes.is_empty() {
+        return answer;
+    }
+    let mut object = match answer.stdout.as_str() {
+        "" => Map::new(),
+        s => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => m,
+            _ => return answer,
+        },
+    };
+    add_messages(spec, &mut object, &notes.messages);
+    if !notes.contexts.is_empty() && !has_context(&object) {
+        let ctx = json!({"additional_context": notes.contexts.join("\n")});
+        object = Writer::of(spec, incoming.event).context(&ctx, object);
+    }
+    let halted = notes.top.get("continue") == Some(&Value::Bool(false));
+    for (k, v) in notes.top {
+        object.entry(k).or_insert(v);
+    }
+    add_specific(spec, incoming, &mut object, notes.specific);
+    if let Some(input) = notes.approved_input {
+        add_approved_input(&mut object, input);
+    }
+    if halted && matches!(incoming.event.target, Target::Lifecycle(_)) {
+        // The agent's own hook stopped it: its agent reads that first, and
+        // says so ("stopped"), not that the event was blocked.
+        object.remove("decision");
+        object.remove("reason");
+    }
+    match plain_context(spec, incoming, &object, notes.plain) {
+        Some(text) => NativeAnswer {
+            stdout: text,
+            stderr: String::new(),
+            code: 0,
+        },
+        None => NativeAnswer::json(Value::Object(object)),
+    }
+}
+
+/// Adds the messages the answer does not show yet (a lifecycle verdict
+/// carries its hooks' messages already), after the one there.
+fn add_messages(spec: &Spec, object: &mut Object, messages: &[String]) {
+    let key = message_key(spec.dialect);
+    let shown = object.get(key).and_then(Value::as_str).unwrap_or_default();
+    let new: Vec<&str> = messages
+        .iter()
+        .map(String::as_str)
+        .filter(|m| !shown.lines().any(|l| l == *m))
+        .collect();
+    if new.is_empty() {
+        return;
+    }
+    let joined = match shown {
+        "" => new.join("\n"),
+        before => format!("{before}\n{}", new.join("\n")),
+    };
+    object.insert(key.into(), Value::from(joined));
+}
+
+/// Adds the agent's own `hookSpecificOutput` keys its hooks gave, where
+/// the verdict did not write them.
+fn add_specific(spec: &Spec, incoming: &Incoming, object: &mut Object, specific: Object) {
+    if specific.is_empty() {
+        return;
+    }
+    let outer = match spec.dialect {
+        Dialect::DockerAgent => "hook_specific_output",
+        _ => "hookSpecificOutput",
+    };
+    let slot = object.entry(outer).or_insert_with(|| json!({}));
+    if let Some(slot) = slot.as_object_mut() {
+        if outer == "hookSpecificOutput" {
+            slot.entry("hookEventName")
+                .or_insert_with(|| Value::from(incoming.event.native));
+        }
+        for (k, v) in specific {
+            slot.entry(k).or_insert(v);
+        }
+    }
+}
+
+/// An approval's new input, beside `decision.behavior: "allow"`.
+fn add_approved_input(object: &mut Object, input: Value) {
+    let decision = object
+        .get_mut("hookSpecificOutput")
+        .and_then(|s| s.get_mut("decision"))
+        .and_then(Value::as_object_mut);
+    if let Some(d) = decision.filter(|d| d.get("behavior") == Some(&Value::from("allow"))) {
+        d.entry("updatedInput").or_insert(input);
+    }
+}
+
+/// Whether an answer already carries context, in any dialect's spelling.
+fn has_context(object: &Object) -> bool {
+    let keys = ["additionalContext", "additional_context"];
+    let inner = ["hookSpecificOutput", "hook_specific_output"]
+        .iter()
+        .filter_map(|k| object.get(*k)?.as_object());
+    keys.iter().any(|k| object.contains_key(*k))
+        || inner
+            .into_iter()
+            .any(|m| keys.iter().any(|k| m.contains_key(*k)))
+}
+
+/// The answer as plain text, when it is nothing but context that the
+/// event's own hooks wrote as plain stdout: Claude Code and Codex show
+/// plain output apart from JSON context ("hook success: ..."), so it goes
+/// back as they wrote it.
+fn plain_context(spec: &Spec, incoming: &Incoming, object: &Object, plain: bool) -> Option<String> {
+    if !plain || !matches!(spec.dialect, Dialect::ClaudeCode | Dialect::Codex) {
+        return None;
+    }
+    let specific = object.get("hookSpecificOutput")?.as_object()?;
+    let only_context = object.len() == 1
+        && specific.len() == 2
+        && specific.get("hookEventName") == Some(&Value::from(incoming.event.native));
+    only_context
+        .then(|| {
+            specific
+                .get("additionalContext")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .flatten()
+}
