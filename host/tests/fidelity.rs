@@ -348,3 +348,85 @@ async fn claude_hooks_own_stop_approval_input_and_plain_context_reach_claude_as_
     );
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn gemini_runs_read_as_gemini_reads_them_and_their_answers_merge_as_it_merges_them() {
+    let dir = scratch();
+    let bt = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "BeforeTool",
+        "timestamp": "2026-11-27T00:00:00Z", "tool_name": "run_shell_command",
+        "tool_input": {"command": "ls"}});
+    let script = |code: i32, text: &str| {
+        format!(
+            "[hooks.commands.g{code}]\ndialect = \"gemini-cli\"\nevents = [\"BeforeTool\"]\ncommand = \"cat >/dev/null; echo '{text}' >&2; exit {code}\"\n"
+        )
+    };
+    // Exit 1 with text: a warning for the user, the call goes on.
+    let h = host(&dir, &script(1, "lint is slow")).await;
+    let (_, out, _) = answer(&h, Dialect::GeminiCli, &bt).await;
+    assert_eq!(out, json!({"systemMessage": "Warning: lint is slow"}));
+    h.shutdown().await;
+    // Exit 3 with text: a refusal (hookhost made it a failure, let through).
+    let h = host(&dir, &script(3, "not here")).await;
+    let (_, out, _) = answer(&h, Dialect::GeminiCli, &bt).await;
+    assert_eq!(out, json!({"decision": "deny", "reason": "not here"}));
+    h.shutdown().await;
+
+    let sel = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "BeforeToolSelection",
+        "timestamp": "2026-11-27T00:00:00Z", "llm_request": {"model": "m", "messages": []}});
+    let tc = |mode: &str, names: &str| {
+        format!(
+            r#"{{"hookSpecificOutput":{{"hookEventName":"BeforeToolSelection","toolConfig":{{"mode":"{mode}","allowedFunctionNames":[{names}]}}}}}}"#
+        )
+    };
+    let config = format!(
+        "{}priority = 1\n{}priority = 2\n",
+        hook(
+            &dir,
+            "a",
+            "gemini-cli",
+            "BeforeToolSelection",
+            &tc("AUTO", "\"tool2\"")
+        ),
+        hook(
+            &dir,
+            "b",
+            "gemini-cli",
+            "BeforeToolSelection",
+            &tc("ANY", "\"tool1\"")
+        ),
+    );
+    let h = host(&dir, &config).await;
+    let (_, out, _) = answer(&h, Dialect::GeminiCli, &sel).await;
+    assert_eq!(
+        out["hookSpecificOutput"]["toolConfig"],
+        json!({"mode": "ANY", "allowedFunctionNames": ["tool1", "tool2"]})
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn copilot_and_cursor_answers_mean_what_their_agents_read() {
+    let dir = scratch();
+    let allow = r#"{"behavior":"allow","message":"fine"}"#;
+    let h = host(
+        &dir,
+        &hook(&dir, "c", "copilot", "permissionRequest", allow),
+    )
+    .await;
+    let input = json!({"sessionId": "s1", "timestamp": 1_764_201_600_000_u64, "cwd": "/p",
+        "toolName": "bash", "toolArgs": "{\"command\":\"ls\"}"});
+    let event = ForeignEvent::read(Dialect::Copilot, &input, Some("permissionRequest")).unwrap();
+    let a = h.answer_foreign(&event).await;
+    let out: Value = serde_json::from_str(&a.stdout).unwrap();
+    assert_eq!(out["behavior"], "allow");
+    h.shutdown().await;
+
+    let deny = r#"{"permission":"deny","user_message":"nope"}"#;
+    let h = host(&dir, &hook(&dir, "s", "cursor", "stop", deny)).await;
+    let input = json!({"conversation_id": "c1", "generation_id": "g1", "hook_event_name": "stop",
+        "status": "completed", "loop_count": 0, "workspace_roots": ["/p"]});
+    let (_, out, _) = answer(&h, Dialect::Cursor, &input).await;
+    // Cursor reads only followup_message at stop: no continuation invented.
+    assert!(out.get("followup_message").is_none(), "{out}");
+    h.shutdown().await;
+}

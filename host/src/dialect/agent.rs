@@ -388,8 +388,9 @@ impl Writer {
             }
             Dialect::GeminiCli => json!({"decision": decision, "reason": reason,
                 "hookSpecificOutput": {"tool_input": args}}),
+            // The user's message is the hooks' own `user_message` (notes).
             Dialect::Cursor => json!({"permission": decision, "agent_message": reason,
-                "user_message": reason, "updated_input": args}),
+                "updated_input": args}),
             Dialect::Copilot => json!({"permissionDecision": decision,
                 "permissionDecisionReason": reason, "modifiedArgs": args}),
             _ => json!({"hook_specific_output": {"permission_decision": decision,

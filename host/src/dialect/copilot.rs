@@ -7,7 +7,17 @@
 use hookhost_protocol::Stage;
 
 use super::Dialect;
-use super::spec::{Casing, Event, Matching, Rewrite, Spec, Stamp, after, lc, st};
+use super::spec::{
+    Caps, Casing, Event, Matching, Rewrite, Spec, Stamp, Target, after, lc, st, with_caps,
+};
+
+/// Copilot CLI's notification and subagentStart: their `additionalContext`
+/// reaches the model (the notification's as a message, the sub-agent's
+/// before its prompt), and nothing else is read.
+const CONTEXT_ONLY: Caps = Caps {
+    context: true,
+    ..Caps::OBSERVE
+};
 
 /// Copilot CLI's thirteen events, then VS Code's PascalCase ones.
 const EVENTS: &[Event] = &[
@@ -18,9 +28,17 @@ const EVENTS: &[Event] = &[
     after("postToolUse", false),
     after("postToolUseFailure", true),
     st("permissionRequest", Stage::ApproveTool),
-    lc("notification", "notification"),
+    with_caps(
+        "notification",
+        Target::Lifecycle("notification"),
+        CONTEXT_ONLY,
+    ),
     lc("agentStop", "stop"),
-    lc("subagentStart", "subagent_start"),
+    with_caps(
+        "subagentStart",
+        Target::Lifecycle("subagent_start"),
+        CONTEXT_ONLY,
+    ),
     lc("subagentStop", "subagent_stop"),
     lc("errorOccurred", "on_error"),
     lc("preCompact", "pre_compact"),

@@ -15,6 +15,7 @@ pub(crate) mod contract;
 mod copilot;
 mod cursor;
 mod docker_agent;
+mod gemini_answers;
 mod gemini_cli;
 #[cfg(feature = "conformance")]
 pub(crate) mod keys;

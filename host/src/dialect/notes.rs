@@ -38,7 +38,9 @@ pub(crate) fn add_notes(
         let ctx = json!({"additional_context": notes.contexts.join("\n")});
         object = Writer::of(spec, incoming.event).context(&ctx, object);
     }
-    let halted = notes.top.get("continue") == Some(&Value::Bool(false));
+    // A stop alone, where the hook did not block too.
+    let halted = notes.top.get("continue") == Some(&Value::Bool(false))
+        && !notes.top.contains_key("decision");
     for (k, v) in notes.top {
         object.entry(k).or_insert(v);
     }

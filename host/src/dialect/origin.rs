@@ -77,6 +77,60 @@ impl Notes {
     }
 }
 
+/// Adds one hook's `key` to what earlier hooks gave, as Gemini CLI merges
+/// its hooks' answers (hookAggregator.ts): a later hook's value wins, an
+/// object is merged key by key, reasons are joined with newlines, and
+/// `toolConfig` is merged by its own rule.
+fn merge(into: &mut Map<String, Value>, key: &str, value: &Value) {
+    let merged = match (into.get(key), value) {
+        (Some(Value::Object(old)), Value::Object(new)) if key == "toolConfig" => {
+            tool_config(old, new)
+        }
+        (Some(Value::Object(old)), Value::Object(new)) => {
+            let mut both = old.clone();
+            both.extend(new.clone());
+            Value::Object(both)
+        }
+        (Some(Value::String(old)), Value::String(new)) if REASONS.contains(&key) => {
+            Value::from(format!("{old}\n{new}"))
+        }
+        _ => value.clone(),
+    };
+    into.insert(key.to_string(), merged);
+}
+
+/// The texts joined rather than replaced.
+const REASONS: [&str; 3] = ["stopReason", "stop_reason", "reason"];
+
+/// Gemini CLI's merge of two tool configs: `NONE` beats `ANY` beats
+/// `AUTO`; the allowed function names are the sorted union (none under
+/// `NONE`).
+fn tool_config(old: &Map<String, Value>, new: &Map<String, Value>) -> Value {
+    let mode = |m: &Map<String, Value>| {
+        m.get("mode")
+            .and_then(Value::as_str)
+            .unwrap_or("AUTO")
+            .to_string()
+    };
+    let modes = [mode(old), mode(new)];
+    let mode = ["NONE", "ANY"]
+        .into_iter()
+        .find(|m| modes.iter().any(|x| x == m))
+        .unwrap_or("AUTO");
+    let mut names: Vec<String> = [old, new]
+        .iter()
+        .filter_map(|m| m.get("allowedFunctionNames")?.as_array())
+        .flatten()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names.dedup();
+    if mode == "NONE" {
+        names.clear();
+    }
+    serde_json::json!({"mode": mode, "allowedFunctionNames": names})
+}
+
 /// Whether the agent takes context from a hook at `event`: at a tool
 /// event, at a lifecycle event that builds a model request, and where the
 /// dialect reads plain output as context (Codex's SubagentStart).
@@ -180,10 +234,10 @@ impl Origin {
                 .map(Value::Object);
         }
         for (k, v) in &reply.native_top {
-            notes.top.entry(k.clone()).or_insert_with(|| v.clone());
+            merge(&mut notes.top, k, v);
         }
         for (k, v) in &reply.native_specific {
-            notes.specific.entry(k.clone()).or_insert_with(|| v.clone());
+            merge(&mut notes.specific, k, v);
         }
     }
 

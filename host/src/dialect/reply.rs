@@ -12,6 +12,8 @@
 use hookhost_protocol::action::type_name;
 use serde_json::{Map, Value};
 
+use super::Dialect;
+use super::gemini_answers;
 use super::spec::Spec;
 
 /// A script's permission decision.
@@ -120,6 +122,9 @@ pub(crate) fn read(
     end: Ending<'_>,
     plain_is_context: bool,
 ) -> Result<Reply, ReadError> {
+    if spec.dialect == Dialect::GeminiCli {
+        return gemini_answers::read(end);
+    }
     match end.code {
         0 => read_output(spec, event, end, plain_is_context).map_err(ReadError::Invalid),
         2 if spec.block_needs_reason && end.stderr.trim().is_empty() => {
@@ -339,6 +344,13 @@ impl Reply {
         if let Some(s) = specific {
             reply.read_permission_request(s)?;
         }
+        // Copilot CLI's permissionRequest answer: `{behavior, message}`.
+        if let Some(b) = string_field(top, "behavior", "behavior")? {
+            reply.permission = parse_permission(&b, "behavior")?.or(reply.permission);
+            if let Some(m) = non_empty(string_field(top, "message", "message")?) {
+                reply.permission_reason = Some(m);
+            }
+        }
         reply.followup = non_empty(string_field(top, "followup_message", "followupMessage")?);
         reply.additional_context = non_empty(either_string(
             specific,
@@ -369,6 +381,11 @@ impl Reply {
             ["continue", "stopReason", "stop_reason", "reason"]
                 .iter()
                 .for_each(|k| keep(k));
+            // A block given beside the stop (never an allow: the chain's
+            // verdict decides that).
+            if self.block.is_some() {
+                keep("decision");
+            }
         }
         let unread = specific
             .into_iter()

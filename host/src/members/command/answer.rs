@@ -252,6 +252,8 @@ impl Answering<'_> {
             // (stop it) is the opposite, so it lets the stop happen, and
             // its own keys reach the agent beside the verdict.
             Some(_) if stop => None,
+            // Cursor reads only `followup_message` at stop.
+            None if stop && self.spec.dialect == Dialect::Cursor => None,
             Some(r) => Some(self.halt(r)),
             None => reply.refusal().map(|r| self.refusal(&r)),
         };

@@ -339,6 +339,11 @@ impl CommandHook {
         if let (Some(c), true, 0) = (caps, self.strict, ending.code) {
             contract::check_strict(&c, call.event.native, &stdout).map_err(protocol)?;
         }
+        // A hook the user made fail closed fails on any other exit, whatever
+        // its agent would read into the run.
+        if self.on_error == Some(CommandOnError::Block) && !matches!(ending.code, 0 | 2) {
+            return Err(self.exit_error(done));
+        }
         let plain = self.spec.plain_is_context(call.event);
         let reply =
             reply::read(self.spec, call.event.native, ending, plain).map_err(|e| match e {

@@ -1,0 +1,81 @@
+//! How Gemini CLI reads a command hook's run (packages/core/src/hooks/
+//! hookRunner.ts, at 5411f11): the text is stdout, else stderr, whatever
+//! the exit code; JSON (or a JSON string holding JSON) is the answer at
+//! any exit code; other text is a message for the user on exit 0,
+//! `Warning: <text>` on exit 1, and a refusal with the text as the reason
+//! on any other exit. A run with no text has no answer.
+
+use serde_json::Value;
+
+use super::reply::{Ending, ReadError, Reply, non_empty, unquote};
+
+/// A finished run of a gemini-cli hook, read as Gemini CLI reads it.
+pub(crate) fn read(end: Ending<'_>) -> Result<Reply, ReadError> {
+    let text = match end.stdout.trim() {
+        "" => end.stderr.trim(),
+        out => out,
+    };
+    if text.is_empty() {
+        // No output: nothing to use; a failed run is the hook's failure.
+        return match end.code {
+            0 => Ok(Reply::default()),
+            _ => Err(ReadError::Exit),
+        };
+    }
+    let parsed = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| unquote(v).ok())
+        .filter(Value::is_object);
+    if let Some(answer) = parsed {
+        return Reply::from_json(&answer).map_err(ReadError::Invalid);
+    }
+    let text = non_empty(Some(text.to_string()));
+    Ok(match end.code {
+        0 => Reply {
+            system_message: text,
+            ..Reply::default()
+        },
+        1 => Reply {
+            system_message: text.map(|t| format!("Warning: {t}")),
+            ..Reply::default()
+        },
+        _ => Reply {
+            block: Some(text),
+            ..Reply::default()
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(code: i32, stdout: &str, stderr: &str) -> Result<Reply, ReadError> {
+        read(Ending {
+            code,
+            stdout,
+            stderr,
+            truncated: false,
+        })
+    }
+
+    #[test]
+    fn text_json_and_exit_codes_read_as_gemini_reads_them() {
+        let warned = run(1, "", "Command failed").expect("read");
+        assert_eq!(
+            warned.system_message.as_deref(),
+            Some("Warning: Command failed")
+        );
+        let broken = run(0, "{ \"decision\": \"allow\", incomplete", "").expect("read");
+        assert_eq!(
+            broken.system_message.as_deref(),
+            Some("{ \"decision\": \"allow\", incomplete")
+        );
+        let denied = run(3, "no way", "").expect("read");
+        assert_eq!(denied.refusal(), Some(Some("no way".into())));
+        let json_on_exit_1 = run(1, r#"{"decision":"deny","reason":"r"}"#, "").expect("read");
+        assert_eq!(json_on_exit_1.refusal(), Some(Some("r".into())));
+        assert_eq!(run(1, "", ""), Err(ReadError::Exit));
+        assert_eq!(run(0, " ", ""), Ok(Reply::default()));
+    }
+}
