@@ -144,9 +144,9 @@ fn merge(target: &mut Value, extra: &Value) {
 /// The settings file a case implies, in its agent's own format: each hook
 /// its own matcher group (or the previous one, with `same_group`), in case
 /// order; or the case's own `settings` with `{{H0}}`... for the commands.
-fn settings(agent: &str, case: &Value, commands: &[String]) -> Value {
+fn settings(agent: &str, case: &Value, commands: &[String], root: &Path) -> Value {
     if let Some(raw) = case.get("settings") {
-        return serde_json::from_str(&subst(&raw.to_string(), commands)).unwrap();
+        return serde_json::from_str(&subst(&raw.to_string(), commands, root)).unwrap();
     }
     let event = case["event"].as_str().unwrap();
     let hooks = case["hooks"].as_array().cloned().unwrap_or_default();
@@ -194,9 +194,12 @@ fn hook_entry(agent: &str, hook: &Value, command: &str) -> Value {
     entry
 }
 
-/// `{{H0}}`, `{{H1}}`... replaced by the hooks' commands.
-fn subst(text: &str, commands: &[String]) -> String {
-    let mut text = text.to_string();
+/// `{{H0}}`, `{{H1}}`... replaced by the hooks' commands, `{{HOME}}` by
+/// the user's home and `{{DIR}}` by the scratch folder.
+fn subst(text: &str, commands: &[String], root: &Path) -> String {
+    let mut text = text
+        .replace("{{HOME}}", &root.join("home").display().to_string())
+        .replace("{{DIR}}", &root.display().to_string());
     for (i, c) in commands.iter().enumerate() {
         text = text.replace(&format!("{{{{H{i}}}}}"), c);
     }
@@ -209,12 +212,12 @@ fn subst(text: &str, commands: &[String]) -> String {
 fn write_settings(agent: &str, case: &Value, commands: &[String], s: &Scratch) -> PathBuf {
     let (rel, text) = match case.get("settings_file") {
         Some(f) => {
-            let text = subst(f["text"].as_str().unwrap(), commands);
+            let text = subst(f["text"].as_str().unwrap(), commands, &s.root);
             (f["path"].as_str().unwrap().to_string(), text)
         }
         None => (
             settings_path(agent).to_string(),
-            serde_json::to_string_pretty(&settings(agent, case, commands)).unwrap(),
+            serde_json::to_string_pretty(&settings(agent, case, commands, &s.root)).unwrap(),
         ),
     };
     let file = s.path("home").join(rel);
@@ -225,7 +228,11 @@ fn write_settings(agent: &str, case: &Value, commands: &[String], s: &Scratch) -
         for (rel, text) in extra {
             let path = s.path("home").join(rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, subst(text.as_str().unwrap_or_default(), commands)).unwrap();
+            std::fs::write(
+                path,
+                subst(text.as_str().unwrap_or_default(), commands, &s.root),
+            )
+            .unwrap();
         }
     }
     file
@@ -281,11 +288,18 @@ fn codex_input(event: &str, cwd: &str) -> Value {
         "Stop" => json!({"stop_hook_active": false, "last_assistant_message": "done"}),
         "SessionStart" => json!({"source": "startup"}),
         "PreCompact" | "PostCompact" => json!({"trigger": "manual"}),
+        "StopFailure" => json!({"error": "server_error", "error_details": null,
+            "last_assistant_message": null}),
         _ => json!({}),
     };
     merge(&mut v, &extra);
+    let o = v.as_object_mut().unwrap();
     if event == "SessionStart" {
-        v.as_object_mut().unwrap().remove("turn_id");
+        o.remove("turn_id");
+    }
+    // compact.rs: PreCompact/PostCompact inputs carry no permission_mode.
+    if matches!(event, "PreCompact" | "PostCompact") {
+        o.remove("permission_mode");
     }
     v
 }
@@ -509,6 +523,9 @@ fn codex_read_stdout(event: &str, stdout: &str, out: &mut Map<String, Value>) {
         }
         return;
     };
+    if !codex_schema_ok(event, &o) {
+        return;
+    }
     let Some((cont, stop_reason, suppress, system)) = codex_universal(&o) else {
         return;
     };
@@ -578,7 +595,92 @@ fn codex_read_stdout(event: &str, stdout: &str, out: &mut Map<String, Value>) {
             }
         }
         "PermissionRequest" => codex_permission(hso, cont, stop_reason.is_some(), suppress, out),
+        "PreCompact" | "PostCompact" => {
+            if !cont {
+                out.insert("stop".into(), json!(stop_reason));
+            }
+        }
+        "StopFailure" => codex_stop_failure(hso, out),
         _ => {}
+    }
+}
+
+/// The keys each event's output schema allows
+/// (`codex-rs/hooks/schema/generated/*.command.output.schema.json`:
+/// `additionalProperties: false`, `hookEventName` required): any other
+/// key, and Codex refuses the whole answer.
+fn codex_schema_ok(event: &str, o: &Map<String, Value>) -> bool {
+    const UNIVERSAL: [&str; 4] = ["continue", "stopReason", "suppressOutput", "systemMessage"];
+    let (top, hso): (&[&str], &[&str]) = match event {
+        "PreToolUse" => (
+            &["decision", "reason", "hookSpecificOutput"],
+            &[
+                "additionalContext",
+                "permissionDecision",
+                "permissionDecisionReason",
+                "updatedInput",
+            ],
+        ),
+        "PostToolUse" => (
+            &["decision", "reason", "hookSpecificOutput"],
+            &[
+                "additionalContext",
+                "updatedMCPToolOutput",
+                "updatedToolOutput",
+            ],
+        ),
+        "Stop" | "SubagentStop" => (&["decision", "reason"], &[]),
+        "UserPromptSubmit" => (
+            &["decision", "reason", "hookSpecificOutput"],
+            &["additionalContext"],
+        ),
+        "SessionStart" | "SubagentStart" => {
+            (&["hookSpecificOutput"], &["additionalContext", "env"])
+        }
+        "PermissionRequest" => (&["hookSpecificOutput"], &["decision"]),
+        "StopFailure" => (&["hookSpecificOutput"], &["recovery"]),
+        _ => (&[], &[]),
+    };
+    let keys_ok = o
+        .keys()
+        .all(|k| UNIVERSAL.contains(&k.as_str()) || top.contains(&k.as_str()));
+    let hso_ok = match o.get("hookSpecificOutput") {
+        None | Some(Value::Null) => true,
+        Some(Value::Object(h)) => {
+            h.contains_key("hookEventName")
+                && h.keys()
+                    .all(|k| k == "hookEventName" || hso.contains(&k.as_str()))
+        }
+        Some(_) => false,
+    };
+    keys_ok && hso_ok
+}
+
+/// StopFailure (`events/stop_failure.rs`): a `recovery` of action `retry`
+/// retries the turn on the model it selects; an `id` selector with a
+/// blank id refuses the answer.
+fn codex_stop_failure(hso: Option<&Map<String, Value>>, out: &mut Map<String, Value>) {
+    let Some(r) = hso
+        .and_then(|h| h.get("recovery"))
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    if r.get("action") != Some(&json!("retry")) {
+        return;
+    }
+    let model = r
+        .get("model")
+        .cloned()
+        .unwrap_or(json!({"selector": "current"}));
+    let blank_id = model.get("selector") == Some(&json!("id"))
+        && model
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(trimmed)
+            .is_none();
+    if !blank_id {
+        out.insert("recovery".into(), json!({"retry": model}));
     }
 }
 
