@@ -281,6 +281,7 @@ fn run_relay(agent: &str, case: &Value, s: &Scratch) -> Answer {
     let file = write_settings(agent, case, &commands, s);
     let event = case["event"].as_str().unwrap();
     let input = event_input(agent, event, case, &s.path("proj"));
+    let input = subst(&input.to_string(), &commands, &s.root);
     let mut cmd = Command::new(HOOKHOST);
     cmd.args(["relay", "--dialect", agent, "-c"]).arg(&file);
     if agent == "copilot" && !event.starts_with(|c: char| c.is_ascii_uppercase()) {
@@ -299,7 +300,7 @@ fn run_relay(agent: &str, case: &Value, s: &Scratch) -> Answer {
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().unwrap();
-        let _ = stdin.write_all(input.to_string().as_bytes());
+        let _ = stdin.write_all(input.as_bytes());
     }
     finish(child)
 }

@@ -125,10 +125,8 @@ fn read_stdout(event: &str, stdout: &str, out: &mut Map<String, Value>) {
             }
         }
         "PermissionRequest" => permission(&p, out),
-        "PreCompact" | "PostCompact" => {
-            if !p.cont {
-                out.insert("stop".into(), json!(p.stop_reason));
-            }
+        "PreCompact" | "PostCompact" if !p.cont => {
+            out.insert("stop".into(), json!(p.stop_reason));
         }
         "StopFailure" => stop_failure(p.hso(), out),
         _ => {}

@@ -97,13 +97,9 @@ fn read_stdout(event: &str, o: Map<String, Value>, out: &mut Map<String, Value>)
             }
         }
         "permissionRequest" => pick(&o, COPILOT_PERMISSION, out),
-        "agentStop" | "subagentStop" => {
-            if o.get("decision") == Some(&json!("block")) {
-                out.insert(
-                    "continuation".into(),
-                    o.get("reason").cloned().unwrap_or(Value::Null),
-                );
-            }
+        "agentStop" | "subagentStop" if o.get("decision") == Some(&json!("block")) => {
+            let reason = o.get("reason").cloned().unwrap_or(Value::Null);
+            out.insert("continuation".into(), reason);
         }
         "notification" | "subagentStart" | "postToolUseFailure" => {
             pick(&o, &[("additionalContext", "context")], out);

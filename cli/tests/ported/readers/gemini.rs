@@ -181,10 +181,8 @@ fn specific(event: &str, hso: Option<&Value>, out: &mut Map<String, Value>) {
                 out.insert("tail_tool_call".into(), v);
             }
         }
-        "AfterAgent" => {
-            if h.get("clearContext") == Some(&json!(true)) {
-                out.insert("clear_context".into(), json!(true));
-            }
+        "AfterAgent" if h.get("clearContext") == Some(&json!(true)) => {
+            out.insert("clear_context".into(), json!(true));
         }
         "BeforeModel" => {
             for k in ["llm_request", "llm_response"] {
