@@ -352,12 +352,13 @@ fn finish(mut child: std::process::Child) -> Answer {
 }
 
 /// Texts the agent hands the model as one or several messages (context,
-/// a stop hook's next prompt, PostToolUse feedback) compare as their
+/// a stop hook's next prompt, PostToolUse feedback, Codex's user
+/// instructions) compare as their
 /// non-empty lines: two hooks' contexts as two messages or one joined
 /// message reach the model alike.
 fn normalize(mut v: Value) -> Value {
     if let Some(o) = v.as_object_mut() {
-        for k in ["context", "continuation", "feedback"] {
+        for k in ["context", "continuation", "feedback", "instructions"] {
             let lines = |s: &str| -> Vec<Value> {
                 s.lines()
                     .map(str::trim)

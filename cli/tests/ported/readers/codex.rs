@@ -29,7 +29,7 @@ pub fn input(event: &str, cwd: &str) -> Value {
     };
     merge(&mut v, &extra);
     let o = v.as_object_mut().unwrap();
-    if event == "SessionStart" {
+    if matches!(event, "SessionStart" | "UserInstructions") {
         o.remove("turn_id");
     }
     // compact.rs: PreCompact/PostCompact inputs carry no permission_mode.
@@ -71,6 +71,14 @@ fn universal(o: &Map<String, Value>) -> Option<(bool, Option<String>, bool, Opti
 
 pub fn read(event: &str, a: &Answer) -> Value {
     let mut out = Map::new();
+    // user_instructions.rs: exit 0 and non-blank stdout is the literal
+    // instructions text (never parsed); anything else is a warning only.
+    if event == "UserInstructions" {
+        if let (0, Some(text)) = (a.code, trimmed(&a.stdout)) {
+            out.insert("instructions".into(), json!([text]));
+        }
+        return Value::Object(out);
+    }
     match a.code {
         0 => read_stdout(event, &a.stdout, &mut out),
         2 => {
