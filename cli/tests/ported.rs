@@ -9,11 +9,23 @@
 //! do, and what the AGENT does with the answer. The relay stands in for the
 //! whole chain as one command hook of that agent; its exit code, stdout and
 //! stderr are read here exactly as that agent reads a command hook (the
-//! readers below follow the agents' own parsers), and the outcome must be
-//! the one the agent reaches with the hooks run by itself.
+//! readers in `ported/readers/` follow the agents' own parsers), and the
+//! outcome must be the one the agent reaches with the hooks run by itself.
+//! `ported/<agent>/INDEX.md` maps every source test to its case, or says
+//! why it has no effect at a command hook's boundary.
 //!
-//! One run reports every diverging case by name with expected and actual,
-//! then fails if any diverged. `PORTED_FILTER=substring` runs a subset.
+//! A case: `name`, `event` (the agent's own name), `input` (keys over the
+//! agent's default payload), `hooks` (each `stdout`/`stderr`/`exit`, or its
+//! own `run` script; `matcher`, `entry` and `group` keys for the settings,
+//! `same_group`), or the whole `settings` / a `settings_file` in another
+//! format, `extra_files`, and `expect`: the agent's outcome (`compare`
+//! limits it to documented keys; `addition` names a listed hookhost
+//! addition and its answer). `{{H0}}`, `{{HOME}}`, `{{DIR}}` stand for a
+//! hook's command, the user's home and the scratch folder.
+//!
+//! One run (`cargo test -p hookhost-cli --test ported`) reports every
+//! diverging case by name with expected and actual, then fails if any
+//! diverged. `PORTED_FILTER=substring` runs a subset.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
