@@ -430,3 +430,33 @@ async fn copilot_and_cursor_answers_mean_what_their_agents_read() {
     assert!(out.get("followup_message").is_none(), "{out}");
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn every_own_hook_runs_as_the_agent_runs_them_and_their_reasons_are_joined() {
+    let dir = scratch();
+    let config = format!(
+        "{}priority = 1\n{}priority = 2\n",
+        hook(
+            &dir,
+            "a",
+            "codex",
+            "Stop",
+            r#"{"decision":"block","reason":"first"}"#
+        ),
+        hook(
+            &dir,
+            "b",
+            "codex",
+            "Stop",
+            r#"{"decision":"block","reason":"second"}"#
+        ),
+    );
+    let h = host(&dir, &config).await;
+    let input = json!({"session_id": "s1", "turn_id": "t1", "cwd": "/p",
+        "hook_event_name": "Stop", "stop_hook_active": false});
+    let (_, out, _) = answer(&h, Dialect::Codex, &input).await;
+    assert_eq!(out, json!({"decision": "block", "reason": "first\nsecond"}));
+    // The second ran though the first had decided.
+    assert_eq!(seen(&dir, "b"), input);
+    h.shutdown().await;
+}

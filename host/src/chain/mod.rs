@@ -62,7 +62,7 @@ pub(crate) async fn run(run: &mut Run<'_>, members: &[Arc<Member>], mut chain: C
 async fn walk(run: &mut Run<'_>, members: &[Arc<Member>], chain: &mut Chain) {
     // Guards called at before_tool, and the tool each one saw.
     let mut guards: Vec<(&Member, Value)> = Vec::new();
-    for m in members {
+    for (place, m) in members.iter().enumerate() {
         let gate = gate::admit(m, run.stage, chain, &run.budget);
         if matches!(gate, Gate::Absent) {
             continue;
@@ -71,10 +71,31 @@ async fn walk(run: &mut Run<'_>, members: &[Arc<Member>], chain: &mut Chain) {
             guards.push((m, tool_of(chain.params())));
         }
         if step(run, m, gate, chain).await == Flow::Stop {
+            if let Some(origin) = run.origin {
+                hear_the_rest(run, &members[place + 1..], chain, origin).await;
+            }
             return;
         }
     }
     recheck_guards(run, &guards, chain).await;
+}
+
+/// Once the verdict is in, the agent's own hooks that did not run yet
+/// still run, as the agent runs every hook of an event: what they say
+/// beside the verdict (their reasons, messages, own keys) reaches the
+/// agent through `origin`; the verdict stays as it is.
+async fn hear_the_rest(run: &Run<'_>, rest: &[Arc<Member>], chain: &Chain, origin: &Origin) {
+    let own = rest
+        .iter()
+        .filter(|m| m.is_own_hook(origin, run.stage, chain.params()));
+    for m in own {
+        if let Gate::Call(a) = gate::admit(m, run.stage, chain, &run.budget) {
+            let granted = a.deadline.saturating_duration_since(a.begun);
+            let params = chain.params();
+            let reply = m.call(run.stage, params, a.deadline, granted, Some(origin));
+            a.permit.record(reply.await.is_err());
+        }
+    }
 }
 
 /// One member's step: the call admission allowed (or the failure it

@@ -34,6 +34,7 @@ pub(crate) fn add_notes(
         },
     };
     add_messages(spec, &mut object, &notes.messages);
+    join_reasons(&mut object, &notes.reasons);
     if !notes.contexts.is_empty() && !has_context(&object) {
         let ctx = json!({"additional_context": notes.contexts.join("\n")});
         object = Writer::of(spec, incoming.event).context(&ctx, object);
@@ -82,6 +83,20 @@ fn add_messages(spec: &Spec, object: &mut Object, messages: &[String]) {
         before => format!("{before}\n{}", new.join("\n")),
     };
     object.insert(key.into(), Value::from(joined));
+}
+
+/// The refusal's reason, when it is one of the agent's own hooks', becomes
+/// all their reasons joined with newlines: the agent runs every hook of an
+/// event and hands all their reasons on (Codex's continuation fragments,
+/// Gemini CLI's joined reason), where hookhost's chain stopped at the
+/// first.
+fn join_reasons(object: &mut Object, reasons: &[String]) {
+    let Some(Value::String(reason)) = object.get("reason") else {
+        return;
+    };
+    if reasons.len() > 1 && reasons.contains(reason) {
+        object.insert("reason".into(), Value::from(reasons.join("\n")));
+    }
 }
 
 /// Adds the agent's own `hookSpecificOutput` keys its hooks gave, where

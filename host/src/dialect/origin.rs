@@ -22,12 +22,11 @@
 
 use std::sync::Mutex;
 
+use hookhost_protocol::{LifecycleEvent, Stage};
 use serde_json::{Map, Value};
 
 use super::Dialect;
 use super::reply::{Permission, Reply};
-use hookhost_protocol::{LifecycleEvent, Stage};
-
 use super::spec::{Event, Spec, Target};
 use super::stdin::Call;
 
@@ -58,6 +57,9 @@ pub(crate) struct Notes {
     /// `hookSpecificOutput` keys of the event's own dialect, first hook
     /// wins.
     pub(crate) specific: Map<String, Value>,
+    /// The reasons the event's own hooks gave, in chain order: their
+    /// refusals, and at Gemini CLI every reason (it joins them all).
+    pub(crate) reasons: Vec<String>,
     /// Every context of the event's own hooks was plain stdout.
     pub(crate) plain: bool,
     /// At a permission request, the first own hook's allow with a new
@@ -71,6 +73,7 @@ impl Notes {
     pub(crate) fn is_empty(&self) -> bool {
         self.messages.is_empty()
             && self.contexts.is_empty()
+            && self.reasons.len() < 2
             && self.top.is_empty()
             && self.specific.is_empty()
             && self.approved_input.is_none()
@@ -165,15 +168,14 @@ impl Origin {
 
     /// Whether a hook of `spec` listed under `event` is written for this
     /// very event.
-    fn is_native(&self, spec: &Spec, event: &Event) -> bool {
+    pub(crate) fn owns(&self, spec: &Spec, event: &Event) -> bool {
         spec.dialect == self.dialect && event.native == self.event.native
     }
 
     /// The agent's input as sent, for a hook of its own dialect and event
     /// at an event nobody waits on, where no hook rewrites anything.
     pub(crate) fn input_as_sent(&self, call: &Call<'_>) -> Option<Value> {
-        self.is_native(call.spec, call.event)
-            .then(|| self.input.clone())
+        self.owns(call.spec, call.event).then(|| self.input.clone())
     }
 
     /// The input a hook of this event's own dialect gets: the agent's, with
@@ -182,7 +184,7 @@ impl Origin {
     /// `None`
     /// for a hook of another dialect or event, which gets the translation.
     pub(crate) fn input_for(&self, call: &Call<'_>) -> Option<Value> {
-        if !self.is_native(call.spec, call.event) {
+        if !self.owns(call.spec, call.event) {
             return None;
         }
         let mut input = self.input.clone();
@@ -216,9 +218,15 @@ impl Origin {
         if let Some(msg) = &reply.system_message {
             notes.messages.push(msg.clone());
         }
-        if !self.is_native(spec, event) {
+        if !self.owns(spec, event) {
             return;
         }
+        let reason = match (reply.refusal(), spec.dialect) {
+            (Some(r), _) => r,
+            (None, Dialect::GeminiCli) => reply.permission_reason.clone(),
+            (None, _) => None,
+        };
+        notes.reasons.extend(reason.filter(|r| !r.is_empty()));
         if takes_context(spec, self.event) {
             if let Some(ctx) = &reply.additional_context {
                 notes.plain = (notes.contexts.is_empty() || notes.plain) && reply.plain;

@@ -25,7 +25,7 @@ pub(crate) enum Permission {
 }
 
 /// A script's answer, whatever the spelling it used.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct Reply {
     /// `continue: false`, with its `stop_reason`.
     pub(crate) halt: Option<Option<String>>,
@@ -537,22 +537,6 @@ impl Reply {
             self.updated_input = Some(u.clone());
         }
         Ok(())
-    }
-
-    /// What the agent's answer keeps of this reply beside the verdict
-    /// (`dialect::origin`): the message for the user and the keys passed
-    /// back unread.
-    pub(crate) fn noted(&self) -> Reply {
-        Reply {
-            system_message: self.system_message.clone(),
-            additional_context: self.additional_context.clone(),
-            plain: self.plain,
-            updated_input: self.updated_input.clone(),
-            permission: self.permission,
-            native_top: self.native_top.clone(),
-            native_specific: self.native_specific.clone(),
-            ..Reply::default()
-        }
     }
 
     /// Exit 2: a block, with stderr as the reason.

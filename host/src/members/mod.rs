@@ -467,6 +467,12 @@ impl Member {
         })
     }
 
+    /// Whether it is a command hook written for the agent event `origin`
+    /// answers (its dialect, its event), at this call.
+    pub(crate) fn is_own_hook(&self, origin: &Origin, stage: Stage, params: &Value) -> bool {
+        matches!(&self.kind, MemberKind::Command(c) if c.is_own_hook(origin, stage, params))
+    }
+
     /// Whether it is a project's command the user has not trusted, which
     /// never runs (`config::trust`).
     pub(crate) fn is_untrusted(&self) -> bool {

@@ -264,6 +264,13 @@ impl CommandHook {
         self.call_from(stage, params, deadline, None).await
     }
 
+    /// Whether it is written for the agent event `origin` answers: that
+    /// agent's dialect, listed under that event.
+    pub(crate) fn is_own_hook(&self, origin: &Origin, stage: Stage, params: &Value) -> bool {
+        self.event_for(stage, params)
+            .is_some_and(|row| origin.owns(self.spec, row))
+    }
+
     /// [`CommandHook::call`] for a run answering an agent's own event
     /// (`origin`): a hook of that agent's dialect and event reads the
     /// event as the agent sent it, and every hook notes what it says
@@ -378,7 +385,7 @@ impl CommandHook {
             loop_count,
             loop_limit: self.loop_limit,
         };
-        let noted = origin.map(|o| (o, reply.noted()));
+        let noted = origin.map(|o| (o, reply.clone()));
         let result = answering.answer(reply).map_err(protocol)?;
         if let Some((o, noted)) = noted {
             o.note(call.spec, call.event, &noted);
@@ -461,7 +468,7 @@ impl CommandHook {
         Some(Heard {
             spec: self.spec,
             event: row,
-            reply: reply.noted(),
+            reply: reply.clone(),
         })
     }
 
