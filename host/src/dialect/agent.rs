@@ -134,6 +134,9 @@ fn tool_params(
     let native = text(m, &["tool_name", "toolName"]).filter(|n| !n.is_empty());
     // Cursor's tool-specific events name no tool: the event says which.
     let tool = match (native, event.tools.first()) {
+        // Cursor's MCP events name the server's tool alone (`get_issue`):
+        // it is an MCP tool all the same.
+        (Some(n), Some(&"mcp")) if !n.starts_with("mcp__") => format!("mcp__{n}"),
         (Some(n), _) => tools::from_native(d, n),
         (None, Some(implied)) => implied.to_string(),
         (None, None) => return Err(EventError::NoTool(event.native)),
