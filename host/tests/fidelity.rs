@@ -460,3 +460,23 @@ async fn every_own_hook_runs_as_the_agent_runs_them_and_their_reasons_are_joined
     assert_eq!(seen(&dir, "b"), input);
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_own_hooks_exit_2_and_its_stop_reach_claude_as_the_hook_gave_them() {
+    let dir = scratch();
+    let script = "[hooks.commands.e]\ndialect = \"claude-code\"\nevents = [\"PreToolUse\"]\ncommand = \"cat >/dev/null; echo 'not that' >&2; exit 2\"\n";
+    let h = host(&dir, script).await;
+    let event = ForeignEvent::read(Dialect::ClaudeCode, &claude_bash("PreToolUse"), None).unwrap();
+    let a = h.answer_foreign(&event).await;
+    assert_eq!(
+        (a.code, a.stdout.as_str(), a.stderr.as_str()),
+        (2, "", "not that\n")
+    );
+    h.shutdown().await;
+
+    let stop = r#"{"continue":false,"stopReason":"enough"}"#;
+    let h = host(&dir, &hook(&dir, "s", "claude-code", "PreToolUse", stop)).await;
+    let (_, out, _) = answer(&h, Dialect::ClaudeCode, &claude_bash("PreToolUse")).await;
+    assert_eq!(out, json!({"continue": false, "stopReason": "enough"}));
+    h.shutdown().await;
+}

@@ -33,15 +33,16 @@ pub(crate) fn add_notes(
             _ => return answer,
         },
     };
+    if let Some(stderr) = exit_block(&object, &notes) {
+        return NativeAnswer::block(&stderr);
+    }
     add_messages(spec, &mut object, &notes.messages);
     join_reasons(&mut object, &notes.reasons);
     if !notes.contexts.is_empty() && !has_context(&object) {
         let ctx = json!({"additional_context": notes.contexts.join("\n")});
         object = Writer::of(spec, incoming.event).context(&ctx, object);
     }
-    // A stop alone, where the hook did not block too.
-    let halted = notes.top.get("continue") == Some(&Value::Bool(false))
-        && !notes.top.contains_key("decision");
+    let halted = own_stop(&notes.top);
     for (k, v) in notes.top {
         object.entry(k).or_insert(v);
     }
@@ -49,11 +50,8 @@ pub(crate) fn add_notes(
     if let Some(input) = notes.approved_input {
         add_approved_input(&mut object, input);
     }
-    if halted && matches!(incoming.event.target, Target::Lifecycle(_)) {
-        // The agent's own hook stopped it: its agent reads that first, and
-        // says so ("stopped"), not that the event was blocked.
-        object.remove("decision");
-        object.remove("reason");
+    if let Some(stop_reason) = halted {
+        as_own_stop(incoming, &mut object, &stop_reason);
     }
     match plain_context(spec, incoming, &object, notes.plain) {
         Some(text) => NativeAnswer {
@@ -62,6 +60,80 @@ pub(crate) fn add_notes(
             code: 0,
         },
         None => NativeAnswer::json(Value::Object(object)),
+    }
+}
+
+/// The stderr of the own hook whose exit 2 is the verdict's refusal: the
+/// agent gets that block as the hook gave it (exit 2, the same stderr),
+/// which it frames apart from a JSON refusal ("hook error: ...").
+fn exit_block(object: &Object, notes: &Notes) -> Option<String> {
+    let stderr = notes.exit_block.as_ref()?;
+    let reason = stderr.trim();
+    let decided = notes.reasons.first().is_some_and(|r| r == reason);
+    (decided && refusal_reason(object) == Some(reason)).then(|| stderr.clone())
+}
+
+/// The reason of the refusal an answer carries, in any dialect's shape.
+fn refusal_reason(object: &Object) -> Option<&str> {
+    fn text<'v>(v: &'v Value, k: &str) -> Option<&'v str> {
+        v.get(k).and_then(Value::as_str)
+    }
+    let specific = object
+        .get("hookSpecificOutput")
+        .or(object.get("hook_specific_output"));
+    let refuses = |d: Option<&str>| matches!(d, Some("deny" | "block"));
+    if refuses(object.get("decision").and_then(Value::as_str)) {
+        return object.get("reason").and_then(Value::as_str);
+    }
+    let s = specific?;
+    if refuses(text(s, "permissionDecision").or(text(s, "permission_decision"))) {
+        return s
+            .get("permissionDecisionReason")
+            .or(s.get("permission_decision_reason"))
+            .and_then(Value::as_str);
+    }
+    let d = s.get("decision")?;
+    refuses(text(d, "behavior"))
+        .then(|| text(d, "message"))
+        .flatten()
+}
+
+/// The reason of an own hook's stop alone (`continue: false` with no
+/// block beside it).
+fn own_stop(top: &Object) -> Option<String> {
+    let stops = top.get("continue") == Some(&Value::Bool(false)) && !top.contains_key("decision");
+    let reason = top.get("stopReason").or(top.get("stop_reason"));
+    stops.then(|| {
+        reason
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    })
+}
+
+/// The agent's own hook stopped it: the answer is that stop, as the hook
+/// wrote it, without the refusal the chain made of it, so the agent does
+/// what it does then (Claude Code says "stopped", not "blocked", and lets
+/// a tool call it already started run). Only where the chain's refusal is
+/// that stop's: another hook's refusal stays.
+fn as_own_stop(incoming: &Incoming, object: &mut Object, stop_reason: &str) {
+    if refusal_reason(object).is_some_and(|r| r != stop_reason) {
+        return;
+    }
+    object.remove("decision");
+    object.remove("reason");
+    if matches!(incoming.event.target, Target::Lifecycle(_)) {
+        return;
+    }
+    if let Some(s) = object
+        .get_mut("hookSpecificOutput")
+        .and_then(Value::as_object_mut)
+    {
+        s.remove("permissionDecision");
+        s.remove("permissionDecisionReason");
+        if s.len() == 1 {
+            object.remove("hookSpecificOutput");
+        }
     }
 }
 

@@ -60,6 +60,8 @@ pub(crate) struct Notes {
     /// The reasons the event's own hooks gave, in chain order: their
     /// refusals, and at Gemini CLI every reason (it joins them all).
     pub(crate) reasons: Vec<String>,
+    /// The first own hook's block by exit 2, with its stderr as written.
+    pub(crate) exit_block: Option<String>,
     /// Every context of the event's own hooks was plain stdout.
     pub(crate) plain: bool,
     /// At a permission request, the first own hook's allow with a new
@@ -77,6 +79,7 @@ impl Notes {
             && self.top.is_empty()
             && self.specific.is_empty()
             && self.approved_input.is_none()
+            && self.exit_block.is_none()
     }
 }
 
@@ -227,6 +230,9 @@ impl Origin {
             (None, _) => None,
         };
         notes.reasons.extend(reason.filter(|r| !r.is_empty()));
+        if notes.exit_block.is_none() {
+            notes.exit_block.clone_from(&reply.by_exit);
+        }
         if takes_context(spec, self.event) {
             if let Some(ctx) = &reply.additional_context {
                 notes.plain = (notes.contexts.is_empty() || notes.plain) && reply.plain;

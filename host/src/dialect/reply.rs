@@ -38,6 +38,9 @@ pub(crate) struct Reply {
     pub(crate) updated_input: Option<Map<String, Value>>,
     /// `additional_context`, or plain text on stdout where it is context.
     pub(crate) additional_context: Option<String>,
+    /// Exit 2, with its stderr as written: the agent frames such a block
+    /// apart from a JSON one.
+    pub(crate) by_exit: Option<String>,
     /// The context was plain stdout, which some agents frame apart from
     /// JSON context (Claude Code: "hook success: ...").
     pub(crate) plain: bool,
@@ -543,6 +546,7 @@ impl Reply {
     pub(crate) fn blocked(stderr: &str) -> Reply {
         Reply {
             block: Some(non_empty(Some(stderr.trim().to_string()))),
+            by_exit: Some(stderr.to_string()),
             ..Reply::default()
         }
     }
