@@ -10,7 +10,7 @@
 //! each section's type is in its own file (hooks, command, remote) and the
 //! checks serde cannot make are in validate.
 
-mod command;
+pub(crate) mod command;
 mod hooks;
 mod import;
 mod picoclaw;
