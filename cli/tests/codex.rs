@@ -117,8 +117,10 @@ fn lay_out(dir: &Path, base_url: &str, extra: Extra) -> PathBuf {
     let npm = dir.join("bin/npm");
     std::fs::write(&npm, FAKE_NPM).unwrap();
     std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let example = common::dialect_example("codex").join(".codex/hooks.json");
-    let imports: Vec<String> = std::iter::once(example.canonicalize().unwrap())
+    // The example's hooks, adopted into the session's project, where Codex
+    // (and so hookhost) runs them.
+    let example = common::adopted_example("codex", &project);
+    let imports: Vec<String> = std::iter::once(example)
         .chain(extra.imports)
         .map(|p| p.display().to_string())
         .collect();

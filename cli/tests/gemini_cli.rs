@@ -139,10 +139,10 @@ fn write_npm(bin: &Path) {
 /// A project whose only Gemini hook is `hookhost relay`, on BeforeTool,
 /// with a hooks.toml that imports the example's `.gemini/settings.json`.
 fn relay_project(dir: &Path) -> PathBuf {
-    let import = common::dialect_example("gemini-cli")
-        .join(".gemini/settings.json")
-        .canonicalize()
-        .unwrap();
+    // The example's hooks, adopted into the session's project, where
+    // Gemini CLI (and so hookhost) runs them.
+    let project = dir.join("project");
+    let import = common::adopted_example("gemini-cli", &project);
     let hooks = dir.join("hooks.toml");
     let toml = format!(
         "[hooks.import]\ngemini-cli = {:?}\n",
@@ -159,8 +159,6 @@ fn relay_project(dir: &Path) -> PathBuf {
     );
     let settings = json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
         "hooks": [{"name": "hookhost", "type": "command", "command": relay, "timeout": 30000}]}]}});
-    let project = dir.join("project");
-    std::fs::create_dir_all(project.join(".gemini")).unwrap();
     std::fs::write(project.join(".gemini/settings.json"), settings.to_string()).unwrap();
     project
 }
@@ -168,20 +166,8 @@ fn relay_project(dir: &Path) -> PathBuf {
 /// A copy of the example project, whose hooks Gemini runs itself.
 fn example_project(dir: &Path) -> PathBuf {
     let project = dir.join("project");
-    copy_tree(&common::dialect_example("gemini-cli"), &project);
+    common::copy_tree(&common::dialect_example("gemini-cli"), &project);
     project
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Runs `gemini -p PROMPT` in the project `make_project` builds, against a

@@ -5,7 +5,7 @@
 //! which kept the shape.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -184,24 +184,19 @@ fn command(h: Handler, event: &str, file: &File, at: &str) -> Result<Run, Bad> {
     Ok(Run::Hook(Box::new(hook)))
 }
 
-/// `CLAUDE_PLUGIN_DATA` of an installed plugin: Claude Code keeps plugin
-/// `NAME` of marketplace `MKT` in `<plugins>/cache/MKT/NAME/VERSION` and
-/// gives it `<plugins>/data/<NAME@MKT with every character but
-/// [A-Za-z0-9_-] made `-`>`, which it creates (2.1.330). A plugin
-/// elsewhere (a `--plugin-dir`) has no installed id, so none is set.
+/// `CLAUDE_PLUGIN_DATA`, the folder Claude Code (2.1.330) gives a plugin
+/// and creates: `<plugins>/data/<id with every character but
+/// [A-Za-z0-9_-] made ->`. An installed plugin `NAME` of marketplace `MKT`
+/// sits in `<plugins>/cache/MKT/NAME/VERSION` and its id is `NAME@MKT`;
+/// any other (a `--plugin-dir`) is `NAME@inline`, `NAME` from its
+/// `.claude-plugin/plugin.json` (else its folder's name), under the user's
+/// `<plugins>`: `$CLAUDE_CODE_PLUGIN_CACHE_DIR`, else
+/// `$CLAUDE_CONFIG_DIR/plugins`, else `~/.claude/plugins`.
 fn plugin_data(root: &Path) -> Option<String> {
-    let version = root;
-    let name = version.parent()?;
-    let mkt = name.parent()?;
-    let cache = mkt.parent()?;
-    let plugins = cache.parent()?;
-    let named = |p: &Path, n: &str| p.file_name().is_some_and(|f| f == n);
-    (named(cache, "cache") && named(plugins, "plugins")).then_some(())?;
-    let id = format!(
-        "{}@{}",
-        name.file_name()?.to_string_lossy(),
-        mkt.file_name()?.to_string_lossy()
-    );
+    let (plugins, id) = match installed(root) {
+        Some(found) => found,
+        None => (user_plugins()?, format!("{}@inline", plugin_name(root)?)),
+    };
     let safe: String = id
         .chars()
         .map(|c| match c {
@@ -217,6 +212,43 @@ fn plugin_data(root: &Path) -> Option<String> {
         );
     }
     Some(data.display().to_string())
+}
+
+/// The plugins folder and id of a plugin installed from a marketplace.
+fn installed(root: &Path) -> Option<(PathBuf, String)> {
+    let name = root.parent()?;
+    let mkt = name.parent()?;
+    let cache = mkt.parent()?;
+    let plugins = cache.parent()?;
+    let named = |p: &Path, n: &str| p.file_name().is_some_and(|f| f == n);
+    (named(cache, "cache") && named(plugins, "plugins")).then_some(())?;
+    let id = format!(
+        "{}@{}",
+        name.file_name()?.to_string_lossy(),
+        mkt.file_name()?.to_string_lossy()
+    );
+    Some((plugins.to_path_buf(), id))
+}
+
+/// The user's Claude Code plugins folder.
+fn user_plugins() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("CLAUDE_CODE_PLUGIN_CACHE_DIR")
+        .or_else(|| var("CLAUDE_CONFIG_DIR").map(|c| c.join("plugins")))
+        .or_else(|| var("HOME").map(|h| h.join(".claude/plugins")))
+}
+
+/// A plugin's name: its manifest's `name`, else its folder's.
+fn plugin_name(root: &Path) -> Option<String> {
+    let manifest = std::fs::read_to_string(root.join(".claude-plugin/plugin.json")).ok();
+    let named = manifest
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v.get("name")?.as_str().map(str::to_string));
+    named.or_else(|| Some(root.file_name()?.to_string_lossy().into_owned()))
 }
 
 /// Claude Code's deadline for a `prompt` handler that sets none.

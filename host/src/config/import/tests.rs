@@ -311,9 +311,16 @@ fn an_installed_claude_plugin_gets_its_data_folder() {
         installed.env["CLAUDE_PLUGIN_ROOT"],
         dir.join(root).display().to_string()
     );
-    // A plugin that is not installed has no id, so no data folder.
+    // A plugin elsewhere (a `--plugin-dir`) is `NAME@inline`, in the
+    // user's plugins folder.
     let local = hook(&c, "import-002-claude-code-Stop");
-    assert!(!local.env.contains_key("CLAUDE_PLUGIN_DATA"));
+    let home = std::env::var("HOME").unwrap_or_default();
+    let user =
+        std::env::var("CLAUDE_CODE_PLUGIN_CACHE_DIR").unwrap_or(format!("{home}/.claude/plugins"));
+    assert_eq!(
+        local.env["CLAUDE_PLUGIN_DATA"],
+        format!("{user}/data/fmt-inline")
+    );
 }
 
 #[test]
