@@ -90,6 +90,19 @@ pub async fn run(args: CheckArgs) -> ExitCode {
         outln!();
         print_table(&imported);
     }
+    let failed = print_problems(&host, &untrusted, &unmet);
+    host.shutdown().await;
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Prints the hooks that did not start, the untrusted ones and the
+/// variables hooks will miss; whether any of the first two make the check
+/// fail.
+fn print_problems(host: &Host, untrusted: &[String], unmet: &[String]) -> bool {
     for f in host.start_failures() {
         outln!(
             "FAIL hook `{}`: {}",
@@ -97,19 +110,13 @@ pub async fn run(args: CheckArgs) -> ExitCode {
             safe(&f.error.to_string())
         );
     }
-    for line in &untrusted {
+    for line in untrusted {
         outln!("{line}");
     }
-    for line in &unmet {
+    for line in unmet {
         outln!("{}", safe(line));
     }
-    let failed = !host.start_failures().is_empty() || !untrusted.is_empty();
-    host.shutdown().await;
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    !host.start_failures().is_empty() || !untrusted.is_empty()
 }
 
 /// Where each imported hook came from, and what was skipped and why: a
