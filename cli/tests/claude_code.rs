@@ -271,3 +271,66 @@ fn plugin_and_project_hooks_run_where_claude_code_runs_them() {
     );
     assert_eq!(sorted(&by_hookhost), sorted(&by_claude));
 }
+
+/// Whether the UserPromptSubmit hook of a settings file that also holds a
+/// malformed entry under `event` runs: under Claude Code itself, and with
+/// the same file imported by hookhost behind the relay.
+fn good_hook_runs_beside_a_bad_entry(event: &str) -> (bool, bool) {
+    let dir = common::scratch().canonicalize().unwrap();
+    let (project, home) = (dir.join("project"), dir.join("home"));
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let marker = dir.join("ran");
+    let file = json!({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": format!("touch '{}'", marker.display())}]}],
+        event: [{"matcher": "Bash", "hooks": [{"type": "command"}]}]}});
+    let settings = project.join(".claude/settings.json");
+    std::fs::write(&settings, file.to_string()).unwrap();
+    let (url, _seen) = claude::fake_model(|_| claude::done());
+    claude::command(&project, &home, &url, "hello")
+        .output()
+        .unwrap();
+    let by_claude = marker.exists();
+    let _ = std::fs::remove_file(&marker);
+
+    let copied = dir.join("adopted/.claude/settings.json");
+    std::fs::create_dir_all(copied.parent().unwrap()).unwrap();
+    std::fs::copy(&settings, &copied).unwrap();
+    let config = dir.join("hooks.toml");
+    let import = format!(
+        "[hooks.import]\nclaude-code = {:?}\n",
+        copied.display().to_string()
+    );
+    std::fs::write(&config, import).unwrap();
+    common::trust_all_as(&config, &home.join(".config"), &home);
+    let relay = format!(
+        "'{}' relay --dialect claude-code -c '{}'",
+        common::HOOKHOST,
+        config.display()
+    );
+    let only_relay = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": relay, "timeout": 30}]}]}});
+    std::fs::write(&settings, only_relay.to_string()).unwrap();
+    let relayed = claude::command(&project, &home, &url, "hello")
+        .output()
+        .unwrap();
+    claude::result(&relayed);
+    (by_claude, marker.exists())
+}
+
+/// A malformed entry costs what Claude Code makes it cost: under
+/// PostToolUse only itself, so the file's other hooks run; under
+/// PreToolUse the whole file (it may guard the file's permissions). The
+/// real Claude Code and hookhost agree on both.
+#[test]
+fn a_malformed_entry_costs_under_hookhost_what_it_costs_under_claude_code() {
+    assert_eq!(
+        good_hook_runs_beside_a_bad_entry("PostToolUse"),
+        (true, true)
+    );
+    assert_eq!(
+        good_hook_runs_beside_a_bad_entry("PreToolUse"),
+        (false, false)
+    );
+}
