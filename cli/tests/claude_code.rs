@@ -36,12 +36,10 @@ fn reply_for(body: &Value) -> (Value, &'static str) {
 /// and the tool results the model was sent.
 fn session(prompt: &str) -> (Value, Vec<Value>) {
     let dir = common::scratch();
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/dialects/claude-code");
     let hooks = dir.join("hooks.toml");
-    let import = examples
-        .join(".claude/settings.json")
-        .canonicalize()
-        .unwrap();
+    // The example's hooks, adopted into the session's project, where
+    // Claude Code (and so hookhost) runs them.
+    let import = common::adopted_example("claude-code", &dir.join("project"));
     std::fs::write(
         &hooks,
         format!(
@@ -177,5 +175,162 @@ fn claude_code_refuses_the_call_a_relayed_prompt_handler_denies() {
     assert!(
         text_of(sent).contains("JUDGE: rm -rf is destructive"),
         "{sent}"
+    );
+}
+
+/// Where and with what a plugin's hook and a project's settings hook run,
+/// under Claude Code itself and under hookhost: each prints its folder,
+/// `CLAUDE_PROJECT_DIR`, `CLAUDE_PLUGIN_ROOT`, `HOME` and
+/// `CLAUDE_PLUGIN_DATA` at
+/// UserPromptSubmit. First Claude Code runs them (the plugin through
+/// `--plugin-dir`, the other from the project's settings), then the same
+/// two files are imported by hookhost, whose relay is the project's only
+/// hook. Both runs must print the same lines.
+#[test]
+fn plugin_and_project_hooks_run_where_claude_code_runs_them() {
+    let dir = common::scratch().canonicalize().unwrap();
+    let (project, home, plugin) = (dir.join("project"), dir.join("home"), dir.join("plugin"));
+    let log = dir.join("where.log");
+    for d in [
+        &project.join(".claude"),
+        &home,
+        &plugin.join(".claude-plugin"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let hooks = |tag: &str| {
+        let line = format!(
+            "{tag} $(pwd) ${{CLAUDE_PROJECT_DIR-unset}} ${{CLAUDE_PLUGIN_ROOT-unset}} $HOME ${{CLAUDE_PLUGIN_DATA-unset}}"
+        );
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": format!("printf '%s\\n' \"{line}\" >> '{}'", log.display())}]}]}})
+    };
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        r#"{"name": "where", "version": "1.0.0"}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(plugin.join("hooks")).unwrap();
+    std::fs::write(plugin.join("hooks/hooks.json"), hooks("plugin").to_string()).unwrap();
+    let settings = project.join(".claude/settings.json");
+    std::fs::write(&settings, hooks("project").to_string()).unwrap();
+    let (url, _seen) = claude::fake_model(|_| claude::done());
+
+    let plugin_arg = plugin.display().to_string();
+    let own = claude::command(&project, &home, &url, "hello")
+        .args(["--plugin-dir", &plugin_arg])
+        .output()
+        .unwrap();
+    claude::result(&own);
+    let by_claude = std::fs::read_to_string(&log).unwrap_or_default();
+    std::fs::remove_file(&log).unwrap();
+
+    // The same two files, now hookhost's: the project's settings file is
+    // copied where Claude Code does not read it, and its only hook is the
+    // relay.
+    let copied = dir.join("adopted/.claude/settings.json");
+    std::fs::create_dir_all(copied.parent().unwrap()).unwrap();
+    std::fs::copy(&settings, &copied).unwrap();
+    let config = dir.join("hooks.toml");
+    let import = format!(
+        "[hooks.import]\nclaude-code = [{:?}, {:?}]\n",
+        plugin.join("hooks/hooks.json").display().to_string(),
+        copied.display().to_string()
+    );
+    std::fs::write(&config, import).unwrap();
+    // Approved as the user would, under the HOME Claude Code gives the
+    // relay (the plugin's data folder, part of what is approved, is in it).
+    common::trust_all_as(&config, &home.join(".config"), &home);
+    let relay = format!(
+        "'{}' relay --dialect claude-code -c '{}'",
+        common::HOOKHOST,
+        config.display()
+    );
+    let only_relay = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": relay, "timeout": 30}]}]}});
+    std::fs::write(&settings, only_relay.to_string()).unwrap();
+    let relayed = claude::command(&project, &home, &url, "hello")
+        .output()
+        .unwrap();
+    claude::result(&relayed);
+    let by_hookhost = std::fs::read_to_string(&log).unwrap_or_default();
+
+    let sorted = |text: &str| {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        lines.sort();
+        lines
+    };
+    let (p, r, h) = (project.display(), plugin.display(), home.display());
+    assert_eq!(
+        sorted(&by_claude),
+        [
+            format!("plugin {p} {p} {r} {h} {h}/.claude/plugins/data/where-inline"),
+            format!("project {p} {p} unset {h} unset")
+        ],
+        "what Claude Code itself gives its hooks"
+    );
+    assert_eq!(sorted(&by_hookhost), sorted(&by_claude));
+}
+
+/// Whether the UserPromptSubmit hook of a settings file that also holds a
+/// malformed entry under `event` runs: under Claude Code itself, and with
+/// the same file imported by hookhost behind the relay.
+fn good_hook_runs_beside_a_bad_entry(event: &str) -> (bool, bool) {
+    let dir = common::scratch().canonicalize().unwrap();
+    let (project, home) = (dir.join("project"), dir.join("home"));
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let marker = dir.join("ran");
+    let file = json!({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": format!("touch '{}'", marker.display())}]}],
+        event: [{"matcher": "Bash", "hooks": [{"type": "command"}]}]}});
+    let settings = project.join(".claude/settings.json");
+    std::fs::write(&settings, file.to_string()).unwrap();
+    let (url, _seen) = claude::fake_model(|_| claude::done());
+    claude::command(&project, &home, &url, "hello")
+        .output()
+        .unwrap();
+    let by_claude = marker.exists();
+    let _ = std::fs::remove_file(&marker);
+
+    let copied = dir.join("adopted/.claude/settings.json");
+    std::fs::create_dir_all(copied.parent().unwrap()).unwrap();
+    std::fs::copy(&settings, &copied).unwrap();
+    let config = dir.join("hooks.toml");
+    let import = format!(
+        "[hooks.import]\nclaude-code = {:?}\n",
+        copied.display().to_string()
+    );
+    std::fs::write(&config, import).unwrap();
+    common::trust_all_as(&config, &home.join(".config"), &home);
+    let relay = format!(
+        "'{}' relay --dialect claude-code -c '{}'",
+        common::HOOKHOST,
+        config.display()
+    );
+    let only_relay = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": relay, "timeout": 30}]}]}});
+    std::fs::write(&settings, only_relay.to_string()).unwrap();
+    let relayed = claude::command(&project, &home, &url, "hello")
+        .output()
+        .unwrap();
+    claude::result(&relayed);
+    (by_claude, marker.exists())
+}
+
+/// A malformed entry costs what Claude Code makes it cost: under
+/// PostToolUse only itself, so the file's other hooks run; under
+/// PreToolUse the whole file (it may guard the file's permissions). The
+/// real Claude Code and hookhost agree on both.
+#[test]
+fn a_malformed_entry_costs_under_hookhost_what_it_costs_under_claude_code() {
+    assert_eq!(
+        good_hook_runs_beside_a_bad_entry("PostToolUse"),
+        (true, true)
+    );
+    assert_eq!(
+        good_hook_runs_beside_a_bad_entry("PreToolUse"),
+        (false, false)
     );
 }

@@ -117,8 +117,10 @@ fn lay_out(dir: &Path, base_url: &str, extra: Extra) -> PathBuf {
     let npm = dir.join("bin/npm");
     std::fs::write(&npm, FAKE_NPM).unwrap();
     std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let example = common::dialect_example("codex").join(".codex/hooks.json");
-    let imports: Vec<String> = std::iter::once(example.canonicalize().unwrap())
+    // The example's hooks, adopted into the session's project, where Codex
+    // (and so hookhost) runs them.
+    let example = common::adopted_example("codex", &project);
+    let imports: Vec<String> = std::iter::once(example)
         .chain(extra.imports)
         .map(|p| p.display().to_string())
         .collect();
@@ -378,4 +380,62 @@ fn codex_gets_a_relayed_context_and_a_stop_hook_keeps_it_going_once() {
         "the Stop hook's continuation: {prompts:?}"
     );
     assert_eq!(run.requests.len(), 3, "tool call, answer, one continuation");
+}
+
+/// A PreToolUse hook that writes where and with what it runs to
+/// `env.log` in `dir`, the scratch folder written `<dir>`: its folder, the
+/// variables a Codex hook might read, and the names of all it got.
+fn env_hook_file(dir: &Path) -> PathBuf {
+    let line = "$(pwd) ${CLAUDE_PROJECT_DIR-unset} $HOME ${CODEX_HOME-unset} \
+                ${HOOKHOST_TEST_OPENAI_KEY-withheld}";
+    let dir = dir.canonicalize().unwrap();
+    let command = format!(
+        "cat > /dev/null; printf '%s\\n' \"{line}\" | sed \"s|{d}|<dir>|g\" >> '{d}/env.log'; \
+         env | cut -d= -f1 | sort | tr '\\n' ' ' >> '{d}/env.log'",
+        d = dir.display()
+    );
+    let hooks =
+        json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command}]}]}});
+    let file = dir.join("env-hooks/hooks.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, hooks.to_string()).unwrap();
+    file
+}
+
+/// A hook runs in the same folder, with the same HOME and project folder,
+/// under Codex and under hookhost behind the relay; what Codex hands it
+/// from its own environment (CODEX_HOME, the API key's variable) hookhost
+/// withholds unless named (an addition, spec/dialects.md §3).
+#[test]
+fn a_hook_runs_where_and_with_what_codex_runs_it() {
+    let Some(codex) = codex() else {
+        return;
+    };
+    // Codex itself: its hooks.json is the env hook.
+    let dir = common::scratch().canonicalize().unwrap();
+    let model = FakeModel::start(exec_command("true"));
+    let project = lay_out(&dir, &model.base_url, Extra::default());
+    std::fs::copy(env_hook_file(&dir), dir.join("codex-home/hooks.json")).unwrap();
+    run_codex(&codex, &dir, &project);
+    let by_codex = std::fs::read_to_string(dir.join("env.log")).unwrap_or_default();
+    // hookhost: the relay imports it.
+    let Some(run) = session(exec_command("true"), |dir| Extra {
+        imports: vec![env_hook_file(dir)],
+        ..Extra::default()
+    }) else {
+        return;
+    };
+    let relayed = run.project.parent().unwrap().join("env.log");
+    let by_hookhost = std::fs::read_to_string(relayed).unwrap_or_default();
+    let first = |t: &str| t.lines().next().unwrap_or_default().to_string();
+    assert_eq!(
+        first(&by_codex),
+        "<dir>/project unset <dir>/home <dir>/codex-home sk-test-offline",
+        "{by_codex}"
+    );
+    assert_eq!(
+        first(&by_hookhost),
+        "<dir>/project unset <dir>/home unset withheld",
+        "{by_hookhost}"
+    );
 }

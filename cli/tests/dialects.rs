@@ -369,3 +369,133 @@ fn check_lists_every_imported_hook_with_its_source_and_what_is_skipped() {
         "{stdout}"
     );
 }
+
+/// Writes `text` at `path`, creating its folders.
+fn put(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Where and with what an imported hook runs, through the relay: a
+/// plugin's hook in the session's project (the event's `cwd`) with
+/// `CLAUDE_PROJECT_DIR` naming it and `CLAUDE_PLUGIN_ROOT` the plugin, and
+/// `HOME` passed to a `set -u` script; a Qwen Code file's hook in the
+/// project with Qwen's variables; the agent's secret withheld.
+#[test]
+fn imported_hooks_run_in_the_events_project_with_their_agents_variables() {
+    let dir = common::scratch().canonicalize().unwrap();
+    let (project, plugin, log) = (
+        dir.join("project"),
+        dir.join("plugin"),
+        dir.join("where.log"),
+    );
+    std::fs::create_dir_all(&project).unwrap();
+    let hook = |line: &str| {
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": format!("set -u; printf '%s\\n' \"{line}\" >> '{}'", log.display())}]}]}})
+        .to_string()
+    };
+    put(
+        &plugin.join("hooks/hooks.json"),
+        &hook("plugin $(pwd) $CLAUDE_PROJECT_DIR $CLAUDE_PLUGIN_ROOT $HOME ${API_KEY:-withheld}"),
+    );
+    put(
+        &dir.join("other/.qwen/settings.json"),
+        &hook("qwen $(pwd) $QWEN_PROJECT_DIR $GEMINI_PROJECT_DIR $CLAUDE_PROJECT_DIR"),
+    );
+    let config = dir.join("hooks.toml");
+    let import = format!(
+        "[hooks.import]\nclaude-code = [{:?}, {:?}]\n",
+        plugin.join("hooks/hooks.json").display().to_string(),
+        dir.join("other/.qwen/settings.json").display().to_string()
+    );
+    std::fs::write(&config, import).unwrap();
+    let event = json!({"session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": project,
+        "hook_event_name": "UserPromptSubmit", "prompt": "hi", "permission_mode": "default"});
+    let xdg = dir.join("xdg");
+    common::trust_all_as(&config, &xdg, &dir);
+    let mut cmd = Command::new(common::HOOKHOST);
+    cmd.args(["relay", "--dialect", "claude-code", "-c"])
+        .arg(&config)
+        .env("XDG_CONFIG_HOME", &xdg)
+        .env("HOME", &dir)
+        .env("API_KEY", "s3cret")
+        .current_dir(&dir);
+    let (code, stdout, stderr) = common::run_with_stdin(&mut cmd, event.to_string().as_bytes());
+    assert_eq!((code, stdout.trim()), (0, ""), "{stderr}");
+    let written = std::fs::read_to_string(&log).unwrap();
+    let (p, d) = (project.display(), dir.display());
+    let mut lines: Vec<&str> = written.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            format!("plugin {p} {p} {} {d} withheld", plugin.display()),
+            format!("qwen {p} {p} {p} {p}"),
+        ]
+    );
+}
+
+/// A settings file with one malformed entry, a switched-off hook and a
+/// bad matcher, through the relay and `hookhost check`: Gemini CLI skips
+/// just those, so the file's good guard still refuses (before, the whole
+/// file failed to load and the relay's exit 2 refused everything for the
+/// wrong reason), and `check` names each one left out, with why.
+#[test]
+fn a_settings_file_with_a_bad_entry_runs_the_rest_and_check_names_it() {
+    let dir = common::scratch().canonicalize().unwrap();
+    let settings = dir.join(".gemini/settings.json");
+    let guard = r#"echo '{"decision": "deny", "reason": "no ls here"}'"#;
+    put(
+        &settings,
+        &json!({"hooksConfig": {"disabled": ["off"]}, "hooks": {"BeforeTool": [
+            {"matcher": "run_shell_command", "hooks": [
+                {"type": "command", "command": guard},
+                {"type": "command", "command": "   "},
+                {"name": "off", "type": "command", "command": "exit 2"}]},
+            {"matcher": "read_file(", "hooks": [{"type": "command", "command": "exit 2"}]}],
+            "AfterTool": "not a list"}})
+        .to_string(),
+    );
+    let xdg = common::trusted_xdg(&settings, Some("gemini-cli"));
+    let event = json!({"session_id": "s", "transcript_path": "/t", "cwd": dir,
+        "hook_event_name": "BeforeTool", "timestamp": "2026-11-24T01:11:07.412Z",
+        "tool_name": "run_shell_command", "tool_input": {"command": "ls"}});
+    let mut cmd = Command::new(common::HOOKHOST);
+    cmd.args(["relay", "--dialect", "gemini-cli", "-c"])
+        .arg(&settings)
+        .env("XDG_CONFIG_HOME", &xdg);
+    let (code, stdout, stderr) = common::run_with_stdin(&mut cmd, event.to_string().as_bytes());
+    let got = read("gemini-cli", code, &stdout, &stderr);
+    assert_eq!(
+        (got.decision, got.reason.as_str()),
+        ("deny", "no ls here"),
+        "{stderr}"
+    );
+
+    let config = dir.join("hooks.toml");
+    let body = format!(
+        "[hooks.import]\ngemini-cli = {:?}\n",
+        settings.display().to_string()
+    );
+    std::fs::write(&config, body).unwrap();
+    let out = Command::new(common::HOOKHOST)
+        .args(["check", "-c"])
+        .arg(&config)
+        .env("XDG_CONFIG_HOME", &xdg)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for why in [
+        "SKIPPED invalid hook: key `hooks.BeforeTool[0].hooks[1]`: `command` is missing or empty",
+        "SKIPPED command hook: `off` is in the `disabled` list",
+        "SKIPPED invalid hook: key `hooks.AfterTool`: expected a list of matcher groups",
+    ] {
+        assert!(text.contains(why), "{why:?} not in:\n{text}");
+    }
+    // Gemini reads `read_file(` as the exact tool name: imported, not skipped.
+    assert!(
+        text.contains("read_file(") && !text.contains("not a valid pattern"),
+        "{text}"
+    );
+}

@@ -139,10 +139,10 @@ fn write_npm(bin: &Path) {
 /// A project whose only Gemini hook is `hookhost relay`, on BeforeTool,
 /// with a hooks.toml that imports the example's `.gemini/settings.json`.
 fn relay_project(dir: &Path) -> PathBuf {
-    let import = common::dialect_example("gemini-cli")
-        .join(".gemini/settings.json")
-        .canonicalize()
-        .unwrap();
+    // The example's hooks, adopted into the session's project, where
+    // Gemini CLI (and so hookhost) runs them.
+    let project = dir.join("project");
+    let import = common::adopted_example("gemini-cli", &project);
     let hooks = dir.join("hooks.toml");
     let toml = format!(
         "[hooks.import]\ngemini-cli = {:?}\n",
@@ -159,8 +159,6 @@ fn relay_project(dir: &Path) -> PathBuf {
     );
     let settings = json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
         "hooks": [{"name": "hookhost", "type": "command", "command": relay, "timeout": 30000}]}]}});
-    let project = dir.join("project");
-    std::fs::create_dir_all(project.join(".gemini")).unwrap();
     std::fs::write(project.join(".gemini/settings.json"), settings.to_string()).unwrap();
     project
 }
@@ -168,20 +166,8 @@ fn relay_project(dir: &Path) -> PathBuf {
 /// A copy of the example project, whose hooks Gemini runs itself.
 fn example_project(dir: &Path) -> PathBuf {
     let project = dir.join("project");
-    copy_tree(&common::dialect_example("gemini-cli"), &project);
+    common::copy_tree(&common::dialect_example("gemini-cli"), &project);
     project
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Runs `gemini -p PROMPT` in the project `make_project` builds, against a
@@ -324,4 +310,98 @@ fn through_the_relay_gemini_cli_runs_what_its_own_hooks_would_run() {
     // hand Gemini the same call.
     assert_eq!(direct.shell_args(), json!({"command": "npm ci"}));
     assert_eq!(relayed.shell_args(), direct.shell_args());
+}
+
+/// The BeforeTool hook that writes where and with what it runs to
+/// `env.log` beside the project, with the scratch folder written `<dir>`.
+fn env_hook(dir: &Path) -> Value {
+    let line = "$(pwd) $GEMINI_PROJECT_DIR $CLAUDE_PROJECT_DIR $GEMINI_CWD \
+                ${GEMINI_PLANS_DIR-unset} $HOME ${GEMINI_API_KEY-withheld}";
+    let command = format!(
+        "cat > /dev/null; printf '%s\\n' \"{line}\" | sed \"s|{}|<dir>|g\" >> '{}'",
+        dir.display(),
+        dir.join("env.log").display()
+    );
+    json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
+        "hooks": [{"name": "env", "type": "command", "command": command, "timeout": 30000}]}]}})
+}
+
+/// A project whose own settings hold [`env_hook`].
+fn env_project(dir: &Path) -> PathBuf {
+    let dir = dir.canonicalize().unwrap();
+    let project = dir.join("project");
+    std::fs::create_dir_all(project.join(".gemini")).unwrap();
+    std::fs::write(
+        project.join(".gemini/settings.json"),
+        env_hook(&dir).to_string(),
+    )
+    .unwrap();
+    project
+}
+
+/// The same hook adopted by hookhost: the project's only Gemini hook is
+/// the relay, which imports it.
+fn env_relay_project(dir: &Path) -> PathBuf {
+    let dir = dir.canonicalize().unwrap();
+    let project = dir.join("project");
+    let adopted = project.join(".gemini/hookhost-adopted.json");
+    std::fs::create_dir_all(adopted.parent().unwrap()).unwrap();
+    std::fs::write(&adopted, env_hook(&dir).to_string()).unwrap();
+    let hooks = dir.join("hooks.toml");
+    let toml = format!(
+        "[hooks.import]\ngemini-cli = {:?}\n",
+        adopted.display().to_string()
+    );
+    std::fs::write(&hooks, toml).unwrap();
+    common::trust_all(&hooks, None, &dir.join("home/.config"));
+    let relay = format!(
+        "'{}' relay --dialect gemini-cli -c '{}'",
+        common::HOOKHOST,
+        hooks.display()
+    );
+    let settings = json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
+        "hooks": [{"name": "hookhost", "type": "command", "command": relay, "timeout": 30000}]}]}});
+    std::fs::write(project.join(".gemini/settings.json"), settings.to_string()).unwrap();
+    project
+}
+
+/// A hook runs in the same folder with the same variables under Gemini CLI
+/// and under hookhost behind the relay: the project as its folder and
+/// GEMINI_PROJECT_DIR, CLAUDE_PROJECT_DIR and GEMINI_CWD, the session's own
+/// GEMINI_PLANS_DIR (Gemini's, passed on by the relay), and HOME. Gemini
+/// also hands its hooks its API key; hookhost withholds it unless the hook
+/// names it (an addition: spec/dialects.md §3).
+#[test]
+fn a_hook_runs_where_and_with_what_gemini_cli_runs_it() {
+    let logged = |make: fn(&Path) -> PathBuf| {
+        let s = session(make, "true")?;
+        let log = s.project.parent().unwrap().join("env.log");
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let first = text.lines().next().unwrap_or_default().to_string();
+        Some(first.split(' ').map(str::to_string).collect::<Vec<_>>())
+    };
+    let Some(by_gemini) = logged(env_project) else {
+        return;
+    };
+    let by_hookhost = logged(env_relay_project).unwrap();
+    let project = "<dir>/project".to_string();
+    assert_eq!(
+        by_gemini[..4],
+        [project.clone(), project.clone(), project.clone(), project]
+    );
+    assert_eq!(by_hookhost[..4], by_gemini[..4], "{by_hookhost:?}");
+    // The plans folder is the session's: each run its own, in one place.
+    let plans = |v: &[String]| {
+        let p = v.get(4).cloned().unwrap_or_default();
+        let session = p.rsplit('/').nth(1).unwrap_or_default().to_string();
+        p.replace(&session, "SESSION")
+    };
+    assert_eq!(
+        plans(&by_gemini),
+        "<dir>/home/.gemini/tmp/project/SESSION/plans"
+    );
+    assert_eq!(plans(&by_hookhost), plans(&by_gemini));
+    assert_eq!(by_hookhost[5], "<dir>/home");
+    assert_eq!(by_gemini[5..], ["<dir>/home", "dummy"]);
+    assert_eq!(by_hookhost[5..], ["<dir>/home", "withheld"]);
 }

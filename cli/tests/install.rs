@@ -504,11 +504,22 @@ fn adopt_moves_the_users_hooks_into_hookhosts_chain() {
     let s = scratch();
     let file = s.settings("claude-code", "user");
     let guard = json!({"type": "command", "command": "/opt/guard.sh", "timeout": 5});
+    // HOME is passed now, so a hook under `~` moves; its script reads a key
+    // hookhost does not pass, which is named. A command that reads one
+    // itself stays with the agent.
     let tilde = json!({"type": "command", "command": "python3 ~/.claude/hooks/x.py"});
+    let script = s.home.join(".claude/hooks/x.py");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::write(
+        &script,
+        "import os\nos.environ['OPENAI_API_KEY']\nos.getenv('HOME')\n",
+    )
+    .unwrap();
+    let secret = json!({"type": "command", "command": "curl -H \"$SLACK_TOKEN\" https://x"});
     let prompt = json!({"type": "prompt", "prompt": "is this fine?"});
     write(
         &file,
-        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [guard, tilde, prompt]}],
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [guard, tilde, secret, prompt]}],
             "Notification": [{"hooks": [{"type": "command", "command": "/opt/notify"}]}]},
             "theme": "dark"}),
     );
@@ -518,23 +529,31 @@ fn adopt_moves_the_users_hooks_into_hookhosts_chain() {
     let adopted = s
         .home
         .join(".config/hookhost/adopted/claude-code-user.json");
-    assert!(out.contains("holds 2 adopted hooks"), "{out}");
+    assert!(out.contains("holds 3 adopted hooks"), "{out}");
     assert!(
-        out.contains("`python3 ~/.claude/hooks/x.py`: it uses `~`"),
+        out.contains("`curl -H \"$SLACK_TOKEN\" https://x`: it uses $SLACK_TOKEN, which hookhost does not pass"),
         "{out}"
     );
+    let note = format!(
+        "note: PreToolUse `python3 ~/.claude/hooks/x.py` reads $OPENAI_API_KEY (in {}), which hookhost does not pass",
+        script.display()
+    );
+    assert!(out.contains(&note), "{out}");
     assert!(
         out.contains("`is this fine?`: hookhost does not run `prompt` hooks"),
         "{out}"
     );
     let moved = read(&adopted);
     assert_eq!(moved["hooks"]["PreToolUse"][0]["matcher"], "Bash");
-    assert_eq!(moved["hooks"]["PreToolUse"][0]["hooks"], json!([guard]));
+    assert_eq!(
+        moved["hooks"]["PreToolUse"][0]["hooks"],
+        json!([guard, tilde])
+    );
     let now = read(&file);
     assert_eq!(now["theme"], "dark");
     assert_eq!(
         now["hooks"]["PreToolUse"][0]["hooks"],
-        json!([tilde, prompt])
+        json!([secret, prompt])
     );
     assert_eq!(now["hooks"]["Notification"].as_array().unwrap().len(), 1);
     let toml = std::fs::read_to_string(s.config()).unwrap();
@@ -546,10 +565,25 @@ fn adopt_moves_the_users_hooks_into_hookhosts_chain() {
     let from = |c: &&hookhost::CommandConfig| c.source.as_ref().unwrap().file == adopted;
     let mut commands: Vec<_> = config.commands.values().filter(from).collect();
     commands.sort_by_key(|c| c.command.clone());
-    assert_eq!(commands.len(), 2);
+    assert_eq!(commands.len(), 3);
     assert_eq!(commands[0].command.as_deref(), Some("/opt/guard.sh"));
     assert_eq!(commands[0].timeout_ms, Some(5000));
     assert_eq!(commands[1].command.as_deref(), Some("/opt/notify"));
+    // `hookhost check` names the variable the adopted script will not get.
+    let check = s.run(&["check", "-c", s.config().to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(0), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("ENV hook `import-"))
+        .unwrap_or_default();
+    assert!(
+        line.contains(&format!(
+            "reads $OPENAI_API_KEY (in {}), which it will not get",
+            script.display()
+        )),
+        "{text}"
+    );
     let again = s.ok(&["install", "claude-code", "--adopt"]);
     assert!(again.contains("no hooks to adopt"), "{again}");
     assert!(again.contains("nothing changed"), "{again}");

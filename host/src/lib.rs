@@ -134,6 +134,7 @@ pub use config::{
     RemoteConfig, RemoteConfigError, RemoteTransport, Scope, ScopeError, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
+pub use config::{Language, UnmetEnv, env_reads, passed_env};
 pub use config::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 pub use config::{WebhookConfig, WebhookConfigError, WebhookGuard};
 /// Repository trust: which imported hooks come from files a project

@@ -37,6 +37,7 @@ pub async fn run(args: CheckArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let imported = imported_rows(&config);
+    let unmet = unmet_lines(&config);
     let untrusted = super::trust::untrusted_lines(&config, &args.config);
     let host = Host::start(config).await;
     let mut rows = vec![[
@@ -89,6 +90,19 @@ pub async fn run(args: CheckArgs) -> ExitCode {
         outln!();
         print_table(&imported);
     }
+    let failed = print_problems(&host, &untrusted, &unmet);
+    host.shutdown().await;
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Prints the hooks that did not start, the untrusted ones and the
+/// variables hooks will miss; whether any of the first two make the check
+/// fail.
+fn print_problems(host: &Host, untrusted: &[String], unmet: &[String]) -> bool {
     for f in host.start_failures() {
         outln!(
             "FAIL hook `{}`: {}",
@@ -96,16 +110,13 @@ pub async fn run(args: CheckArgs) -> ExitCode {
             safe(&f.error.to_string())
         );
     }
-    for line in &untrusted {
+    for line in untrusted {
         outln!("{line}");
     }
-    let failed = !host.start_failures().is_empty() || !untrusted.is_empty();
-    host.shutdown().await;
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+    for line in unmet {
+        outln!("{}", safe(line));
     }
+    !host.start_failures().is_empty() || !untrusted.is_empty()
 }
 
 /// Where each imported hook came from, and what was skipped and why: a
@@ -156,6 +167,35 @@ fn imported_rows(config: &Config) -> Vec<[String; 6]> {
         ]);
     }
     rows
+}
+
+/// One line per command hook that reads variables it will not get
+/// (spec/dialects.md §3), naming them and the script that reads them. Not
+/// a failure: the hook may cope without them, but its author should know.
+fn unmet_lines(config: &Config) -> Vec<String> {
+    config
+        .commands
+        .iter()
+        .filter_map(|(name, hook)| {
+            let unmet = hook.unmet_env(&config.command_dir(hook));
+            if unmet.is_empty() {
+                return None;
+            }
+            let names: Vec<String> = unmet
+                .iter()
+                .map(|u| match &u.script {
+                    Some(s) => format!("${} (in {})", u.name, s.display()),
+                    None => format!("${}", u.name),
+                })
+                .collect();
+            Some(format!(
+                "ENV hook `{name}` reads {}, which it will not get: hookhost passes PATH, \
+                 the user's identity and locale (HOME, LANG...), its agent's variables and \
+                 what its inherit_env or env names",
+                names.join(", ")
+            ))
+        })
+        .collect()
 }
 
 /// Prints rows as aligned columns, the first row as the header.

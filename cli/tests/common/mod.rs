@@ -100,3 +100,56 @@ pub fn trusted_xdg(config: &std::path::Path, dialect: Option<&str>) -> std::path
     trust_all(config, dialect, &xdg);
     xdg
 }
+
+/// The example project of `dialect` (examples/dialects), laid out in
+/// `project` as `install --adopt --scope project` leaves it: its hook
+/// scripts where they were, its settings file moved to the agent folder's
+/// `hookhost-adopted.json` (which the agent does not read, and which
+/// hookhost imports). Returns that file. The agent runs a project's hooks
+/// in that project, and so does hookhost: an imported hook finds its
+/// scripts in the session's project, not in the folder it was copied from.
+pub fn adopted_example(dialect: &str, project: &std::path::Path) -> std::path::PathBuf {
+    copy_tree(&dialect_example(dialect), project);
+    let settings = match dialect {
+        "claude-code" => ".claude/settings.json",
+        "codex" => ".codex/hooks.json",
+        "gemini-cli" => ".gemini/settings.json",
+        other => panic!("no adopted example for {other}"),
+    };
+    let from = project.join(settings);
+    let adopted = from.with_file_name("hookhost-adopted.json");
+    std::fs::rename(&from, &adopted).unwrap();
+    adopted.canonicalize().unwrap()
+}
+
+/// [`trust_all`] as the user whose HOME is `home`: what an imported hook
+/// runs with can depend on it (a Claude plugin's data folder), and so its
+/// fingerprint does.
+pub fn trust_all_as(config: &std::path::Path, xdg: &std::path::Path, home: &std::path::Path) {
+    let out = std::process::Command::new(HOOKHOST)
+        .arg("trust")
+        .arg("-c")
+        .arg(config)
+        .args(["approve", "--all"])
+        .env("XDG_CONFIG_HOME", xdg)
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hookhost trust approve --all: {out:?}"
+    );
+}
+
+/// Copies the folder `from`, with everything in it, to `to`.
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -19,7 +19,7 @@ use super::trust::Trust;
 use super::webhook::WebhookGuard;
 use crate::dialect::Dialect;
 use crate::dialect::matcher::{Matcher, MatcherError, Rule, RuleError};
-use crate::dialect::spec::{EnvValue, Target};
+use crate::dialect::spec::{self, EnvValue, Target};
 use crate::policy::filter::{Filter, FilterError};
 use crate::policy::quality_gate::QualityGate;
 use crate::policy::scope::{Scope, ScopeError};
@@ -58,6 +58,16 @@ impl CommandOnError {
     pub fn is_quiet(self) -> bool {
         self == CommandOnError::Ignore
     }
+}
+
+/// `arg` with `${NAME}` and `$NAME` of each of `vars` replaced by `dir`:
+/// an exec-form hook has no shell to expand them.
+pub(crate) fn expand_project(arg: &str, vars: &[&str], dir: &Path) -> String {
+    let dir = dir.display().to_string();
+    vars.iter().fold(arg.to_string(), |a, k| {
+        a.replace(&format!("${{{k}}}"), &dir)
+            .replace(&format!("${k}"), &dir)
+    })
 }
 
 /// `[hooks.commands.NAME]`: one command hook as configured.
@@ -384,22 +394,45 @@ impl CommandConfig {
     /// examples start `args` with one.
     pub fn expanded_args(&self, dir: &Path) -> Option<Vec<String>> {
         let args = self.args.as_ref()?;
-        let dir = dir.display().to_string();
-        let vars: Vec<&str> = self
-            .dialect
-            .spec()
-            .env
+        let vars = self.project_vars();
+        Some(args.iter().map(|a| expand_project(a, &vars, dir)).collect())
+    }
+
+    /// The variables its agent sets for a hook: a family member's (Qwen
+    /// Code, Factory) when the hook was imported from its folder, else the
+    /// dialect's.
+    pub(crate) fn agent_env(&self) -> &'static [(&'static str, EnvValue)] {
+        self.source
+            .as_ref()
+            .and_then(|s| spec::family_of_file(&s.file, self.dialect))
+            .map_or(self.dialect.spec().env, |f| f.env)
+    }
+
+    /// Whether it runs in the agent's working directory (the event's
+    /// `cwd`), which is then also the project folder its variables name:
+    /// a hook imported from the settings of an agent that runs hooks there
+    /// (Claude Code and its family, whose hook runner spawns in the
+    /// session's cwd, 2.1.330; Codex, "session cwd as working dir"; Gemini
+    /// CLI, `cwd: input.cwd` in hookRunner.ts, gemini-cli 5411f113).
+    /// Cursor runs project hooks at the project root and Copilot in a
+    /// handler's own `cwd`, and a `[hooks.commands]` hook in its
+    /// `working_dir`, so those keep their folder.
+    pub(crate) fn in_session_cwd(&self) -> bool {
+        self.source.is_some()
+            && matches!(
+                self.dialect,
+                Dialect::ClaudeCode | Dialect::Codex | Dialect::GeminiCli
+            )
+    }
+
+    /// The names of [`agent_env`](Self::agent_env) that hold the project
+    /// folder, which an exec-form hook's `args` may name.
+    pub(crate) fn project_vars(&self) -> Vec<&'static str> {
+        self.agent_env()
             .iter()
             .filter(|(_, v)| *v == EnvValue::ProjectDir)
             .map(|(k, _)| *k)
-            .collect();
-        let expand = |a: &String| {
-            vars.iter().fold(a.clone(), |a, k| {
-                a.replace(&format!("${{{k}}}"), &dir)
-                    .replace(&format!("${k}"), &dir)
-            })
-        };
-        Some(args.iter().map(expand).collect())
+            .collect()
     }
 
     /// The run's time limit: `timeout` (seconds) or `timeout_ms`, else the

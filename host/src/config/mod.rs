@@ -10,7 +10,8 @@
 //! each section's type is in its own file (hooks, command, remote) and the
 //! checks serde cannot make are in validate.
 
-mod command;
+pub(crate) mod command;
+mod env_reads;
 mod hooks;
 mod import;
 mod picoclaw;
@@ -30,6 +31,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource};
+pub use env_reads::{Language, UnmetEnv, passed as passed_env, reads as env_reads};
 pub use hooks::{
     AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, QualityGate, Scope, ScopeError,
     SpawnKey, Transport,

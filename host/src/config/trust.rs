@@ -137,7 +137,7 @@ fn user_roots() -> Vec<PathBuf> {
     };
     let home = env("HOME").filter(|h| h.is_absolute());
     let folders = [
-        ".claude", ".codex", ".gemini", ".cursor", ".copilot", ".config",
+        ".claude", ".codex", ".gemini", ".cursor", ".copilot", ".qwen", ".factory", ".config",
     ];
     let mut roots: Vec<PathBuf> = folders
         .iter()

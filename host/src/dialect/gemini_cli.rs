@@ -33,6 +33,9 @@ pub(crate) const SPEC: Spec = Spec {
         ("CLAUDE_PROJECT_DIR", EnvValue::ProjectDir),
         ("GEMINI_SESSION_ID", EnvValue::SessionId),
         ("GEMINI_CWD", EnvValue::Cwd),
+        // storage.getPlansDir(): a folder under ~/.gemini/tmp named by its
+        // project registry (hookRunner.ts, gemini-cli 5411f113).
+        ("GEMINI_PLANS_DIR", EnvValue::FromAgent),
     ],
     default_timeout_ms: 60_000,
     matching: Matching::RegexTools,

@@ -82,7 +82,12 @@ impl Matcher {
             Matching::CodexList if is_plain_list(m, true) => Ok(names(m)),
             Matching::ClaudeList | Matching::CodexList => pattern(m, false),
             Matching::Anchored => pattern(m, true),
-            Matching::RegexTools if tool_event => pattern(m, false),
+            // Gemini CLI matches the exact name when the pattern is no
+            // regex (`matchesToolName`, hookPlanner.ts, gemini-cli
+            // 5411f113).
+            Matching::RegexTools if tool_event => {
+                Ok(pattern(m, false).unwrap_or_else(|_| Matcher::Names(vec![m.to_string()])))
+            }
             Matching::RegexTools => Ok(Matcher::Names(vec![m.to_string()])),
         }
     }

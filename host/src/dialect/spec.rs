@@ -4,6 +4,8 @@
 use hookhost_protocol::Stage;
 use serde_json::{Map, Value};
 
+use std::path::Path;
+
 use super::Dialect;
 
 /// What a native event stands for in hookhost's terms.
@@ -226,12 +228,95 @@ pub(crate) enum Matching {
 /// What an env var a dialect sets holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EnvValue {
-    /// The project folder (the hook's working directory).
+    /// The project folder: the agent's working directory (the event's
+    /// `cwd`) for a hook its agent runs there, else the hook's folder.
     ProjectDir,
     /// The session id.
     SessionId,
     /// The agent's working directory.
     Cwd,
+    /// A value only the agent knows (Gemini CLI's `GEMINI_PLANS_DIR`, from
+    /// its project registry): the agent set it for the relay, so it is
+    /// hookhost's own variable of the same name, passed on when set and
+    /// left unset otherwise, never made up.
+    FromAgent,
+}
+
+/// The host variables every command hook gets, besides `PATH`: who the
+/// user is and how their terminal and locale are set, which a script
+/// reads (`$HOME` under `set -u`) and no agent withholds. Secrets (keys,
+/// tokens) are not among them: they reach a hook only when named in its
+/// `inherit_env` or `env`.
+pub(crate) const IDENTITY_ENV: [&str; 8] = [
+    "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM",
+];
+
+/// Prefixes of further identity variables: the locale categories
+/// (`LC_ALL`, `LC_CTYPE`...) and the XDG base directories.
+pub(crate) const IDENTITY_PREFIXES: [&str; 2] = ["LC_", "XDG_"];
+
+/// Whether host variable `name` is an identity or locale variable that
+/// every command hook gets ([`IDENTITY_ENV`], [`IDENTITY_PREFIXES`]).
+pub(crate) fn is_identity(name: &str) -> bool {
+    IDENTITY_ENV.contains(&name) || IDENTITY_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// An agent that writes another agent's dialect from a settings folder of
+/// its own (spec/dialects.md §8): its files' hooks get its variables
+/// instead of the dialect's, and their `timeout` in its unit.
+#[derive(Debug)]
+pub(crate) struct Family {
+    /// Its settings folder in a project (`.qwen`).
+    pub(crate) folder: &'static str,
+    /// The dialect its files are written in.
+    pub(crate) dialect: Dialect,
+    /// The variables it sets for a command hook, in place of the dialect's.
+    pub(crate) env: &'static [(&'static str, EnvValue)],
+    /// Milliseconds per unit of a command handler's `timeout`.
+    pub(crate) timeout_unit_ms: f64,
+}
+
+/// The family members hookhost knows. Qwen Code sets all three project
+/// variables and counts command timeouts in milliseconds (its
+/// `docs/users/features/hooks.md`); Factory names the project
+/// `FACTORY_PROJECT_DIR` and counts in seconds (its hooks reference).
+pub(crate) const FAMILIES: [Family; 2] = [
+    Family {
+        folder: ".qwen",
+        dialect: Dialect::ClaudeCode,
+        env: &[
+            ("QWEN_PROJECT_DIR", EnvValue::ProjectDir),
+            ("CLAUDE_PROJECT_DIR", EnvValue::ProjectDir),
+            ("GEMINI_PROJECT_DIR", EnvValue::ProjectDir),
+        ],
+        timeout_unit_ms: 1.0,
+    },
+    Family {
+        folder: ".factory",
+        dialect: Dialect::ClaudeCode,
+        env: &[("FACTORY_PROJECT_DIR", EnvValue::ProjectDir)],
+        timeout_unit_ms: 1000.0,
+    },
+];
+
+/// The family member whose settings folder is named `folder`, writing
+/// `dialect`.
+pub(crate) fn family(folder: &str, dialect: Dialect) -> Option<&'static Family> {
+    FAMILIES
+        .iter()
+        .find(|f| f.folder == folder && f.dialect == dialect)
+}
+
+/// The family member of `dialect` whose settings folder holds `file`,
+/// directly (`.qwen/settings.json`) or in its `hooks/` folder.
+pub(crate) fn family_of_file(file: &Path, dialect: Dialect) -> Option<&'static Family> {
+    let parent = file.parent()?;
+    let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).map(str::to_string);
+    let folder = match name(parent)?.as_str() {
+        "hooks" => name(parent.parent()?)?,
+        other => other.to_string(),
+    };
+    family(&folder, dialect)
 }
 
 /// One dialect, as data.

@@ -459,6 +459,130 @@ async fn the_environment_is_clean() {
     assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
 }
 
+/// The context a session_start hook printed, for `params`' meta.
+async fn printed(hook: &CommandHook, meta: Value) -> String {
+    let params = json!({"event": "session_start", "meta": meta, "payload": {"source": "startup"}});
+    let r = call(hook, Stage::Lifecycle, &params).await.expect("answer");
+    r["additional_context"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn identity_and_locale_variables_are_passed_and_secrets_are_not() {
+    // SAFETY: as in the_environment_is_clean.
+    unsafe {
+        std::env::set_var("LC_HOOKHOST_TEST", "C.UTF-8");
+        std::env::set_var("XDG_HOOKHOST_TEST", "/xdg");
+        std::env::set_var("HOOKHOST_TEST_TOKEN", "s3cret");
+    }
+    let home = std::env::var("HOME").expect("the test runs with a HOME");
+    // A script under `set -u` that reads $HOME aborted when HOME was withheld.
+    let hook = script_hook(
+        "identity",
+        "identity.sh",
+        "set -u\ncat > /dev/null\necho \"home=$HOME\"\nenv",
+        &["session_start"],
+    );
+    let env = printed(&hook, json!({})).await;
+    assert!(env.starts_with(&format!("home={home}\n")), "{env}");
+    assert!(env.contains("LC_HOOKHOST_TEST=C.UTF-8"), "{env}");
+    assert!(env.contains("XDG_HOOKHOST_TEST=/xdg"), "{env}");
+    assert!(!env.contains("s3cret"), "{env}");
+    // The hook's own `env` still wins.
+    let dir = temp_dir("identity-own");
+    let path = script(&dir, "home.sh", "cat > /dev/null\necho \"$HOME\"");
+    let config = CommandConfig {
+        env: BTreeMap::from([("HOME".to_string(), "/elsewhere".to_string())]),
+        ..CommandConfig::shell(&shell_path(&path), &["session_start"])
+    };
+    let hook = CommandHook::new("own", &config, &dir, Default::default()).expect("valid hook");
+    assert_eq!(printed(&hook, json!({})).await, "/elsewhere");
+}
+
+/// A Claude Code hook, imported (its agent runs it in the session's
+/// folder), printing its folder, its project variable and its `$1`.
+fn where_hook(test: &str, in_session_cwd: bool) -> (PathBuf, CommandHook) {
+    let dir = temp_dir(test);
+    let path = script(
+        &dir,
+        "where.sh",
+        "cat > /dev/null\necho \"$(pwd) $CLAUDE_PROJECT_DIR $1\"",
+    );
+    let mut config = CommandConfig {
+        dialect: crate::Dialect::ClaudeCode,
+        args: Some(vec![
+            path.display().to_string(),
+            "${CLAUDE_PROJECT_DIR}/x".into(),
+        ]),
+        events: vec!["SessionStart".into()],
+        ..CommandConfig::default()
+    };
+    if in_session_cwd {
+        // Imported from Claude Code's settings: Claude runs it in its cwd.
+        let file = dir.join(".claude/settings.json");
+        config.source = Some(crate::config::HookSource::new(
+            file,
+            "SessionStart".into(),
+            None,
+        ));
+    }
+    let hook = CommandHook::new("where", &config, &dir, Default::default()).expect("valid hook");
+    (dir, hook)
+}
+
+#[tokio::test]
+async fn an_agent_hook_runs_in_the_events_cwd_which_is_its_project() {
+    let (dir, hook) = where_hook("where", true);
+    let project = temp_dir("where-project");
+    let p = project.display();
+    let said = printed(&hook, json!({"cwd": project.display().to_string()})).await;
+    assert_eq!(said, format!("{p} {p} {p}/x"));
+    // No cwd, or one that is no folder: the hook's own folder.
+    let d = dir.display();
+    assert_eq!(printed(&hook, json!({})).await, format!("{d} {d} {d}/x"));
+    let said = printed(&hook, json!({"cwd": "/no/such/folder"})).await;
+    assert_eq!(said, format!("{d} {d} {d}/x"));
+    // A hook of hookhost's own config keeps its configured folder.
+    let (dir, hook) = where_hook("where-own", false);
+    let d = dir.display();
+    let said = printed(&hook, json!({"cwd": project.display().to_string()})).await;
+    assert_eq!(said, format!("{d} {d} {d}/x"));
+}
+
+#[tokio::test]
+async fn gemini_plans_dir_is_the_agents_own_or_unset() {
+    let dir = temp_dir("plans");
+    let path = script(
+        &dir,
+        "plans.sh",
+        "cat > /dev/null\necho \"plans=${GEMINI_PLANS_DIR-unset}\"",
+    );
+    let config = CommandConfig {
+        dialect: crate::Dialect::GeminiCli,
+        command: Some(shell_path(&path)),
+        events: vec!["SessionStart".into()],
+        ..CommandConfig::default()
+    };
+    let hook = CommandHook::new("plans", &config, &dir, Default::default()).expect("valid hook");
+    let params = json!({"event": "session_start", "payload": {"source": "startup"}});
+    let before = call(&hook, Stage::Lifecycle, &params)
+        .await
+        .expect("answer");
+    // SAFETY: as in the_environment_is_clean; no other test reads it.
+    unsafe { std::env::set_var("GEMINI_PLANS_DIR", "/home/u/.gemini/tmp/p/plans") };
+    let after = call(&hook, Stage::Lifecycle, &params)
+        .await
+        .expect("answer");
+    unsafe { std::env::remove_var("GEMINI_PLANS_DIR") };
+    assert!(format!("{before}").contains("plans=unset"), "{before}");
+    assert!(
+        format!("{after}").contains("plans=/home/u/.gemini/tmp/p/plans"),
+        "{after}"
+    );
+}
+
 #[tokio::test]
 async fn the_matcher_selects_tools_without_spawning_for_others() {
     let dir = temp_dir("matcher");

@@ -4,17 +4,21 @@
 //! the agent's file, so each runs once: in hookhost, warm and composed.
 //!
 //! A hook moves only if hookhost would run it as the agent did, as far as
-//! its entry shows. hookhost runs an imported hook in the folder that
-//! holds the file's agent folder, with `PATH` and the dialect's variables
-//! only. So a project's hooks are adopted into a file in the same project
-//! (`<project>/.claude/hookhost-adopted.json`), where relative paths and
-//! `$CLAUDE_PROJECT_DIR` keep their meaning; the user's into
-//! `<config dir>/adopted/<agent>-user.json`, where they would not, so
-//! there a hook that names a relative path or the project folder stays
-//! with the agent. Hooks hookhost does not run (prompt, agent, MCP-tool,
-//! PowerShell-only, background `async` ones, Gemini's disabled ones) and
-//! ones that read variables the agent sets but hookhost does not (`~`,
-//! `$HOME`) stay with the agent too, each named with the reason.
+//! its entry shows. hookhost runs an imported Claude Code, Codex or Gemini
+//! CLI hook where its agent does, in the session's folder, and a Cursor or
+//! Copilot hook in the folder that holds the file's agent folder; with
+//! `PATH`, the user's identity and locale (`HOME`, `LANG`...) and the
+//! agent's own variables (spec/dialects.md §3). So a project's hooks are
+//! adopted into a file in the same project
+//! (`<project>/.claude/hookhost-adopted.json`); the user's into
+//! `<config dir>/adopted/<agent>-user.json`, where a Cursor or Copilot hook
+//! that names a relative path or the project folder would not keep its
+//! meaning, so it stays with the agent. Hooks hookhost does not run
+//! (prompt, agent, MCP-tool, PowerShell-only, background `async` ones,
+//! Gemini's disabled ones) and ones whose command reads a variable
+//! hookhost does not pass stay with the agent too, each named with the
+//! reason; a hook that moves but whose script reads such a variable is
+//! named in a note.
 
 use std::path::{Path, PathBuf};
 
@@ -74,17 +78,98 @@ pub(super) fn take(
         if is_ours(agent, handler) {
             continue;
         }
-        if let Some(why) = why(handler) {
-            left.push(Left {
+        match why(handler) {
+            Some(why) => left.push(Left {
                 file: path.to_path_buf(),
                 event,
                 what: describe(handler),
                 why,
-            });
+            }),
+            None => unmet_note(agent, path, &event, handler),
         }
     }
     let taken = shape::take_all(root, shape, &|h| !is_ours(agent, h) && why(h).is_none())?;
     Ok((taken, left))
+}
+
+/// Says which variables an adopted hook's script reads that hookhost will
+/// not pass it (spec/dialects.md §3): it moves, but its author should
+/// know, since its agent gave it its whole environment.
+fn unmet_note(agent: Dialect, path: &Path, event: &str, handler: &Value) {
+    let unmet = unmet(agent, path, handler);
+    if unmet.is_empty() {
+        return;
+    }
+    outln!(
+        "note: {event} `{}` reads {}, which hookhost does not pass to hooks \
+         (only PATH, the user's identity and locale such as HOME, and the agent's variables); \
+         its agent gave it its whole environment",
+        describe(handler),
+        unmet.join(", ")
+    );
+}
+
+/// The variables a handler of `agent`'s file at `path` reads and will not
+/// get, each as `$NAME` with the script that reads it.
+pub(super) fn unmet(agent: Dialect, path: &Path, handler: &Value) -> Vec<String> {
+    let h = handler.as_object();
+    let text = |k: &str| h.and_then(|h| h.get(k)).and_then(Value::as_str);
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let env = h
+        .and_then(|h| h.get("env"))
+        .and_then(Value::as_object)
+        .map(|e| {
+            e.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+    let args = h
+        .and_then(|h| h.get("args"))
+        .map(|_| strings(h.and_then(|h| h.get("args"))));
+    let command = ["command", "bash", "linux"].into_iter().find_map(text);
+    let hook = hookhost::CommandConfig {
+        dialect: agent,
+        command: command.filter(|_| args.is_none()).map(str::to_string),
+        args: args.map(|a| command.map(str::to_string).into_iter().chain(a).collect()),
+        env,
+        ..hookhost::CommandConfig::default()
+    };
+    let dir = project_of(path);
+    hook.unmet_env(&dir)
+        .into_iter()
+        .map(|u| match u.script {
+            Some(s) => format!("${} (in {})", u.name, s.display()),
+            None => format!("${}", u.name),
+        })
+        .collect()
+}
+
+/// The project a settings file belongs to: the folder holding its agent
+/// folder, where its agent runs its hooks.
+fn project_of(path: &Path) -> PathBuf {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    let agent_folder = |p: &Path| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+    };
+    match parent.file_name() {
+        Some(n) if n == "hooks" && parent.parent().is_some_and(agent_folder) => parent
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(parent)
+            .to_path_buf(),
+        _ if agent_folder(parent) => parent.parent().unwrap_or(parent).to_path_buf(),
+        _ => parent.to_path_buf(),
+    }
 }
 
 /// The names in Gemini's `hooksConfig.disabled` (or older
@@ -133,63 +218,33 @@ fn stays(agent: Dialect, scope: Scope, handler: &Value, disabled: &[String]) -> 
     let args = h.get("args").and_then(Value::as_array);
     let args = args.into_iter().flatten().filter_map(Value::as_str);
     let all: Vec<&str> = commands.into_iter().chain(args).collect();
-    environment(agent, &all).or_else(|| folder(scope, &all, text("cwd")))
+    environment(agent, &all).or_else(|| folder(agent, scope, &all, text("cwd")))
 }
 
-/// A variable a command reads that hookhost's run would not set as the
-/// agent did: hookhost passes `PATH` and the dialect's own variables.
+/// A variable a command line reads that hookhost's run would not set as
+/// the agent did: hookhost passes `PATH`, the user's identity and locale
+/// (`HOME`, `LANG`...) and the agent's own variables (spec/dialects.md §3).
 fn environment(agent: Dialect, commands: &[&str]) -> Option<String> {
-    let provided: &[&str] = match agent {
-        Dialect::ClaudeCode => &["CLAUDE_PROJECT_DIR", "PATH"],
-        Dialect::GeminiCli => &[
-            "GEMINI_PROJECT_DIR",
-            "CLAUDE_PROJECT_DIR",
-            "GEMINI_SESSION_ID",
-            "GEMINI_CWD",
-            "PATH",
-        ],
-        _ => &["PATH"],
-    };
-    for c in commands {
-        if c.split_whitespace().any(|w| w.starts_with('~')) {
-            return Some("it uses `~`, and hookhost gives hooks no $HOME".into());
-        }
-        if let Some(var) = variables(c)
+    commands.iter().find_map(|c| {
+        hookhost::env_reads(c, hookhost::Language::Any)
             .into_iter()
-            .find(|v| !provided.contains(&v.as_str()))
-        {
-            return Some(format!(
-                "it uses ${var}, which hookhost does not pass to hooks"
-            ));
-        }
-    }
-    None
+            .find(|v| !hookhost::passed_env(agent, v))
+            .map(|var| format!("it uses ${var}, which hookhost does not pass to hooks"))
+    })
 }
 
-/// The `$NAME` and `${NAME}` a command names.
-fn variables(command: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = command;
-    while let Some(at) = rest.find('$') {
-        rest = &rest[at + 1..];
-        let name: String = rest
-            .trim_start_matches('{')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-            out.push(name);
-        }
-    }
-    out
-}
-
-/// At user scope, what depends on the folder the agent ran the hook in
-/// (its project): a relative path, the project variables, a relative
-/// `cwd`. The user's adopted file is in hookhost's config folder, so those
-/// would point there.
-fn folder(scope: Scope, commands: &[&str], cwd: Option<&str>) -> Option<String> {
-    if scope == Scope::Project {
+/// At user scope, for an agent that runs hooks in a folder of the file's
+/// (Cursor, Copilot), what depends on it: a relative path, the project
+/// variables, a relative `cwd`. The user's adopted file is in hookhost's
+/// config folder, so those would point there.
+fn folder(agent: Dialect, scope: Scope, commands: &[&str], cwd: Option<&str>) -> Option<String> {
+    // Claude Code, Codex and Gemini CLI run every hook in the session's
+    // folder, and so does hookhost with theirs: nothing moves.
+    let in_session = matches!(
+        agent,
+        Dialect::ClaudeCode | Dialect::Codex | Dialect::GeminiCli
+    );
+    if scope == Scope::Project || in_session {
         return None;
     }
     if cwd.is_some_and(|c| !c.starts_with('/')) {
@@ -438,18 +493,21 @@ mod tests {
         assert_eq!(user(json!({"type": "http", "url": "http://x/y"})), None);
         assert!(user(json!({"type": "prompt", "prompt": "x"})).is_some());
         assert!(user(json!({"command": "/x", "async": true})).is_some());
-        assert!(
-            user(json!({"command": "~/bin/guard"}))
-                .unwrap()
-                .contains('~')
+        // HOME is passed now, and Claude's hooks run in the session's
+        // folder under hookhost as under Claude: all of these move.
+        assert_eq!(user(json!({"command": "~/bin/guard"})), None);
+        assert_eq!(user(json!({"command": "$HOME/guard"})), None);
+        assert_eq!(
+            user(json!({"command": "\"$CLAUDE_PROJECT_DIR\"/h.sh"})),
+            None
         );
-        assert!(
-            user(json!({"command": "$HOME/guard"}))
-                .unwrap()
-                .contains("HOME")
-        );
-        assert!(user(json!({"command": "\"$CLAUDE_PROJECT_DIR\"/h.sh"})).is_some());
-        assert!(user(json!({"command": "python3 .claude/hooks/g.py"})).is_some());
+        assert_eq!(user(json!({"command": "python3 .claude/hooks/g.py"})), None);
+        // A secret the agent's process had is not passed.
+        let why = user(json!({"command": "curl -H \"$SLACK_TOKEN\" x"})).unwrap();
+        assert!(why.contains("$SLACK_TOKEN"), "{why}");
+        // Cursor runs user hooks in its own folder, not the project.
+        let cursor = |h: Value| stays(Dialect::Cursor, Scope::User, &h, &[]);
+        assert!(cursor(json!({"command": "./hooks/g.sh"})).is_some());
         let project = |h: Value| stays(Dialect::ClaudeCode, Scope::Project, &h, &[]);
         assert_eq!(
             project(json!({"command": "\"$CLAUDE_PROJECT_DIR\"/h.sh"})),
@@ -466,6 +524,31 @@ mod tests {
             &["off".into()],
         );
         assert!(gemini.is_some());
+    }
+
+    /// A hook that moves but whose script reads a variable hookhost does
+    /// not pass is named with the variable and the script.
+    #[test]
+    fn an_adopted_scripts_unmet_variables_are_named() {
+        let dir = std::env::temp_dir().join(format!("hookhost-adopt-env-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(".claude/hooks")).unwrap();
+        let script = dir.join(".claude/hooks/notify.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\nset -u\ncurl -d \"$HOME\" \"$SLACK_WEBHOOK_URL\"\n",
+        )
+        .unwrap();
+        let handler = json!({"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/notify.sh"});
+        let settings = dir.join(".claude/settings.json");
+        assert_eq!(
+            stays(Dialect::ClaudeCode, Scope::Project, &handler, &[]),
+            None
+        );
+        assert_eq!(
+            unmet(Dialect::ClaudeCode, &settings, &handler),
+            [format!("$SLACK_WEBHOOK_URL (in {})", script.display())]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

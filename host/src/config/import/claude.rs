@@ -5,6 +5,7 @@
 //! which kept the shape.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -67,44 +68,76 @@ pub(super) fn read(root: &Value, file: &File) -> Result<Vec<Found>, Bad> {
     let Some(hooks) = hooks_object(root)? else {
         return Ok(Vec::new());
     };
-    groups(hooks, &[], |event, value, at| {
-        command(handler(value, at)?, event, file, at)
-    })
+    Ok(groups(hooks, &[], |spot, value| {
+        let h: Handler = handler(value, &spot.at)?;
+        // Claude Code runs identical commands of one event once, whichever
+        // of its settings files lists them.
+        let key = format!("{:?}", (&h.command, &h.args, &h.url));
+        Ok((command(h, spot.event, file, &spot.at)?, Some(key)))
+    }))
+}
+
+/// Where a handler sits in a settings file: its event, the index of its
+/// matcher group and its own, and the place messages name.
+pub(super) struct Spot<'a> {
+    pub(super) event: &'a str,
+    pub(super) group: usize,
+    pub(super) index: usize,
+    pub(super) at: String,
 }
 
 /// Walks `{event: [{matcher, hooks: [handler]}]}` in the order written,
-/// turning each handler into a [`Run`] with `each(event, handler, place)`.
-/// Keys in `settings` are settings of the hooks object, not events.
+/// turning each handler into a [`Run`] and the agent's key for telling
+/// identical handlers apart with `each(spot, handler)`. Keys in `settings`
+/// are settings of the hooks object, not events. A malformed event list,
+/// group or handler becomes a [`Run::Invalid`] at its place, and the walk
+/// goes on: what the file's agent makes of it is [`super::tolerate`]'s.
 pub(super) fn groups(
     hooks: &Map<String, Value>,
     settings: &[&str],
-    mut each: impl FnMut(&str, &Value, &str) -> Result<Run, Bad>,
-) -> Result<Vec<Found>, Bad> {
+    mut each: impl FnMut(&Spot<'_>, &Value) -> Result<(Run, Option<String>), Bad>,
+) -> Vec<Found> {
     let mut found = Vec::new();
     for (event, list) in hooks
         .iter()
         .filter(|(k, _)| !settings.contains(&k.as_str()))
     {
         let Value::Array(list) = list else {
-            return Err(Bad::new(
+            let bad = Bad::new(
                 format!("key `hooks.{event}`"),
                 "expected a list of matcher groups",
-            ));
+            );
+            found.push(Found::invalid(event, None, bad));
+            continue;
         };
         for (i, group) in list.iter().enumerate() {
             let at = format!("key `hooks.{event}[{i}]`");
-            let group: Group = handler(group, &at)?;
+            let group: Group = match handler(group, &at) {
+                Ok(group) => group,
+                Err(bad) => {
+                    found.push(Found::invalid(event, None, bad));
+                    continue;
+                }
+            };
             for (j, value) in group.hooks.iter().enumerate() {
                 let at = format!("key `hooks.{event}[{i}].hooks[{j}]`");
+                let spot = Spot {
+                    event,
+                    group: i,
+                    index: j,
+                    at,
+                };
+                let (run, key) = each(&spot, value).unwrap_or_else(|bad| (Run::Invalid(bad), None));
                 found.push(Found {
                     event: event.clone(),
                     matcher: group.matcher.clone(),
-                    run: each(event, value, &at)?,
+                    run,
+                    key,
                 });
             }
         }
     }
-    Ok(found)
+    found
 }
 
 /// A Claude handler as a hook: `command` (shell string, or program with
@@ -130,16 +163,92 @@ fn command(h: Handler, event: &str, file: &File, at: &str) -> Result<Run, Bad> {
         other => return Ok(Run::skip(other, skip_reason(other))),
     };
     hook.on_error = super::on_error(h.on_failure.as_deref() == Some("block"), event);
-    hook.timeout_ms = timeout_ms(h.timeout, 1000.0).map_err(|m| Bad::new(at, m))?;
+    // Qwen Code counts a command's timeout in milliseconds, its HTTP
+    // hooks' in seconds as Claude does.
+    let unit = match (kind, file.family) {
+        ("command", Some(f)) => f.timeout_unit_ms,
+        _ => 1000.0,
+    };
+    hook.timeout_ms = timeout_ms(h.timeout, unit).map_err(|m| Bad::new(at, m))?;
     if hook.model.is_some() && hook.timeout_ms.is_none() {
         hook.timeout_ms = Some(PROMPT_TIMEOUT_MS);
     }
     hook.rule = h.rule;
     if let Some(root) = plugin_root(&file.path) {
+        if let Some(data) = plugin_data(root) {
+            hook.env.insert("CLAUDE_PLUGIN_DATA".into(), data);
+        }
         let root = root.display().to_string();
         hook.env.insert("CLAUDE_PLUGIN_ROOT".into(), root);
     }
     Ok(Run::Hook(Box::new(hook)))
+}
+
+/// `CLAUDE_PLUGIN_DATA`, the folder Claude Code (2.1.330) gives a plugin
+/// and creates: `<plugins>/data/<id with every character but
+/// [A-Za-z0-9_-] made ->`. An installed plugin `NAME` of marketplace `MKT`
+/// sits in `<plugins>/cache/MKT/NAME/VERSION` and its id is `NAME@MKT`;
+/// any other (a `--plugin-dir`) is `NAME@inline`, `NAME` from its
+/// `.claude-plugin/plugin.json` (else its folder's name), under the user's
+/// `<plugins>`: `$CLAUDE_CODE_PLUGIN_CACHE_DIR`, else
+/// `$CLAUDE_CONFIG_DIR/plugins`, else `~/.claude/plugins`.
+fn plugin_data(root: &Path) -> Option<String> {
+    let (plugins, id) = match installed(root) {
+        Some(found) => found,
+        None => (user_plugins()?, format!("{}@inline", plugin_name(root)?)),
+    };
+    let safe: String = id
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => c,
+            _ => '-',
+        })
+        .collect();
+    let data = plugins.join("data").join(safe);
+    if let Err(e) = std::fs::create_dir_all(&data) {
+        tracing::warn!(
+            "cannot create the plugin data folder {}: {e}",
+            data.display()
+        );
+    }
+    Some(data.display().to_string())
+}
+
+/// The plugins folder and id of a plugin installed from a marketplace.
+fn installed(root: &Path) -> Option<(PathBuf, String)> {
+    let name = root.parent()?;
+    let mkt = name.parent()?;
+    let cache = mkt.parent()?;
+    let plugins = cache.parent()?;
+    let named = |p: &Path, n: &str| p.file_name().is_some_and(|f| f == n);
+    (named(cache, "cache") && named(plugins, "plugins")).then_some(())?;
+    let id = format!(
+        "{}@{}",
+        name.file_name()?.to_string_lossy(),
+        mkt.file_name()?.to_string_lossy()
+    );
+    Some((plugins.to_path_buf(), id))
+}
+
+/// The user's Claude Code plugins folder.
+fn user_plugins() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("CLAUDE_CODE_PLUGIN_CACHE_DIR")
+        .or_else(|| var("CLAUDE_CONFIG_DIR").map(|c| c.join("plugins")))
+        .or_else(|| var("HOME").map(|h| h.join(".claude/plugins")))
+}
+
+/// A plugin's name: its manifest's `name`, else its folder's.
+fn plugin_name(root: &Path) -> Option<String> {
+    let manifest = std::fs::read_to_string(root.join(".claude-plugin/plugin.json")).ok();
+    let named = manifest
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v.get("name")?.as_str().map(str::to_string));
+    named.or_else(|| Some(root.file_name()?.to_string_lossy().into_owned()))
 }
 
 /// Claude Code's deadline for a `prompt` handler that sets none.

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::claude::{groups, nonblank, skip_reason};
+use super::claude::{Spot, groups, nonblank, skip_reason};
 use super::{Bad, File, Found, Run, handler, hooks_object, plugin_root, shell_hook, timeout_ms};
 
 /// The keys of `[hooks]` that are Codex's bookkeeping, not events: trust
@@ -26,14 +26,80 @@ struct Handler {
     background: bool,
 }
 
-/// The hooks of a Codex `hooks.json` or `config.toml`.
+/// The hooks of a Codex `hooks.json` or `config.toml`, each handler a
+/// user switched off in `[hooks.state]` (`off`: the keys whose `enabled`
+/// is false) skipped. A matcher is kept only at the events Codex matches
+/// (`matcher_pattern_for_event`: PreToolUse, PermissionRequest,
+/// PostToolUse, SessionStart; `codex-rs/hooks/src/events/common.rs`,
+/// openai/codex 0b9770ed); elsewhere Codex ignores it, even one that is
+/// no valid regex.
 pub(super) fn read(root: &Value, file: &File) -> Result<Vec<Found>, Bad> {
     let Some(hooks) = hooks_object(root)? else {
         return Ok(Vec::new());
     };
-    groups(hooks, &SETTINGS, |event, value, at| {
-        command(handler(value, at)?, event, file, at)
-    })
+    let mut found = groups(hooks, &SETTINGS, |spot, value| {
+        if switched_off(file, spot) {
+            let why = "switched off by `enabled = false` in [hooks.state]";
+            return Ok((Run::skip("command", why), None));
+        }
+        Ok((
+            command(handler(value, &spot.at)?, spot.event, file, &spot.at)?,
+            None,
+        ))
+    });
+    for f in &mut found {
+        let matched = [
+            "PreToolUse",
+            "PermissionRequest",
+            "PostToolUse",
+            "SessionStart",
+        ];
+        if !matched.contains(&f.event.as_str()) {
+            f.matcher = None;
+        }
+    }
+    Ok(found)
+}
+
+/// The `[hooks.state]` keys of a Codex `config.toml` whose `enabled` is
+/// false. Codex names a handler `<file>:<event_snake_case>:<group>:<index>`
+/// (newer releases prefix `file:`) and reads the state only from the
+/// user's own config (`config_rules.rs`, openai/codex 9a5113ad).
+pub(super) fn switched_off_keys(root: &Value) -> Vec<String> {
+    let Some(Value::Object(state)) = root.pointer("/hooks/state") else {
+        return Vec::new();
+    };
+    state
+        .iter()
+        .filter(|(_, s)| s.get("enabled") == Some(&Value::Bool(false)))
+        .map(|(k, _)| k.trim().to_string())
+        .collect()
+}
+
+/// Whether the handler at `spot` of `file` is switched off.
+fn switched_off(file: &File, spot: &Spot<'_>) -> bool {
+    let key = format!(
+        "{}:{}:{}:{}",
+        file.path.display(),
+        snake(spot.event),
+        spot.group,
+        spot.index
+    );
+    file.off
+        .iter()
+        .any(|k| k == &key || k.strip_prefix("file:") == Some(key.as_str()))
+}
+
+/// `PreToolUse` as Codex spells it in a state key: `pre_tool_use`.
+fn snake(event: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 fn command(h: Handler, event: &str, file: &File, at: &str) -> Result<Run, Bad> {

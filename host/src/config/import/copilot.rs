@@ -67,10 +67,10 @@ pub(super) fn read(root: &Value, file: &File) -> Result<Vec<Found>, Bad> {
     let Some(hooks) = hooks_object(root)? else {
         return Ok(Vec::new());
     };
-    flat(hooks, |entry: Entry, event, at| {
+    Ok(flat(hooks, |entry: Entry, event, at| {
         let matcher = entry.matcher.clone();
         Ok((matcher, command(entry, event, file, at)?))
-    })
+    }))
 }
 
 fn command(mut e: Entry, event: &str, file: &File, at: &str) -> Result<Run, Bad> {

@@ -33,10 +33,10 @@ pub(super) fn read(root: &Value, _file: &File) -> Result<Vec<Found>, Bad> {
     let Some(hooks) = hooks_object(root)? else {
         return Ok(Vec::new());
     };
-    flat(hooks, |entry: Entry, event, at| {
+    Ok(flat(hooks, |entry: Entry, event, at| {
         let matcher = entry.matcher.clone();
         Ok((matcher, command(entry, event, at)?))
-    })
+    }))
 }
 
 fn command(e: Entry, event: &str, at: &str) -> Result<Run, Bad> {

@@ -33,15 +33,23 @@ struct Handler {
     env: BTreeMap<String, String>,
 }
 
-/// The hooks of a Gemini CLI settings file.
+/// The hooks of a Gemini CLI settings file. Gemini runs identical hooks
+/// of an event once, by `getHookKey`: `name:command` (`types.ts`,
+/// gemini-cli 5411f113).
 pub(super) fn read(root: &Value, _file: &File) -> Result<Vec<Found>, Bad> {
     let Some(hooks) = hooks_object(root)? else {
         return Ok(Vec::new());
     };
     let disabled = disabled(root);
-    groups(hooks, &SETTINGS, |event, value, at| {
-        command(handler(value, at)?, event, &disabled, at)
-    })
+    Ok(groups(hooks, &SETTINGS, |spot, value| {
+        let h: Handler = handler(value, &spot.at)?;
+        let key = format!(
+            "{}:{}",
+            h.name.as_deref().unwrap_or_default(),
+            h.command.as_deref().unwrap_or_default()
+        );
+        Ok((command(h, spot.event, &disabled, &spot.at)?, Some(key)))
+    }))
 }
 
 /// The names listed in `hooksConfig.disabled` or the older `hooks.disabled`.
@@ -54,12 +62,16 @@ fn disabled(root: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// A handler as a hook, unless `disabled` names it: Gemini names a
+/// command hook by its `name`, else by its command (`getHookName`,
+/// `hookRegistry.ts`, gemini-cli 5411f113).
 fn command(h: Handler, event: &str, disabled: &[&str], at: &str) -> Result<Run, Bad> {
     let kind = h.kind.as_deref().unwrap_or("command");
     if kind != "command" {
         return Ok(Run::skip(kind, skip_reason(kind)));
     }
-    if let Some(name) = h.name.as_deref().filter(|n| disabled.contains(n)) {
+    let name = h.name.as_deref().or(h.command.as_deref());
+    if let Some(name) = name.filter(|n| disabled.contains(n)) {
         return Ok(Run::skip(
             kind,
             format!("`{name}` is in the `disabled` list"),

@@ -12,9 +12,12 @@
 //! unknown dialect, a missing file, bad JSON or TOML name the file). The
 //! files it names are the agents' own, with many keys that are not hooks:
 //! only their hooks part is read, and unknown keys in a handler are left
-//! alone, as the agent would. Handlers hookhost cannot run (prompt, agent,
-//! MCP-tool hooks, PowerShell-only entries) are kept in
-//! [`Config::skipped`] so `hookhost check` can show them.
+//! alone, as the agent would. A malformed entry costs what it costs under
+//! the file's own agent (itself, or the whole file: [`tolerate`]), never
+//! the load. Handlers hookhost cannot run (prompt, agent, MCP-tool hooks,
+//! PowerShell-only entries) and those the agent would not run (switched
+//! off, a duplicate, malformed) are kept in [`Config::skipped`] so
+//! `hookhost check` can show them.
 //!
 //! Each hook is named `import-NNN-<dialect>-<Event>`, numbered in the order
 //! the table, its files and their hooks are written, so the chain (which
@@ -29,6 +32,7 @@ mod docker_agent;
 mod gemini;
 #[cfg(test)]
 mod tests;
+mod tolerate;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -39,6 +43,7 @@ use serde_json::{Map, Value};
 use super::trust::{self, Trust, TrustStore};
 use super::{CommandConfig, CommandOnError, Config, ConfigError, HookSource, Source, decode};
 use crate::dialect::Dialect;
+use crate::dialect::spec::{self, Family};
 pub use docker_agent::{Definition, HookSetConfig, SetEntry, SetHook};
 
 /// A handler in an imported settings file that hookhost does not run: a
@@ -59,8 +64,8 @@ pub struct SkippedHook {
 
 /// The folders agents keep their settings in; a file in one of them (or in
 /// its `hooks/` folder) belongs to the project that holds the folder.
-const AGENT_DIRS: [&str; 6] = [
-    ".claude", ".codex", ".gemini", ".cursor", ".github", ".copilot",
+const AGENT_DIRS: [&str; 8] = [
+    ".claude", ".codex", ".gemini", ".cursor", ".github", ".copilot", ".qwen", ".factory",
 ];
 
 /// The longest timeout an imported hook may set, in milliseconds: a day,
@@ -110,6 +115,11 @@ struct File {
     /// Whether the project controls the file, so that its hooks run only
     /// once trusted ([`trust::project_controlled`]).
     controlled: bool,
+    /// The agent that wrote it when that is a family member of its
+    /// dialect (`.qwen/settings.json`: Qwen Code).
+    family: Option<&'static Family>,
+    /// Codex's handlers the user switched off (`[hooks.state]` keys).
+    off: Vec<String>,
 }
 
 /// One handler as the file lists it, before it gets its name.
@@ -118,6 +128,22 @@ struct Found {
     event: String,
     matcher: Option<String>,
     run: Run,
+    /// What its agent tells identical handlers apart by, when the agent
+    /// runs identical handlers of an event once (Claude Code: the
+    /// command; Gemini CLI: `name:command`).
+    key: Option<String>,
+}
+
+impl Found {
+    /// A malformed entry of `event` at its place.
+    fn invalid(event: &str, matcher: Option<String>, bad: Bad) -> Found {
+        Found {
+            event: event.to_string(),
+            matcher,
+            run: Run::Invalid(bad),
+            key: None,
+        }
+    }
 }
 
 /// What becomes of a handler.
@@ -127,6 +153,9 @@ enum Run {
     Hook(Box<CommandConfig>),
     /// Not run, with the handler's kind and the reason.
     Skip { kind: String, why: String },
+    /// Malformed; whether its agent skips just it or the whole file is
+    /// [`tolerate`]'s to say.
+    Invalid(Bad),
 }
 
 impl Run {
@@ -186,7 +215,9 @@ pub(super) fn read(config: &mut Config, src: &Source<'_>, raw: Value) -> Result<
         let named = entry.paths.iter().map(|p| resolve(&config.base_dir, p));
         config.sources.extend(named);
         let exts: &[&str] = if yaml { &["yaml", "yml"] } else { &["json"] };
-        for path in files(&config.base_dir, &entry.paths, exts)? {
+        let paths = files(&config.base_dir, &entry.paths, exts)?;
+        importer.codex_off = codex_states(entry.dialect, &paths);
+        for path in paths {
             config.sources.push(path.clone());
             importer.file(&entry, path)?;
         }
@@ -254,6 +285,30 @@ fn strings(list: Vec<Value>) -> Result<Vec<String>, String> {
         .collect()
 }
 
+/// The `[hooks.state]` keys the user's own Codex `config.toml`s among
+/// `paths` switch off; none for another dialect.
+fn codex_states(dialect: Dialect, paths: &[PathBuf]) -> Vec<String> {
+    match dialect {
+        Dialect::Codex => paths.iter().flat_map(|p| codex_state(p)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The `[hooks.state]` keys a user's own Codex `config.toml` switches off;
+/// none from a file the project controls (Codex reads the state only from
+/// user layers) or one that does not read (its own read reports that).
+fn codex_state(path: &Path) -> Vec<String> {
+    let toml = path.extension().is_some_and(|e| e == "toml");
+    if !toml || trust::project_controlled(path) {
+        return Vec::new();
+    }
+    read_settings(path)
+        .ok()
+        .and_then(|text| parse(&text, Dialect::Codex, path).ok())
+        .map(|root| codex::switched_off_keys(&root))
+        .unwrap_or_default()
+}
+
 /// The files an entry names: each path resolved against the config's
 /// folder (`~/` against `$HOME`); a folder stands for its files with one
 /// of `exts` (`*.json`; `*.yaml` and `*.yml` for docker-agent), sorted by
@@ -294,35 +349,43 @@ fn resolve(base: &Path, path: &str) -> PathBuf {
     }
 }
 
-/// Where a settings file's hooks run: the folder holding its agent folder
+/// Where a settings file's hooks run when the agent names no working
+/// directory: the folder holding its agent folder
 /// (`.claude/settings.json`, `.github/hooks/x.json`), else its own folder.
 fn project_dir(file: &Path) -> PathBuf {
     let parent = file.parent().unwrap_or(Path::new("."));
-    let is_agent = |p: &Path| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| AGENT_DIRS.contains(&n))
-    };
-    let agent_dir = if is_agent(parent) {
-        Some(parent)
-    } else {
-        parent
-            .parent()
-            .filter(|g| parent.file_name().is_some_and(|n| n == "hooks") && is_agent(g))
-    };
-    match agent_dir.and_then(Path::parent) {
+    match agent_dir(file).and_then(Path::parent) {
         Some(project) => project.to_path_buf(),
         None => parent.to_path_buf(),
     }
 }
 
+/// The agent folder (`.claude`, `.qwen`...) a settings file is in, directly
+/// or in its `hooks/` folder.
+fn agent_dir(file: &Path) -> Option<&Path> {
+    let parent = file.parent()?;
+    if is_agent_dir(parent) {
+        return Some(parent);
+    }
+    parent
+        .parent()
+        .filter(|g| parent.file_name().is_some_and(|n| n == "hooks") && is_agent_dir(g))
+}
+
+fn is_agent_dir(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| AGENT_DIRS.contains(&n))
+}
+
 /// A plugin's root, when the file is a plugin's `hooks/hooks.json`: the
-/// folder that holds `hooks/`.
+/// folder that holds `hooks/`, unless that is an agent's own folder
+/// (Factory's older `.factory/hooks/hooks.json`).
 fn plugin_root(file: &Path) -> Option<&Path> {
     let hooks = file.parent()?;
     let named = |p: &Path, n: &str| p.file_name().is_some_and(|f| f == n);
     (named(file, "hooks.json") && named(hooks, "hooks")).then_some(())?;
-    hooks.parent()
+    hooks.parent().filter(|root| !is_agent_dir(root))
 }
 
 /// The `hooks` object of a file's top level; `None` when it has none.
@@ -378,30 +441,33 @@ fn shell_hook(command: String, fail_closed: bool, event: &str) -> CommandConfig 
 
 /// Walks `{event: [entry]}`, Cursor's and Copilot's flat shape, in the
 /// order written; `each(entry, event, place)` gives the entry's matcher and
-/// what becomes of it.
+/// what becomes of it. A malformed list or entry becomes a
+/// [`Run::Invalid`] and the walk goes on.
 fn flat<T: serde::de::DeserializeOwned>(
     hooks: &Map<String, Value>,
     mut each: impl FnMut(T, &str, &str) -> Result<(Option<String>, Run), Bad>,
-) -> Result<Vec<Found>, Bad> {
+) -> Vec<Found> {
     let mut found = Vec::new();
     for (event, list) in hooks {
         let Value::Array(list) = list else {
-            return Err(Bad::new(
-                format!("key `hooks.{event}`"),
-                "expected a list of hooks",
-            ));
+            let bad = Bad::new(format!("key `hooks.{event}`"), "expected a list of hooks");
+            found.push(Found::invalid(event, None, bad));
+            continue;
         };
         for (i, value) in list.iter().enumerate() {
             let at = format!("key `hooks.{event}[{i}]`");
-            let (matcher, run) = each(handler(value, &at)?, event, &at)?;
+            let (matcher, run) = handler(value, &at)
+                .and_then(|entry| each(entry, event, &at))
+                .unwrap_or_else(|bad| (None, Run::Invalid(bad)));
             found.push(Found {
                 event: event.clone(),
                 matcher,
                 run,
+                key: None,
             });
         }
     }
-    Ok(found)
+    found
 }
 
 /// Decodes one handler or entry leniently (unknown keys are the agent's);
@@ -467,8 +533,11 @@ struct Importer<'a> {
     /// docker-agent hook groups, named like the commands.
     sets: Vec<(String, HookSetConfig)>,
     skipped: Vec<SkippedHook>,
-    /// Claude Code's (event, matcher, handler) already imported: Claude
-    /// runs identical handlers across its settings files once.
+    /// Codex's `[hooks.state]` keys switched off, from the user's own
+    /// `config.toml`s among the entry's files.
+    codex_off: Vec<String>,
+    /// The (event, matcher, agent's key) already imported: Claude Code and
+    /// Gemini CLI run identical handlers of an event once.
     seen: HashSet<(String, Option<String>, String)>,
 }
 
@@ -480,13 +549,18 @@ impl Importer<'_> {
         let file = File {
             project: project_dir(&path),
             controlled: trust::project_controlled(&path),
+            family: spec::family_of_file(&path, entry.dialect),
+            off: match entry.dialect {
+                Dialect::Codex => self.codex_off.clone(),
+                _ => Vec::new(),
+            },
             path,
         };
         let Some(read) = entry.read else {
             return self.agent_file(entry, &root, &file);
         };
         let found = read(&root, &file).map_err(|bad| bad.in_file(&file))?;
-        for f in found {
+        for f in tolerate::tolerate(entry.dialect, &file, found) {
             self.push(entry.dialect, entry.priority, &file, f);
         }
         Ok(())
@@ -505,6 +579,7 @@ impl Importer<'_> {
                     event,
                     matcher,
                     run: Run::Skip { kind, why },
+                    key: None,
                 },
             );
         }
@@ -534,25 +609,29 @@ impl Importer<'_> {
     }
 
     /// Names a found hook and fills what every import shares, or records a
-    /// skipped one.
+    /// skipped one: one its agent would not run (an event it does not
+    /// send, a matcher it cannot read, [`tolerate::unusable`]) or already
+    /// runs ([`Importer::first_time`]).
     fn push(&mut self, dialect: Dialect, priority: i64, file: &File, found: Found) {
         let source = HookSource::new(
             file.path.clone(),
             found.event.clone(),
             found.matcher.clone(),
         );
-        let mut hook = match found.run {
+        let run = match tolerate::unusable(dialect, file, &found) {
+            Some(why) => Run::skip("command", why),
+            None => found.run,
+        };
+        let mut hook = match run {
             Run::Hook(hook) => hook,
-            Run::Skip { kind, why } => {
-                tracing::warn!(
-                    "{}: not running the {kind} hook under {}: {why}",
-                    file.path.display(),
-                    found.event
-                );
-                return self.skipped.push(SkippedHook { source, kind, why });
+            Run::Skip { kind, why } => return self.skip(file, source, kind, why),
+            Run::Invalid(bad) => {
+                return self.skip(file, source, "invalid".into(), tolerate::entry_reason(&bad));
             }
         };
-        if dialect == Dialect::ClaudeCode && !self.first_time(&found.event, &found.matcher, &hook) {
+        if let Some(key) = &found.key
+            && !self.first_time(file, &found.event, &found.matcher, key)
+        {
             return;
         }
         self.seq += 1;
@@ -565,25 +644,39 @@ impl Importer<'_> {
         let mut source = source;
         source.trust = self.trust.assess(file.controlled, &source, &hook);
         hook.source = Some(source);
-        // Not passed through `CommandConfig::validate` here: it knows only
-        // docker-agent's events and command hooks, so it would refuse
-        // `PreToolUse` and a `url` hook. What the formats require (a
-        // non-blank command or url, a sane timeout) is checked above;
-        // validated by the runner's dialect once it lands.
+        // Not passed through `CommandConfig::validate` here: what the
+        // formats require (a non-blank command or url, a sane timeout, a
+        // known event, a readable matcher) is checked above; validated by
+        // the runner's dialect once it lands.
         self.commands.push((name, *hook));
     }
 
-    /// Whether this handler is new for its event and matcher.
-    fn first_time(&mut self, event: &str, matcher: &Option<String>, hook: &CommandConfig) -> bool {
-        let what = format!("{:?}", (&hook.command, &hook.args, &hook.url));
-        let key = (event.to_string(), matcher.clone(), what);
-        let new = self.seen.insert(key);
+    /// Records a handler that is not run, and says so in the log.
+    fn skip(&mut self, file: &File, source: HookSource, kind: String, why: String) {
+        tracing::warn!(
+            "{}: not running the {kind} hook under {}: {why}",
+            file.path.display(),
+            source.event
+        );
+        self.skipped.push(SkippedHook { source, kind, why });
+    }
+
+    /// Whether a handler with the agent's key `key` is new for its event
+    /// and matcher among the files of its agent (Claude Code's layers; a
+    /// Qwen Code file's twin in a Claude file is another agent's, so both
+    /// run).
+    fn first_time(
+        &mut self,
+        file: &File,
+        event: &str,
+        matcher: &Option<String>,
+        key: &str,
+    ) -> bool {
+        let agent = file.family.map_or("", |f| f.folder);
+        let what = format!("{agent}:{key}");
+        let new = self.seen.insert((event.to_string(), matcher.clone(), what));
         if !new {
-            tracing::debug!(
-                "{:?} under {} is already imported; Claude Code runs it once",
-                hook.command.as_deref().or(hook.url.as_deref()),
-                event
-            );
+            tracing::debug!("{key} under {event} is already imported; its agent runs it once");
         }
         new
     }

@@ -12,8 +12,10 @@
 //! process hook would answer.
 //!
 //! Each run gets the isolation of a process hook: a clean environment
-//! (`PATH`, `inherit_env`, `env`, the dialect's own variables), its own
-//! process group, and a deadline after which the whole group is killed.
+//! (`PATH`, the user's identity and locale variables, `inherit_env`, `env`,
+//! the agent's own variables), its own process group, and a deadline after
+//! which the whole group is killed. An imported hook runs where its agent
+//! would run it: in the agent's working directory, the event's `cwd`.
 
 mod answer;
 #[cfg(feature = "remote")]
@@ -30,13 +32,14 @@ use hookhost_protocol::Stage;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use crate::config::command::expand_project;
 use crate::config::{CommandConfig, CommandConfigError, CommandOnError};
 use crate::dialect::contract;
 use crate::dialect::matcher::{Matcher, Rule};
 use crate::dialect::origin::Origin;
 use crate::dialect::reply::{self, ReadError, Reply};
 use crate::dialect::spec::{Caps, EnvValue, Event, Spec, Target};
-use crate::dialect::stdin::Call;
+use crate::dialect::stdin::{Call, meta};
 use crate::dialect::tools;
 use crate::error::CallError;
 use crate::members::neutral;
@@ -44,7 +47,7 @@ use crate::members::neutral;
 use crate::members::prompt::Evaluator;
 use answer::{Answering, LOG_TAIL, tail};
 pub(crate) use run::Finished;
-use run::Program;
+use run::{Place, Program};
 
 #[cfg(any(test, feature = "conformance"))]
 pub(crate) use run::OUTPUT_CAP;
@@ -55,6 +58,8 @@ pub(crate) use run::OUTPUT_CAP;
 pub struct CommandHook {
     name: Arc<str>,
     spec: &'static Spec,
+    /// The variables its agent sets (the dialect's, or a family member's).
+    agent_env: &'static [(&'static str, EnvValue)],
     program: Program,
     events: Vec<&'static Event>,
     matcher: Matcher,
@@ -116,6 +121,7 @@ impl CommandHook {
         Ok(CommandHook {
             name: name.into(),
             spec,
+            agent_env: config.agent_env(),
             program: program(config, dir)?,
             events,
             matcher,
@@ -210,20 +216,26 @@ impl CommandHook {
         }
     }
 
-    /// The dialect's env vars for one call.
-    fn env(&self, call: &Call<'_>) -> Vec<(&'static str, String)> {
-        self.spec
-            .env
+    /// Where and with what one call runs: its folder (the agent's working
+    /// directory for a hook its agent runs there), the project folder,
+    /// and the agent's variables.
+    fn place(&self, call: &Call<'_>) -> Place {
+        let dir = self.program.folder(meta(call.params, "cwd"));
+        let project = dir.clone();
+        let env = self
+            .agent_env
             .iter()
-            .map(|(k, v)| {
+            .filter_map(|(k, v)| {
                 let value = match v {
-                    EnvValue::ProjectDir => self.program.dir.display().to_string(),
+                    EnvValue::ProjectDir => project.display().to_string(),
                     EnvValue::SessionId => call.session(),
                     EnvValue::Cwd => call.cwd(),
+                    EnvValue::FromAgent => std::env::var(k).ok()?,
                 };
-                (*k, value)
+                Some((*k, value))
             })
-            .collect()
+            .collect();
+        Place { dir, project, env }
     }
 }
 
@@ -529,7 +541,7 @@ impl CommandHook {
             let limit = deadline.min(Instant::now() + self.program.timeout);
             return target.post(input, limit).await;
         }
-        self.program.run(input, &self.env(call), deadline).await
+        self.program.run(input, &self.place(call), deadline).await
     }
 
     fn exit_error(&self, done: &Finished) -> CallError {
@@ -567,7 +579,7 @@ fn program(config: &CommandConfig, dir: &Path) -> Result<Program, CommandConfigE
             PathBuf::from("/bin/sh"),
             vec!["-c".to_string(), command.clone()],
         ),
-        (None, Some(_), _) => argv_program(&config.expanded_args(dir).unwrap_or_default(), dir),
+        (None, Some(argv), _) => argv_program(argv, &config.project_vars(), dir),
         (None, None, Some(_)) => (PathBuf::new(), Vec::new()),
         (None, None, None) if config.model.is_some() => (PathBuf::new(), Vec::new()),
         (None, None, None) => return Err(CommandConfigError::NoCommand),
@@ -575,7 +587,9 @@ fn program(config: &CommandConfig, dir: &Path) -> Result<Program, CommandConfigE
     Ok(Program {
         program,
         args,
+        project_vars: config.project_vars(),
         dir: dir.to_path_buf(),
+        in_session_cwd: config.in_session_cwd(),
         env: config.env.clone(),
         inherit_env: config.inherit_env.clone(),
         timeout: config.timeout(),
@@ -598,9 +612,14 @@ fn http_target(config: &CommandConfig) -> Result<Option<http::Target>, CommandCo
 }
 
 /// The program and arguments of an argv: a relative path with a slash is
-/// resolved against the working directory.
-fn argv_program(argv: &[String], dir: &Path) -> (PathBuf, Vec<String>) {
-    let first = argv.first().cloned().unwrap_or_default();
+/// resolved against the working directory, after its project variables
+/// (`vars`) are filled in with it; the arguments keep theirs, filled in
+/// for each run.
+fn argv_program(argv: &[String], vars: &[&str], dir: &Path) -> (PathBuf, Vec<String>) {
+    let first = argv
+        .first()
+        .map(|a| expand_project(a, vars, dir))
+        .unwrap_or_default();
     let p = Path::new(&first);
     let program = if p.is_relative() && first.contains('/') {
         dir.join(p)

@@ -1,14 +1,15 @@
 //! One run of a command hook's program: spawned in its own process group
-//! with the clean environment of a process hook, fed its input on stdin,
-//! and waited for until it exits or its deadline passes, when the whole
-//! group is killed.
+//! with a clean environment (`PATH`, the user's identity and locale
+//! variables, what the hook names, its agent's variables), in the folder
+//! its agent would run it in, fed its input on stdin, and waited for until
+//! it exits or its deadline passes, when the whole group is killed.
 //!
 //! The host waits for the script itself, never for its pipes, so a
 //! backgrounded grandchild that keeps them open cannot hold up the chain;
 //! what each stream says is kept up to [`OUTPUT_CAP`] bytes.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,7 +20,9 @@ use tokio::process::Child;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::config::command::expand_project;
 use crate::dialect::reply::Ending;
+use crate::dialect::spec::is_identity;
 use crate::error::CallError;
 
 /// The most output kept per stream; the rest is read and thrown away, so a
@@ -37,10 +40,18 @@ const DRAIN_GRACE: Duration = Duration::from_millis(100);
 pub(super) struct Program {
     /// The executable (`/bin/sh` for a shell string).
     pub(super) program: PathBuf,
-    /// Its arguments.
+    /// Its arguments; an exec-form hook's still name its project
+    /// variables, filled in for each run.
     pub(super) args: Vec<String>,
-    /// The working directory.
+    /// The variables naming the project folder that an exec-form hook's
+    /// `args` may hold (`${CLAUDE_PROJECT_DIR}`); none for a shell string,
+    /// whose shell expands them from the environment.
+    pub(super) project_vars: Vec<&'static str>,
+    /// The configured working directory.
     pub(super) dir: PathBuf,
+    /// Whether its agent runs it in the agent's working directory (the
+    /// event's `cwd`) rather than in `dir`.
+    pub(super) in_session_cwd: bool,
     /// Variables set.
     pub(super) env: BTreeMap<String, String>,
     /// Host variables passed through.
@@ -175,7 +186,7 @@ impl Program {
     pub(super) async fn run(
         &self,
         input: &Value,
-        env: &[(&'static str, String)],
+        at: &Place,
         deadline: Instant,
     ) -> Result<Finished, CallError> {
         let started = Instant::now();
@@ -184,7 +195,7 @@ impl Program {
         if budget.is_zero() {
             return Err(CallError::Timeout(budget));
         }
-        let mut child = self.spawn(env)?;
+        let mut child = self.spawn(at)?;
         let mut guard = GroupGuard {
             pgid: child.id().map_or(0, |p| p as i32),
             armed: true,
@@ -213,34 +224,72 @@ impl Program {
         })
     }
 
-    /// Starts the program in its own process group with a clean
-    /// environment; a missing folder or program is `Unavailable`.
-    fn spawn(&self, env: &[(&'static str, String)]) -> Result<Child, CallError> {
+    /// Starts the program in its own process group, in `at`'s folder,
+    /// with a clean environment; a missing folder or program is
+    /// `Unavailable`.
+    fn spawn(&self, at: &Place) -> Result<Child, CallError> {
         let cannot_start = |why: String| {
             CallError::Unavailable(format!(
                 "cannot start {} in {}: {why}",
                 self.program.display(),
-                self.dir.display()
+                at.dir.display()
             ))
         };
-        if !self.dir.is_dir() {
+        if !at.dir.is_dir() {
             return Err(cannot_start(
                 "the working directory does not exist".to_string(),
             ));
         }
+        let args = self
+            .args
+            .iter()
+            .map(|a| expand_project(a, &self.project_vars, &at.project));
         let mut cmd = tokio::process::Command::new(&self.program);
-        cmd.args(&self.args)
-            .current_dir(&self.dir)
+        cmd.args(args)
+            .current_dir(&at.dir)
             .process_group(0)
             .kill_on_drop(true);
         crate::transport::spawn::isolate(&mut cmd, &self.inherit_env, &self.env);
-        // The dialect's own variables (CLAUDE_PROJECT_DIR, ...), which the
+        // The user's identity and locale, which every agent passes on and
+        // scripts read (`$HOME` under `set -u`); the hook's `env` wins.
+        for (k, v) in identity().filter(|(k, _)| !self.env.contains_key(k)) {
+            cmd.env(k, v);
+        }
+        // The agent's own variables (CLAUDE_PROJECT_DIR, ...), which the
         // hook's `env` may still override.
-        for (k, v) in env.iter().filter(|(k, _)| !self.env.contains_key(*k)) {
+        for (k, v) in at.env.iter().filter(|(k, _)| !self.env.contains_key(*k)) {
             cmd.env(k, v);
         }
         cmd.spawn().map_err(|e| cannot_start(e.to_string()))
     }
+
+    /// The folder one call runs in: the agent's working directory `cwd`
+    /// (the event's) when its agent runs it there and it is a folder,
+    /// else the configured one.
+    pub(super) fn folder(&self, cwd: Option<&str>) -> PathBuf {
+        cwd.filter(|_| self.in_session_cwd)
+            .map(Path::new)
+            .filter(|c| c.is_absolute() && c.is_dir())
+            .map_or_else(|| self.dir.clone(), Path::to_path_buf)
+    }
+}
+
+/// Where and with what one call runs.
+pub(super) struct Place {
+    /// Its working directory.
+    pub(super) dir: PathBuf,
+    /// The project folder its variables and `args` name.
+    pub(super) project: PathBuf,
+    /// Its agent's variables for this call.
+    pub(super) env: Vec<(&'static str, String)>,
+}
+
+/// hookhost's own identity and locale variables ([`is_identity`]).
+fn identity() -> impl Iterator<Item = (String, std::ffi::OsString)> {
+    std::env::vars_os().filter_map(|(k, v)| {
+        let k = k.into_string().ok()?;
+        is_identity(&k).then_some((k, v))
+    })
 }
 
 /// Writes `input` as one JSON line to the child's stdin and closes it.
