@@ -549,7 +549,7 @@ impl Member {
             MemberKind::Peer(p) if self.picoclaw => {
                 let sent = picoclaw::params(stage, params);
                 let answer = p.request(stage.method(), &sent, deadline, budget).await?;
-                Ok(picoclaw::answer(stage, answer, &self.name))
+                Ok(picoclaw::answer(stage, answer, &self.name, params))
             }
             MemberKind::Peer(p) => p.request(stage.method(), params, deadline, budget).await,
             MemberKind::Builtin(b) => {
