@@ -491,9 +491,11 @@ impl Member {
     /// could not even be spawned (out of descriptors or processes, its
     /// program gone) fails closed where a refusal exists: that gate never
     /// ran, and exhausting descriptors is something an attacker can do.
-    /// docker-agent's default `warn` still covers a hook that ran and failed.
+    /// docker-agent's default `warn` still covers a hook that ran and failed,
+    /// and a docker-agent hook's start failure too, as docker-agent decides
+    /// it (its gates refuse anyway).
     pub fn failure_policy(&self, stage: Stage, error: Option<&CallError>) -> OnError {
-        let unspawned = matches!(self.kind, MemberKind::Command(_))
+        let unspawned = matches!(&self.kind, MemberKind::Command(c) if !c.start_failure_follows_on_error())
             && matches!(
                 error,
                 Some(CallError::Unavailable(_) | CallError::Untrusted(_))
