@@ -522,3 +522,182 @@ async fn a_strict_hook_at_an_observing_event_fails_on_output_it_cannot_use() {
         }
     }
 }
+
+/// docker-agent's event contracts (pkg/hooks/events/contracts.go at
+/// 7c1086deac12941d6a372d814d4d8a7f8ff039f9), as the capabilities its
+/// strict_output check reads: `(name, can_block, permission, rewrite,
+/// context, metadata, summary)`, `rewrite` being `i` (tool input), `r`
+/// (tool response), `m` (messages) or `-`.
+const CONTRACTS: [(&str, bool, bool, char, bool, bool, bool); 28] = [
+    ("pre_tool_use", true, true, 'i', false, false, false),
+    ("post_tool_use", true, false, '-', false, false, false),
+    ("permission_request", true, true, '-', false, true, false),
+    ("session_start", false, false, '-', true, false, false),
+    ("user_prompt_submit", true, false, '-', true, false, false),
+    (
+        "user_steering_messages_submit",
+        true,
+        false,
+        '-',
+        true,
+        false,
+        false,
+    ),
+    ("user_followup_submit", true, false, '-', true, false, false),
+    ("turn_start", false, false, '-', true, false, false),
+    ("turn_end", false, false, '-', false, false, false),
+    ("before_llm_call", true, false, 'm', false, false, false),
+    ("after_llm_call", false, false, '-', false, false, false),
+    ("session_end", false, false, '-', false, false, false),
+    ("pre_compact", true, false, '-', true, false, false),
+    ("subagent_stop", false, false, '-', false, false, false),
+    ("on_user_input", false, false, '-', false, false, false),
+    ("stop", false, false, '-', false, false, false),
+    ("notification", false, false, '-', false, false, false),
+    ("on_error", false, false, '-', false, false, false),
+    ("on_max_iterations", false, false, '-', false, false, false),
+    ("on_agent_switch", false, false, '-', false, false, false),
+    ("on_session_resume", false, false, '-', false, false, false),
+    (
+        "on_tool_approval_decision",
+        false,
+        false,
+        '-',
+        false,
+        false,
+        false,
+    ),
+    ("before_compaction", true, false, '-', false, false, true),
+    ("after_compaction", false, false, '-', false, false, false),
+    (
+        "tool_response_transform",
+        false,
+        false,
+        'r',
+        false,
+        false,
+        false,
+    ),
+    (
+        "tool_input_transform",
+        true,
+        false,
+        'i',
+        false,
+        false,
+        false,
+    ),
+    ("tool_guard", true, true, '-', false, true, false),
+    ("worktree_create", true, false, '-', true, false, false),
+];
+
+/// Sends `event` (docker-agent's name) to `host` the way an agent
+/// embedding hookhost announces it.
+async fn dispatch(host: &Host, event: &str) {
+    let call = shell("ls");
+    let after: AfterToolParams = serde_json::from_value(
+        json!({"tool": "shell", "arguments": {"cmd": "ls"}, "result": {"for_llm": "out"}}),
+    )
+    .unwrap();
+    match event {
+        "pre_tool_use" | "tool_guard" | "tool_input_transform" => {
+            host.before_tool(call).await;
+        }
+        "post_tool_use" | "tool_response_transform" => {
+            host.after_tool(after).await;
+        }
+        "permission_request" => {
+            host.approve_tool(call).await;
+        }
+        "before_llm_call" => {
+            let request = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+            host.before_llm(serde_json::from_value(request).unwrap())
+                .await;
+        }
+        "after_llm_call" => {
+            let response = json!({"model": "m", "response": {"content": "hi"}});
+            host.after_llm(serde_json::from_value(response).unwrap())
+                .await;
+        }
+        other => {
+            // A follow-up reaches hookhost as the turn's user_prompt_submit.
+            let name = if other == "user_followup_submit" {
+                "user_prompt_submit"
+            } else {
+                other
+            };
+            let payload = json!({"prompt": "hi", "trigger": "manual"});
+            let payload = payload.as_object().cloned().unwrap();
+            host.lifecycle_named(name, Default::default(), payload)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// From docker-agent pkg/hooks/contracts_test.go (commit
+/// 7c1086deac12941d6a372d814d4d8a7f8ff039f9)
+/// TestStrictOutputContractCapabilities: for each of its 28 events and 7
+/// outputs (a block, a permission decision, an input rewrite, a response
+/// rewrite, context, metadata, a summary), a `strict_output` hook fails
+/// exactly when the event's contract does not take that output: 196
+/// pairs, run as command hooks through the embedding API.
+#[tokio::test]
+async fn strict_output_contract_capabilities() {
+    let outputs: [(&str, &str); 7] = [
+        ("block", r#"{"decision":"block"}"#),
+        (
+            "permission",
+            r#"{"hook_specific_output":{"permission_decision":"deny"}}"#,
+        ),
+        ("input", r#"{"hook_specific_output":{"updated_input":{}}}"#),
+        (
+            "response",
+            r#"{"hook_specific_output":{"updated_tool_response":""}}"#,
+        ),
+        (
+            "context",
+            r#"{"hook_specific_output":{"hook_event_name":"EVENT","additional_context":"context"}}"#,
+        ),
+        ("metadata", r#"{"hook_specific_output":{"metadata":{}}}"#),
+        (
+            "summary",
+            r#"{"hook_specific_output":{"summary":"summary"}}"#,
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (event, block, permission, rewrite, context, metadata, summary) in CONTRACTS {
+        for (name, output) in outputs {
+            let allowed = match name {
+                "block" => block,
+                "permission" => permission,
+                "input" => rewrite == 'i',
+                "response" => rewrite == 'r',
+                "context" => context,
+                "metadata" => metadata,
+                _ => summary,
+            };
+            let log = LogSink::start();
+            let answer = output.replace("EVENT", event);
+            let keys = format!("events = [\"{event}\"]\nstrict_output = true");
+            let host = host_with(&format!("cat >/dev/null\necho '{answer}'"), &keys).await;
+            dispatch(&host, event).await;
+            host.shutdown().await;
+            let failed = log
+                .warnings()
+                .iter()
+                .any(|l| l.contains("command hook failed") && l.contains("strict_output"));
+            if failed == allowed {
+                wrong.push(format!(
+                    "{event} × {name}: allowed {allowed}, failed {failed}"
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of 196 pairs wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
