@@ -145,3 +145,19 @@ fn a_full_log_is_rotated_once_and_stays_bounded() {
         "{fresh}"
     );
 }
+
+#[test]
+fn a_relay_with_nothing_to_log_touches_no_file() {
+    let dir = common::scratch();
+    let settings = dir.join("settings.json");
+    std::fs::write(
+        &settings,
+        r#"{"hooks":{"AfterTool":[{"matcher":"*","hooks":[{"type":"command","command":"cat >/dev/null; echo '{}'"}]}]}}"#,
+    )
+    .unwrap();
+    let xdg = common::trusted_xdg(&settings, Some("gemini-cli"));
+    let state = common::scratch().join("state");
+    let (code, stdout, stderr) = relay(&settings, &xdg, &[("XDG_STATE_HOME", &state)]);
+    assert_eq!((code, stderr.as_str()), (0, ""), "{stdout}");
+    assert!(!state.exists(), "the relay created {}", state.display());
+}

@@ -49,16 +49,13 @@ pub fn init(relay: bool) {
             .try_init();
         return;
     }
-    let sink = relay_log_path()
-        .and_then(|path| open_log(&path).ok())
-        .map(|file| RunLog {
-            file,
-            left: PER_RUN,
-            pid: std::process::id(),
-        });
+    let sink = match relay_log_path() {
+        Some(path) => Sink::Unopened(path),
+        None => Sink::Nowhere,
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(Mutex::new(Dropped(sink)))
+        .with_writer(Mutex::new(sink))
         .with_target(false)
         .with_ansi(false)
         .try_init();
@@ -124,12 +121,40 @@ struct RunLog {
     pid: u32,
 }
 
-/// The relay's log writer: its file, or nowhere.
-struct Dropped(Option<RunLog>);
+/// The relay's log writer. The file is opened at the first line, so a
+/// relay with nothing to log touches no file.
+enum Sink {
+    /// Nothing written yet; the file's path.
+    Unopened(PathBuf),
+    /// The file, open.
+    Open(RunLog),
+    /// No file can be used safely (or none is known): lines are dropped.
+    Nowhere,
+}
 
-impl Write for Dropped {
+impl Sink {
+    /// The open file, opening it at the first call.
+    fn log(&mut self) -> Option<&mut RunLog> {
+        if let Sink::Unopened(path) = self {
+            *self = match open_log(path) {
+                Ok(file) => Sink::Open(RunLog {
+                    file,
+                    left: PER_RUN,
+                    pid: std::process::id(),
+                }),
+                Err(_) => Sink::Nowhere,
+            };
+        }
+        match self {
+            Sink::Open(log) => Some(log),
+            _ => None,
+        }
+    }
+}
+
+impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let Some(log) = &mut self.0 else {
+        let Some(log) = self.log() else {
             return Ok(buf.len());
         };
         if log.left == 0 {
