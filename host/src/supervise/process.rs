@@ -176,11 +176,12 @@ impl Connector for ProcessConnector {
     }
 
     /// Ends a lost process. Its stdout is read to its end first (after
-    /// the group is killed, so no process of it holds the pipe open):
-    /// a hook that writes its answer and exits at once raced the exit
-    /// watcher, and that answer was dropped as a crash.
-    async fn discard(&mut self, mut live: Live, why: &str) {
-        live.running.kill().await;
+    /// SIGKILL to what is left of its group, so that no process of it
+    /// holds the pipe open; the group is reaped afterwards): a hook that
+    /// writes its answer and exits at once raced the exit watcher, and
+    /// that answer was dropped as a crash.
+    async fn discard(&mut self, live: Live, why: &str) {
+        live.running.signal_kill();
         if !live.conn.drain(DRAIN_WITHIN).await {
             tracing::debug!(hook = %live.conn.hook(), "its stdout did not end within {DRAIN_WITHIN:?} of its exit");
         }
