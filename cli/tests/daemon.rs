@@ -286,8 +286,19 @@ fn a_relay_with_no_daemon_does_what_unreachable_says() {
         stderr.contains("no hookhost answers") && stderr.contains("--unreachable deny"),
         "{stderr}"
     );
-    let (code, stdout, stderr) = relay(&["--connect", sock, "--unreachable", "allow"], &event, &[]);
-    assert_eq!((code, stdout.as_str()), (0, ""));
+    // `allow` lets it through saying nothing the agent reads (Gemini CLI
+    // would show any stderr at exit 0 as a system message); its log says
+    // why, on stderr only when HOOKHOST_LOG asks for it.
+    let state = dir.join("state");
+    let quiet = [("XDG_STATE_HOME", state.as_path())];
+    let allow = ["--connect", sock, "--unreachable", "allow"];
+    let (code, stdout, stderr) = relay(&allow, &event, &quiet);
+    assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "", ""));
+    let log = std::fs::read_to_string(state.join("hookhost/relay.log")).unwrap();
+    assert!(log.contains("letting the event through"), "{log}");
+    let warn = Path::new("warn");
+    let (code, _, stderr) = relay(&allow, &event, &[("HOOKHOST_LOG", warn)]);
+    assert_eq!(code, 0);
     assert!(stderr.contains("letting the event through"), "{stderr}");
 
     // `run`: the chain of the user's default config, in the relay itself.
@@ -296,7 +307,8 @@ fn a_relay_with_no_daemon_does_what_unreachable_says() {
     let settings = guard_settings(&home.join("hookhost"), "rm -rf", None);
     hooks_toml(&home.join("hookhost"), &settings);
     let args = ["--connect", sock, "--unreachable", "run"];
-    let (code, stdout, stderr) = relay(&args, &event, &[("XDG_CONFIG_HOME", &home)]);
+    let env = [("XDG_CONFIG_HOME", home.as_path()), ("HOOKHOST_LOG", warn)];
+    let (code, stdout, stderr) = relay(&args, &event, &env);
     assert_eq!((code, decision(&stdout)), (0, json!("deny")), "{stderr}");
     assert!(stderr.contains("--unreachable run"), "{stderr}");
     // With no config to run, `run` refuses too.

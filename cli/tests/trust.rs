@@ -102,6 +102,13 @@ impl Scratch {
         )
     }
 
+    /// What the relays wrote to their log (`~/.local/state/hookhost/relay.log`):
+    /// a relay tells the agent only its answer.
+    fn relay_log(&self) -> String {
+        std::fs::read_to_string(self.home.join(".local/state/hookhost/relay.log"))
+            .unwrap_or_default()
+    }
+
     fn trust(&self, args: &[&str]) -> String {
         let c = self.config();
         let all = [&["trust", "-c", c.to_str().unwrap()], args].concat();
@@ -138,10 +145,10 @@ fn opening_a_repository_runs_nothing_until_hookhost_trust_approves() {
     settings(&file, &touch(&marker));
     s.import(&[&file]);
 
-    let out = s.relay("claude-code");
+    s.relay("claude-code");
     assert!(!marker.exists(), "the repository's command ran untrusted");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("not trusted"), "{stderr}");
+    let log = s.relay_log();
+    assert!(log.contains("not trusted"), "{log}");
 
     let listing = s.trust(&[]);
     assert!(listing.contains("UNTRUSTED"), "{listing}");
@@ -214,10 +221,10 @@ fn a_store_others_can_write_trusts_nothing() {
     s.import(&[&file]);
     s.trust(&["approve", "--all"]);
     std::fs::set_permissions(s.store(), std::fs::Permissions::from_mode(0o666)).unwrap();
-    let out = s.relay("claude-code");
+    s.relay("claude-code");
     assert!(!marker.exists(), "a world-writable store was believed");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("can be written by others"), "{stderr}");
+    let log = s.relay_log();
+    assert!(log.contains("can be written by others"), "{log}");
     let refused = s.run_with(
         &[
             "trust",

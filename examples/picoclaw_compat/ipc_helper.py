@@ -12,6 +12,16 @@ only against PicoClaw's protocol (no SDK, integer ids):
   ``for_llm`` with ``ipc:``; each sends the whole params object back under
   the stage's key with ``modify``.
 - ``PICOCLAW_HOOK_MODE=deny``: approve_tool refuses, ``blocked by ipc hook``.
+- the before_llm hooks of pkg/agent/hooks_test.go, as process hooks that
+  send the whole request back: ``rewrite-system`` (llmSystemRewriteHook:
+  model ``changed-model``, the first message's content ``rewritten
+  system``), ``append-user`` (llmUserAppendHook: a user message ``extra
+  user context`` appended), ``json-append-user``
+  (llmJSONRoundTripUserAppendHook: the request round-tripped as Go's
+  ``omitempty`` writes it, empty fields dropped, then ``json extra user
+  context`` appended), ``rewrite-tool`` (llmToolRewriteHook: model
+  ``changed-model``, the first tool's description ``rewritten tool``, a
+  tool ``hook_tool`` added).
 - any other mode: ``continue`` everywhere and approval.
 - ``PICOCLAW_HOOK_EVENT_LOG``: each runtime event's kind is written there
   (the file holds the last one).
@@ -51,10 +61,47 @@ def rewrite(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"action": "modify", "result": params}
 
 
+def without_empty(value: Any) -> Any:
+    """``value`` as Go's ``omitempty`` writes it back: empty fields dropped."""
+    if isinstance(value, dict):
+        return {k: without_empty(v) for k, v in value.items() if v not in (None, "", [], {})}
+    if isinstance(value, list):
+        return [without_empty(v) for v in value]
+    return value
+
+
+def before_llm(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer of the hooks_test.go before_llm hook named by the mode."""
+    request = dict(params)
+    messages = [dict(m) for m in request.get("messages") or []]
+    tools = [dict(t) for t in request.get("tools") or []]
+    if MODE == "rewrite-system":
+        request["model"] = "changed-model"
+        messages[0]["content"] = "rewritten system"
+    elif MODE == "append-user":
+        messages.append({"role": "user", "content": "extra user context"})
+    elif MODE == "json-append-user":
+        messages = without_empty(messages)
+        messages.append({"role": "user", "content": "json extra user context"})
+    elif MODE == "rewrite-tool":
+        request["model"] = "changed-model"
+        tools[0]["function"] = {**tools[0]["function"], "description": "rewritten tool"}
+        tools.append({"type": "function", "function": {
+            "name": "hook_tool", "description": "hook tool", "parameters": {"type": "object"}}})
+    else:
+        return None
+    request["messages"] = messages
+    if tools:
+        request["tools"] = tools
+    return {"action": "modify", "request": request}
+
+
 def answer(method: str, params: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """The result or the error for one request."""
     if method == "hook.hello":
         return {"ok": True}, None
+    if method == "hook.before_llm" and (rewritten := before_llm(params)) is not None:
+        return rewritten, None
     if method in ("hook.before_llm", "hook.after_llm", "hook.before_tool", "hook.after_tool"):
         return (rewrite(method, params) if MODE == "rewrite" else {"action": "continue"}), None
     if method == "hook.approve_tool":

@@ -281,13 +281,16 @@ async fn before_llm_call_reads_and_rewrites_the_messages() {
     host.shutdown().await;
 }
 
-/// From docker-agent pkg/hooks/pipeline_test.go
+/// From docker-agent pkg/hooks/pipeline_test.go (commit
+/// 7c1086deac12941d6a372d814d4d8a7f8ff039f9)
 /// TestPipelineToolResponseComposesAndPreservesEmptyRewrite: a
-/// tool_response_transform hook's `updated_tool_response` replaces the
-/// result the model reads, and an empty one clears it.
+/// tool_response_transform hook reads the tool's output as text in
+/// `tool_response` (`assert.Equal(t, "first", in.ToolResponse)`), its
+/// `updated_tool_response` replaces the result the model reads, and an
+/// empty one clears it.
 #[tokio::test]
 async fn tool_response_transform_rewrites_the_result() {
-    let body = r#"case "$(jq -r .tool_response.for_llm)" in
+    let body = r#"case "$(jq -r .tool_response)" in
   secret*) echo '{"hook_specific_output":{"updated_tool_response":"[redacted]"}}';;
   *) echo '{"hook_specific_output":{"updated_tool_response":""}}';;
 esac"#;
@@ -303,4 +306,398 @@ esac"#;
         }
     }
     host.shutdown().await;
+}
+
+thread_local! {
+    /// What `tracing` wrote on this thread since [`LogSink::start`].
+    static THREAD_LOG: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Writes into this thread's [`THREAD_LOG`]. The tests that read the log
+/// run on a current-thread runtime, so every task of their host logs
+/// there; one global subscriber (set once) avoids the callsite-interest
+/// races of per-thread default subscribers in a parallel test binary.
+struct ThreadWriter;
+
+impl std::io::Write for ThreadWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        THREAD_LOG.with(|log| log.borrow_mut().extend_from_slice(b));
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// This thread's log, from [`LogSink::start`] on.
+struct LogSink;
+
+impl LogSink {
+    /// Installs the global subscriber (once) and empties this thread's log.
+    fn start() -> LogSink {
+        static INSTALLED: std::sync::Once = std::sync::Once::new();
+        INSTALLED.call_once(|| {
+            let subscriber = tracing_subscriber::fmt()
+                .with_writer(|| ThreadWriter)
+                .with_ansi(false)
+                .with_max_level(tracing::Level::DEBUG)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
+        });
+        THREAD_LOG.with(|log| log.borrow_mut().clear());
+        LogSink
+    }
+
+    /// The lines logged at warn level or above on this thread.
+    fn warnings(&self) -> Vec<String> {
+        THREAD_LOG.with(|log| {
+            String::from_utf8_lossy(&log.borrow())
+                .lines()
+                .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+                .map(String::from)
+                .collect()
+        })
+    }
+}
+
+/// From docker-agent pkg/runtime/toolexec/hooks_input.go (commit
+/// dbda8ff894eda4878fcb95b017e3498e6e6494c1) NewPostToolHooksInput and
+/// pkg/hooks/types.go (ac8cf1908ff915e45352f65f38eb292f73f08c8c)
+/// `Input.ToolResponse` ("the tool's textual output", `res.Output`) and
+/// `ToolError bool json:"tool_error,omitempty"`: post_tool_use reads the
+/// output as text, and `tool_error` only when the call failed.
+#[tokio::test]
+async fn post_tool_use_reads_the_output_as_text_and_tool_error_only_on_failure() {
+    let dir = scratch();
+    let seen = dir.join("seen.jsonl");
+    let body = format!("cat >> '{}'; echo >> '{}'", seen.display(), seen.display());
+    let host = host_with(&body, "events = [\"post_tool_use\"]").await;
+    for (text, failed) in [("  3 failing\n", false), ("boom", true)] {
+        let result: AfterToolParams = serde_json::from_value(json!({"tool": "shell",
+            "arguments": {"cmd": "npm test"}, "result": {"for_llm": text, "is_error": failed}}))
+        .unwrap();
+        host.after_tool(result).await;
+    }
+    host.shutdown().await;
+    let lines: Vec<Value> = std::fs::read_to_string(&seen)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["tool_response"], "  3 failing\n", "{}", lines[0]);
+    assert!(lines[0].get("tool_error").is_none(), "{}", lines[0]);
+    assert_eq!(lines[1]["tool_response"], "boom");
+    assert_eq!(lines[1]["tool_error"], true);
+}
+
+/// From docker-agent pkg/hooks/pipeline_test.go (commit
+/// 7c1086deac12941d6a372d814d4d8a7f8ff039f9) TestPipelineMessagesCompose
+/// (its `empty` hook) and pipeline.go rewrittenInput (`if
+/// len(out.UpdatedMessages) == 0 { return input, false }`): an empty
+/// `updated_messages` is no rewrite, never a request with no messages.
+#[tokio::test]
+async fn an_empty_updated_messages_is_no_rewrite() {
+    let body = r#"cat >/dev/null; echo '{"hook_specific_output":{"updated_messages":[]}}'"#;
+    let host = host_with(body, "events = [\"before_llm_call\"]").await;
+    let request: BeforeLlmParams = serde_json::from_value(json!({"model": "m",
+        "messages": [{"role": "user", "content": "original-a-b"}]}))
+    .unwrap();
+    match host.before_llm(request).await {
+        StageOutcome::Continue { params, .. } => {
+            let got = serde_json::to_value(&params.messages).unwrap();
+            assert_eq!(got, json!([{"role": "user", "content": "original-a-b"}]));
+        }
+        other => panic!("{other:?}"),
+    }
+    host.shutdown().await;
+}
+
+/// A host whose hook `guard` runs `./gone.sh` for `event`, a program
+/// removed once the config is loaded: it cannot start.
+async fn host_that_cannot_start(event: &str, on_error: &str) -> Host {
+    let dir = scratch();
+    let script = dir.join("gone.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let toml = format!(
+        "[hooks.commands.guard]\nargs = [\"./gone.sh\"]\nevents = [\"{event}\"]\n{on_error}\n"
+    );
+    std::fs::write(dir.join("hooks.toml"), toml).unwrap();
+    let host = Host::start(Config::load(&dir.join("hooks.toml")).unwrap()).await;
+    std::fs::remove_file(&script).unwrap();
+    host
+}
+
+/// From docker-agent pkg/hooks/tool_phases_test.go (commit
+/// 7717bee63d8874e50c6d588197f6847e51610e12)
+/// TestToolInputTransformFailurePolicy ("error default warn", "error
+/// ignore", "error block") and failure_test.go (7c1086de)
+/// TestHookFailurePolicyMatrix (its "execution" rows): a
+/// tool_input_transform hook that cannot start follows `on_error`, warn
+/// by default, so the call goes on; `block` refuses; the gates refuse
+/// whatever it says.
+#[tokio::test]
+async fn a_hook_that_cannot_start_follows_on_error_except_at_the_gates() {
+    for (event, on_error, runs) in [
+        ("tool_input_transform", "", true),
+        ("tool_input_transform", "on_error = \"warn\"", true),
+        ("tool_input_transform", "on_error = \"ignore\"", true),
+        ("tool_input_transform", "on_error = \"block\"", false),
+        ("pre_tool_use", "", false),
+        ("tool_guard", "on_error = \"ignore\"", false),
+    ] {
+        let host = host_that_cannot_start(event, on_error).await;
+        let out = host.before_tool(shell("ls")).await;
+        assert_eq!(allowed(&out), runs, "{event} {on_error:?}: {out:?}");
+        host.shutdown().await;
+    }
+}
+
+/// From docker-agent pkg/hooks/failure_test.go (commit
+/// 7c1086deac12941d6a372d814d4d8a7f8ff039f9) TestHookFailurePolicyMatrix
+/// (`case policy == "ignore": assert.Empty(t, result.SystemMessage)`)
+/// and executor.go aggregate, which logs nothing for a failure under
+/// `ignore`: such a failure, however the hook broke (it cannot start,
+/// exits 1, answers what cannot be read), logs no warning; under `warn`
+/// it does.
+#[tokio::test]
+async fn on_error_ignore_fails_quietly() {
+    for (on_error, quiet) in [("on_error = \"ignore\"", true), ("", false)] {
+        let log = LogSink::start();
+        let host = host_that_cannot_start("tool_input_transform", on_error).await;
+        host.before_tool(shell("ls")).await;
+        host.shutdown().await;
+        let keys = format!("events = [\"tool_input_transform\"]\n{on_error}");
+        let host = host_with(BREAKS, &keys).await;
+        for failure in ["exit1", "malformed"] {
+            host.before_tool(shell(failure)).await;
+        }
+        host.shutdown().await;
+        let warnings = log.warnings();
+        assert_eq!(warnings.is_empty(), quiet, "{on_error:?}: {warnings:#?}");
+    }
+}
+
+/// From docker-agent pkg/hooks/failure_test.go (commit
+/// 7c1086deac12941d6a372d814d4d8a7f8ff039f9) TestStrictHookOutputProtocol
+/// and protocol.go validateOutput (`strict && !c.CanBlock && ...`,
+/// `... does not support additional_context`): under `strict_output` an
+/// answer an observe-only event cannot use is a failure of the hook
+/// (docker-agent's runHook marks it failed), not an answer ignored.
+#[tokio::test]
+async fn a_strict_hook_at_an_observing_event_fails_on_output_it_cannot_use() {
+    let answers = [
+        r#"{"decision":"block","reason":"no"}"#,
+        r#"{"hook_specific_output":{"additional_context":"x"}}"#,
+        r#"{"unknown_field":false}"#,
+        "plain text",
+    ];
+    for event in [
+        "stop",
+        "session_end",
+        "turn_end",
+        "notification",
+        "after_compaction",
+    ] {
+        for answer in answers {
+            let log = LogSink::start();
+            let keys = format!("events = [\"{event}\"]\nstrict_output = true");
+            let host = host_with(&format!("cat >/dev/null\necho '{answer}'"), &keys).await;
+            let params: LifecycleParams =
+                serde_json::from_value(json!({"event": event, "payload": {}})).unwrap();
+            let outcome = host.lifecycle_with(params).await;
+            host.shutdown().await;
+            assert_eq!(outcome.blocked, None, "{event} {answer}");
+            let warnings = log.warnings().join("\n");
+            assert!(
+                warnings.contains("command hook failed") && warnings.contains("strict_output"),
+                "{event} {answer}: {warnings}"
+            );
+            assert!(
+                !warnings.contains("ignored"),
+                "{event} {answer}: {warnings}"
+            );
+        }
+    }
+}
+
+/// docker-agent's event contracts (pkg/hooks/events/contracts.go at
+/// 7c1086deac12941d6a372d814d4d8a7f8ff039f9), as the capabilities its
+/// strict_output check reads: `(name, can_block, permission, rewrite,
+/// context, metadata, summary)`, `rewrite` being `i` (tool input), `r`
+/// (tool response), `m` (messages) or `-`.
+const CONTRACTS: [(&str, bool, bool, char, bool, bool, bool); 28] = [
+    ("pre_tool_use", true, true, 'i', false, false, false),
+    ("post_tool_use", true, false, '-', false, false, false),
+    ("permission_request", true, true, '-', false, true, false),
+    ("session_start", false, false, '-', true, false, false),
+    ("user_prompt_submit", true, false, '-', true, false, false),
+    (
+        "user_steering_messages_submit",
+        true,
+        false,
+        '-',
+        true,
+        false,
+        false,
+    ),
+    ("user_followup_submit", true, false, '-', true, false, false),
+    ("turn_start", false, false, '-', true, false, false),
+    ("turn_end", false, false, '-', false, false, false),
+    ("before_llm_call", true, false, 'm', false, false, false),
+    ("after_llm_call", false, false, '-', false, false, false),
+    ("session_end", false, false, '-', false, false, false),
+    ("pre_compact", true, false, '-', true, false, false),
+    ("subagent_stop", false, false, '-', false, false, false),
+    ("on_user_input", false, false, '-', false, false, false),
+    ("stop", false, false, '-', false, false, false),
+    ("notification", false, false, '-', false, false, false),
+    ("on_error", false, false, '-', false, false, false),
+    ("on_max_iterations", false, false, '-', false, false, false),
+    ("on_agent_switch", false, false, '-', false, false, false),
+    ("on_session_resume", false, false, '-', false, false, false),
+    (
+        "on_tool_approval_decision",
+        false,
+        false,
+        '-',
+        false,
+        false,
+        false,
+    ),
+    ("before_compaction", true, false, '-', false, false, true),
+    ("after_compaction", false, false, '-', false, false, false),
+    (
+        "tool_response_transform",
+        false,
+        false,
+        'r',
+        false,
+        false,
+        false,
+    ),
+    (
+        "tool_input_transform",
+        true,
+        false,
+        'i',
+        false,
+        false,
+        false,
+    ),
+    ("tool_guard", true, true, '-', false, true, false),
+    ("worktree_create", true, false, '-', true, false, false),
+];
+
+/// Sends `event` (docker-agent's name) to `host` the way an agent
+/// embedding hookhost announces it.
+async fn dispatch(host: &Host, event: &str) {
+    let call = shell("ls");
+    let after: AfterToolParams = serde_json::from_value(
+        json!({"tool": "shell", "arguments": {"cmd": "ls"}, "result": {"for_llm": "out"}}),
+    )
+    .unwrap();
+    match event {
+        "pre_tool_use" | "tool_guard" | "tool_input_transform" => {
+            host.before_tool(call).await;
+        }
+        "post_tool_use" | "tool_response_transform" => {
+            host.after_tool(after).await;
+        }
+        "permission_request" => {
+            host.approve_tool(call).await;
+        }
+        "before_llm_call" => {
+            let request = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+            host.before_llm(serde_json::from_value(request).unwrap())
+                .await;
+        }
+        "after_llm_call" => {
+            let response = json!({"model": "m", "response": {"content": "hi"}});
+            host.after_llm(serde_json::from_value(response).unwrap())
+                .await;
+        }
+        other => {
+            // A follow-up reaches hookhost as the turn's user_prompt_submit.
+            let name = if other == "user_followup_submit" {
+                "user_prompt_submit"
+            } else {
+                other
+            };
+            let payload = json!({"prompt": "hi", "trigger": "manual"});
+            let payload = payload.as_object().cloned().unwrap();
+            host.lifecycle_named(name, Default::default(), payload)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// From docker-agent pkg/hooks/contracts_test.go (commit
+/// 7c1086deac12941d6a372d814d4d8a7f8ff039f9)
+/// TestStrictOutputContractCapabilities: for each of its 28 events and 7
+/// outputs (a block, a permission decision, an input rewrite, a response
+/// rewrite, context, metadata, a summary), a `strict_output` hook fails
+/// exactly when the event's contract does not take that output: 196
+/// pairs, run as command hooks through the embedding API.
+#[tokio::test]
+async fn strict_output_contract_capabilities() {
+    let outputs: [(&str, &str); 7] = [
+        ("block", r#"{"decision":"block"}"#),
+        (
+            "permission",
+            r#"{"hook_specific_output":{"permission_decision":"deny"}}"#,
+        ),
+        ("input", r#"{"hook_specific_output":{"updated_input":{}}}"#),
+        (
+            "response",
+            r#"{"hook_specific_output":{"updated_tool_response":""}}"#,
+        ),
+        (
+            "context",
+            r#"{"hook_specific_output":{"hook_event_name":"EVENT","additional_context":"context"}}"#,
+        ),
+        ("metadata", r#"{"hook_specific_output":{"metadata":{}}}"#),
+        (
+            "summary",
+            r#"{"hook_specific_output":{"summary":"summary"}}"#,
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (event, block, permission, rewrite, context, metadata, summary) in CONTRACTS {
+        for (name, output) in outputs {
+            let allowed = match name {
+                "block" => block,
+                "permission" => permission,
+                "input" => rewrite == 'i',
+                "response" => rewrite == 'r',
+                "context" => context,
+                "metadata" => metadata,
+                _ => summary,
+            };
+            let log = LogSink::start();
+            let answer = output.replace("EVENT", event);
+            let keys = format!("events = [\"{event}\"]\nstrict_output = true");
+            let host = host_with(&format!("cat >/dev/null\necho '{answer}'"), &keys).await;
+            dispatch(&host, event).await;
+            host.shutdown().await;
+            let failed = log
+                .warnings()
+                .iter()
+                .any(|l| l.contains("command hook failed") && l.contains("strict_output"));
+            if failed == allowed {
+                wrong.push(format!(
+                    "{event} × {name}: allowed {allowed}, failed {failed}"
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of 196 pairs wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }

@@ -328,3 +328,87 @@ async fn relative_dir_and_program_are_found_at_spawn() {
     assert_eq!(approval.to_wire(Stage::ApproveTool)["approved"], false);
     host.shutdown().await;
 }
+
+/// Runs the helper in `mode` at before_llm (configured as PicoClaw users
+/// do, `intercept: ["before_llm"]`) on `request`; what reaches the model.
+async fn before_llm(mode: &str, request: Value) -> Value {
+    let host = Host::start(load(json!({"processes": {
+        "llm-hook": helper(mode, None, &[], &["before_llm"]),
+    }})))
+    .await;
+    assert!(
+        host.start_failures().is_empty(),
+        "{:?}",
+        host.start_failures()
+    );
+    let sent = params_of(host.run_stage(Stage::BeforeLlm, request).await.unwrap());
+    host.shutdown().await;
+    sent
+}
+
+/// The request of PicoClaw's before_llm tests: a system message (with
+/// its `system_parts`), a user message, one MCP tool.
+fn llm_request(model: &str) -> Value {
+    json!({"model": model,
+        "messages": [
+            {"role": "system", "content": "original system",
+             "system_parts": [{"type": "text", "text": "original system", "cache_control": {"type": "ephemeral"}}],
+             "reasoning_content": ""},
+            {"role": "user", "content": "hello"}],
+        "tools": [{"type": "function", "function": {"name": "mcp_github_create_issue",
+            "description": "create issue", "parameters": {"type": "object"}}}]})
+}
+
+/// From PicoClaw pkg/agent/hooks_test.go (commit b954e6b8dc26dca2e7b460320ebf845d06bccdc6)
+/// TestHookManager_BeforeLLMControlsSystemPromptMutation: a before_llm
+/// hook may change the model but not the system prompt; PicoClaw puts the
+/// messages back (hooks.go applyBeforeLLMControls) and keeps the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_llm_controls_system_prompt_mutation() {
+    let request = llm_request("original-model");
+    let got = before_llm("rewrite-system", request.clone()).await;
+    assert_eq!(got["model"], "changed-model");
+    assert_eq!(got["messages"], request["messages"]);
+    assert_eq!(got["messages"][0]["content"], "original system");
+    assert_eq!(got["messages"][1]["content"], "hello");
+}
+
+/// From PicoClaw pkg/agent/hooks_test.go (commit b954e6b8dc26dca2e7b460320ebf845d06bccdc6)
+/// TestHookManager_BeforeLLMAllowsNonSystemMessageMutation: a message
+/// appended after the system prompt is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_llm_allows_non_system_message_mutation() {
+    let got = before_llm("append-user", llm_request("model")).await;
+    let messages = got["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{got}");
+    assert_eq!(
+        messages[2],
+        json!({"role": "user", "content": "extra user context"})
+    );
+}
+
+/// From PicoClaw pkg/agent/hooks_test.go (commit b954e6b8dc26dca2e7b460320ebf845d06bccdc6)
+/// TestHookManager_BeforeLLMAllowsJSONRoundTripNonSystemMessageMutation:
+/// a hook that writes the system message back without its empty fields
+/// (as Go's `omitempty` does) has not changed it; its appended message
+/// is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_llm_allows_json_round_trip_non_system_message_mutation() {
+    let got = before_llm("json-append-user", llm_request("model")).await;
+    let messages = got["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{got}");
+    assert_eq!(messages[2]["content"], "json extra user context");
+}
+
+/// From PicoClaw pkg/agent/hooks_test.go (commit b954e6b8dc26dca2e7b460320ebf845d06bccdc6)
+/// TestHookManager_BeforeLLMControlsToolDefinitionMutation: a rewritten
+/// tool description and an added tool are undone; the model change is
+/// kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_llm_controls_tool_definition_mutation() {
+    let request = llm_request("original-model");
+    let got = before_llm("rewrite-tool", request.clone()).await;
+    assert_eq!(got["model"], "changed-model");
+    assert_eq!(got["tools"], request["tools"]);
+    assert_eq!(got["tools"][0]["function"]["description"], "create issue");
+}

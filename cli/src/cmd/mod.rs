@@ -9,6 +9,7 @@ mod daemon;
 mod demo;
 mod install;
 mod limits;
+mod logging;
 mod paths;
 mod probe;
 mod relay;
@@ -34,7 +35,10 @@ pub const EXIT_USAGE: u8 = 2;
     long_about = "hookhost starts hook processes written in any language, speaks JSON-RPC 2.0 \
 to each over stdin/stdout, and merges their answers into one verdict per hook point.\n\n\
 Logs go to stderr; set HOOKHOST_LOG (e.g. HOOKHOST_LOG=info, or \
-HOOKHOST_LOG=hookhost::hook_stderr=info to see what hooks print) to change the level."
+HOOKHOST_LOG=hookhost::hook_stderr=info to see what hooks print) to change the level. \
+`hookhost relay` writes on stdout and stderr only its answer to the agent: its log goes to \
+$XDG_STATE_HOME/hookhost/relay.log (~/.local/state/hookhost/relay.log), or to stderr when \
+HOOKHOST_LOG is set."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -61,7 +65,7 @@ enum Command {
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    logging::init(matches!(cli.command, Command::Relay(_)));
     // A relay to the daemon is done before any runtime or hook exists.
     let command = match cli.command {
         Command::Relay(args) => match relay::prepare(args) {
@@ -136,17 +140,6 @@ async fn reap_adopted() {
         tokio::time::sleep(std::time::Duration::from_secs(2)).await;
         hookhost::reap_adopted_zombies();
     }
-}
-
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("HOOKHOST_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
 }
 
 /// Loads a config and builds each enabled builtin once, so that an unknown

@@ -11,7 +11,10 @@
 //!
 //! When no daemon answers, `--unreachable` decides: `deny` (the default)
 //! refuses, `allow` lets the event through, `run` runs the chain of the
-//! default config in-process; each says so on stderr. Anything else that
+//! default config in-process; `deny` says why on stderr (a refusal's
+//! reason is what the agent reads), `allow` and `run` say so in the
+//! relay's log. The relay writes on stdout and stderr only the answer the
+//! agent reads: its log goes to a file ([`super::logging`]). Anything else that
 //! goes wrong (an unreadable event, a config that does not load, a
 //! signal) answers exit 2 with the reason on stderr: the one refusal every
 //! dialect reads the same. A relay in front of a guard must never let a
@@ -45,7 +48,10 @@ allow lets the event through, run runs the chain of ~/.config/hookhost/hooks.tom
 or directly one settings file of dialect D, run in this process. Exit 0 with the answer on \
 stdout, or exit 2 with a reason on stderr: a refusal in every dialect. The relay answers \
 within --timeout seconds (default: 5 s before the agent's own hook timeout) whatever happens, \
-as --unreachable says. A daemon that does not run as your user is refused, as if unreachable.")]
+as --unreachable says. A daemon that does not run as your user is refused, as if unreachable. \
+Stdout and stderr carry only the answer the agent reads: the relay's own log goes to \
+$XDG_STATE_HOME/hookhost/relay.log (~/.local/state/hookhost/relay.log), or to stderr when \
+HOOKHOST_LOG is set (HOOKHOST_LOG=debug, HOOKHOST_LOG=warn, ...).")]
 pub struct RelayArgs {
     /// The agent's dialect: claude-code, codex, gemini-cli, cursor, copilot
     /// or docker-agent.
@@ -106,7 +112,9 @@ fn start_deadline(after: Duration, policy: Unreachable) {
         let why = format!("no answer within {} s (--timeout)", after.as_secs());
         let code = match policy {
             Unreachable::Allow => {
-                eprintln!("hookhost relay: {why}; letting the event through (--unreachable allow)");
+                tracing::warn!(
+                    "hookhost relay: {why}; letting the event through (--unreachable allow)"
+                );
                 0
             }
             Unreachable::Deny | Unreachable::Run => {
@@ -183,7 +191,9 @@ fn unreachable(policy: Unreachable, why: &str) -> Result<PathBuf, ExitCode> {
                     std::thread::park();
                 }
             }
-            eprintln!("hookhost relay: {why}; letting the event through (--unreachable allow)");
+            tracing::warn!(
+                "hookhost relay: {why}; letting the event through (--unreachable allow)"
+            );
             Err(ExitCode::SUCCESS)
         }
         Unreachable::Deny => Err(print(&NativeAnswer::block(&format!(
@@ -191,7 +201,7 @@ fn unreachable(policy: Unreachable, why: &str) -> Result<PathBuf, ExitCode> {
         )))),
         Unreachable::Run => {
             let config = paths::default_config();
-            eprintln!(
+            tracing::warn!(
                 "hookhost relay: {why}; running {} here for this event (--unreachable run)",
                 config.display()
             );

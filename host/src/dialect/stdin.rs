@@ -235,8 +235,13 @@ impl Call<'_> {
                 );
             }
             Dialect::DockerAgent => {
-                m.insert("tool_error".into(), Value::from(self.failed()));
-                m.insert("tool_response".into(), result);
+                // docker-agent sends the tool's output text
+                // (`res.Output`), and `tool_error` only when it failed
+                // (`omitempty`).
+                if self.failed() {
+                    m.insert("tool_error".into(), Value::Bool(true));
+                }
+                m.insert("tool_response".into(), Value::from(self.for_llm()));
             }
             Dialect::Cursor => {
                 m.insert("tool_output".into(), Value::from(self.for_llm()));

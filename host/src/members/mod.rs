@@ -500,9 +500,11 @@ impl Member {
     /// could not even be spawned (out of descriptors or processes, its
     /// program gone) fails closed where a refusal exists: that gate never
     /// ran, and exhausting descriptors is something an attacker can do.
-    /// docker-agent's default `warn` still covers a hook that ran and failed.
+    /// docker-agent's default `warn` still covers a hook that ran and failed,
+    /// and a docker-agent hook's start failure too, as docker-agent decides
+    /// it (its gates refuse anyway).
     pub fn failure_policy(&self, stage: Stage, error: Option<&CallError>) -> OnError {
-        let unspawned = matches!(self.kind, MemberKind::Command(_))
+        let unspawned = matches!(&self.kind, MemberKind::Command(c) if !c.start_failure_follows_on_error())
             && matches!(
                 error,
                 Some(CallError::Unavailable(_) | CallError::Untrusted(_))
@@ -563,7 +565,7 @@ impl Member {
             MemberKind::Peer(p) if self.picoclaw => {
                 let sent = picoclaw::params(stage, params);
                 let answer = p.request(stage.method(), &sent, deadline, budget).await?;
-                Ok(picoclaw::answer(stage, answer, &self.name))
+                Ok(picoclaw::answer(stage, answer, &self.name, params))
             }
             MemberKind::Peer(p) => p.request(stage.method(), params, deadline, budget).await,
             MemberKind::Builtin(b) => {

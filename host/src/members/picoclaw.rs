@@ -9,7 +9,10 @@
 //! - a payload sent with `continue` is applied, as PicoClaw's
 //!   `HookManager` applies it (its `continue` and `modify` share one case);
 //! - what the host added is taken out of a hook's payload again, since a
-//!   PicoClaw hook sends the whole params object back.
+//!   PicoClaw hook sends the whole params object back;
+//! - at before_llm, a change to the system messages or to the tool
+//!   definitions is undone with a warning, the rest of the rewrite kept
+//!   (PicoClaw's `HookManager.applyBeforeLLMControls`).
 
 use hookhost_protocol::Stage;
 use serde_json::{Map, Value};
@@ -58,7 +61,8 @@ pub(crate) fn params(stage: Stage, params: &Value) -> Value {
 /// The hook's result as PicoClaw read it: a payload sent with `continue`
 /// (or no action) becomes a `modify`, and the keys [`params`] added are
 /// taken out of the payload.
-pub(crate) fn answer(stage: Stage, mut result: Value, hook: &str) -> Value {
+/// `sent` is the params the hook was called with (before [`params`]).
+pub(crate) fn answer(stage: Stage, mut result: Value, hook: &str, sent: &Value) -> Value {
     let Some(key) = stage.payload_key() else {
         return result;
     };
@@ -69,6 +73,9 @@ pub(crate) fn answer(stage: Stage, mut result: Value, hook: &str) -> Value {
         return result;
     };
     strip_added(stage, payload);
+    if stage == Stage::BeforeLlm {
+        keep_system_and_tools(payload, sent, hook);
+    }
     let continues = match obj.get("action") {
         None | Some(Value::Null) => true,
         Some(Value::String(a)) => a.is_empty() || a == "continue",
@@ -93,6 +100,124 @@ fn strip_added(stage: Stage, payload: &mut Map<String, Value>) {
     }
     if stage == Stage::AfterTool {
         payload.remove("duration");
+    }
+}
+
+/// PicoClaw lets a before_llm hook rewrite the request but not the system
+/// prompt or the tools the model is offered: when the system messages
+/// (each with its position) or the tool definitions differ from what the
+/// hook was sent, that part is put back and a warning names the hook;
+/// the model, the other messages and the options stay as the hook set
+/// them. As in PicoClaw, a changed system prompt puts back the whole
+/// message list. Compared as Go decodes them: unknown keys and empty
+/// values do not count, and an empty tool list is no tool list.
+fn keep_system_and_tools(payload: &mut Map<String, Value>, sent: &Value, hook: &str) {
+    type Seen = fn(&Value) -> Vec<Value>;
+    let checks: [(&str, Seen, &str); 2] = [
+        ("messages", system_messages, "the system prompt"),
+        ("tools", tool_definitions, "the tool definitions"),
+    ];
+    for (key, seen, what) in checks {
+        let before = sent.get(key).unwrap_or(&Value::Null);
+        if payload
+            .get(key)
+            .is_some_and(|after| seen(after) != seen(before))
+        {
+            tracing::warn!(
+                hook = %hook,
+                "hook `{hook}` attempted to modify {what}; preserving the original {key}, as PicoClaw does"
+            );
+            payload.remove(key);
+        }
+    }
+}
+
+/// The keys of PicoClaw's `providers.Message` (its JSON tags).
+const MESSAGE_KEYS: [&str; 10] = [
+    "role",
+    "content",
+    "model_name",
+    "created_at",
+    "media",
+    "attachments",
+    "reasoning_content",
+    "system_parts",
+    "tool_calls",
+    "tool_call_id",
+];
+
+/// Each system message with its index, as Go sees it.
+fn system_messages(messages: &Value) -> Vec<Value> {
+    let Some(list) = messages.as_array() else {
+        return Vec::new();
+    };
+    list.iter()
+        .enumerate()
+        .filter(|(_, m)| m.get("role").and_then(Value::as_str) == Some("system"))
+        .map(|(i, m)| {
+            let known = MESSAGE_KEYS
+                .iter()
+                .filter_map(|k| Some((k.to_string(), go_value(m.get(*k)?)?)))
+                .collect::<Map<_, _>>();
+            serde_json::json!([i, known])
+        })
+        .collect()
+}
+
+/// The tool definitions as Go's `providers.ToolDefinition` holds them.
+fn tool_definitions(tools: &Value) -> Vec<Value> {
+    let Some(list) = tools.as_array() else {
+        return Vec::new();
+    };
+    let text = |v: &Value, k: &str| Value::from(v.get(k).and_then(Value::as_str).unwrap_or(""));
+    list.iter()
+        .map(|t| {
+            let f = t.get("function").unwrap_or(&Value::Null);
+            let parameters = f.get("parameters").map_or(Value::Null, go_numbers);
+            serde_json::json!([
+                text(t, "type"),
+                text(f, "name"),
+                text(f, "description"),
+                parameters
+            ])
+        })
+        .collect()
+}
+
+/// A value as a Go struct field holds it: `None` for what decodes to the
+/// zero value (null, "", 0, false, [], {}), numbers as f64.
+fn go_value(v: &Value) -> Option<Value> {
+    match v {
+        Value::Null => None,
+        Value::Bool(b) => b.then(|| v.clone()),
+        Value::String(s) => (!s.is_empty()).then(|| v.clone()),
+        Value::Number(n) => n.as_f64().filter(|f| *f != 0.0).map(Value::from),
+        Value::Array(a) => {
+            let items: Vec<Value> = a
+                .iter()
+                .map(|x| go_value(x).unwrap_or(Value::Null))
+                .collect();
+            (!items.is_empty()).then_some(Value::Array(items))
+        }
+        Value::Object(o) => {
+            let kept: Map<String, Value> = o
+                .iter()
+                .filter_map(|(k, x)| Some((k.clone(), go_value(x)?)))
+                .collect();
+            (!kept.is_empty()).then_some(Value::Object(kept))
+        }
+    }
+}
+
+/// A `map[string]any` as Go decodes it: every number an f64.
+fn go_numbers(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => n.as_f64().map_or(Value::Null, Value::from),
+        Value::Array(a) => Value::Array(a.iter().map(go_numbers).collect()),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, x)| (k.clone(), go_numbers(x))).collect())
+        }
+        other => other.clone(),
     }
 }
 
@@ -137,6 +262,7 @@ mod tests {
             json!({"action": "continue", "result": {"meta": {"SessionKey": "s", "session_key": "s"},
                    "result": {"for_llm": "ipc:x"}, "duration": 5}}),
             "h",
+            &json!({}),
         );
         assert_eq!(
             got,
@@ -146,6 +272,7 @@ mod tests {
             Stage::BeforeLlm,
             json!({"request": {"model": "m", "meta": {"TurnID": ""}}}),
             "h",
+            &json!({}),
         );
         assert_eq!(bare, json!({"action": "modify", "request": {"model": "m"}}));
         for kept in [
@@ -158,7 +285,45 @@ mod tests {
             } else {
                 Stage::BeforeTool
             };
-            assert_eq!(answer(stage, kept.clone(), "h"), kept);
+            assert_eq!(answer(stage, kept.clone(), "h", &json!({})), kept);
         }
+    }
+
+    /// PicoClaw pkg/agent/hooks.go applyBeforeLLMControls: the system
+    /// messages (with their positions) and the tools are put back with a
+    /// warning; what Go would decode alike (an empty field left out, 1 for
+    /// 1.0) is no change.
+    #[test]
+    fn before_llm_puts_back_the_system_prompt_and_tools_with_a_warning() {
+        use crate::observe::log_budget::capture::Captured;
+        let (log, _guard) = Captured::start();
+        let sent = json!({"model": "m", "messages": [
+                {"role": "system", "content": "sys", "reasoning_content": ""},
+                {"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "t", "description": "d",
+                "parameters": {"type": "object", "maxItems": 1}}}]});
+        let same = json!({"action": "modify", "request": {"model": "x",
+            "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"},
+                         {"role": "user", "content": "more"}],
+            "tools": [{"type": "function", "function": {"name": "t", "description": "d",
+                "parameters": {"type": "object", "maxItems": 1.0}}}]}});
+        assert_eq!(answer(Stage::BeforeLlm, same.clone(), "h", &sent), same);
+        assert!(!log.text().contains("WARN"), "{}", log.text());
+        let moved = json!({"action": "modify", "request": {"model": "x",
+            "messages": [{"role": "user", "content": "first"}, {"role": "system", "content": "sys"}],
+            "tools": null}});
+        assert_eq!(
+            answer(Stage::BeforeLlm, moved, "h", &sent),
+            json!({"action": "modify", "request": {"model": "x"}})
+        );
+        let text = log.text();
+        assert!(
+            text.contains("attempted to modify the system prompt"),
+            "{text}"
+        );
+        assert!(
+            text.contains("attempted to modify the tool definitions"),
+            "{text}"
+        );
     }
 }

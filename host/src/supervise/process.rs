@@ -50,6 +50,10 @@ pub(crate) fn peer(
     (peer, events, connector)
 }
 
+/// How long a lost hook's stdout is read for what it wrote before its
+/// exit, once its group is killed: the pipe's buffer is read in far less.
+const DRAIN_WITHIN: Duration = Duration::from_millis(250);
+
 /// Spawns one process hook, again after each loss.
 pub(crate) struct ProcessConnector {
     /// How it is spawned; `intercept` and `observe` are the union over the
@@ -171,7 +175,16 @@ impl Connector for ProcessConnector {
         }
     }
 
+    /// Ends a lost process. Its stdout is read to its end first (after
+    /// SIGKILL to what is left of its group, so that no process of it
+    /// holds the pipe open; the group is reaped afterwards): a hook that
+    /// writes its answer and exits at once raced the exit watcher, and
+    /// that answer was dropped as a crash.
     async fn discard(&mut self, live: Live, why: &str) {
+        live.running.signal_kill();
+        if !live.conn.drain(DRAIN_WITHIN).await {
+            tracing::debug!(hook = %live.conn.hook(), "its stdout did not end within {DRAIN_WITHIN:?} of its exit");
+        }
         live.kill(CallError::Crashed(why.to_string())).await;
     }
 
@@ -256,5 +269,62 @@ async fn pipe_lost(live: &mut Live, pending: CallError, what: &str) -> String {
     match tokio::time::timeout(Duration::from_millis(180), live.running.wait()).await {
         Ok(status) => format!("{status}"),
         Err(_) => format!("{what} but kept running; killed"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::supervise::launch;
+
+    /// A hook that answers hello, answers the one request it gets, and
+    /// exits the moment that answer is written.
+    fn answers_then_exits() -> ProcessConfig {
+        let script = r#"read l; echo '{"jsonrpc":"2.0","id":1,"result":{"version":1}}'; read l; echo '{"jsonrpc":"2.0","id":2,"result":{"action":"allow","n":42}}'; exit 0"#;
+        let command = ["sh", "-c", script].map(String::from).to_vec();
+        ProcessConfig::new(command, vec![hookhost_protocol::Stage::BeforeTool])
+    }
+
+    /// One hook's life: start it, send one request, stop it; the answer.
+    async fn one_call() -> Result<serde_json::Value, CallError> {
+        let defaults = Defaults {
+            restart_backoff_max_ms: 5_000,
+            ..Default::default()
+        };
+        let (peer, _events, connector) = peer("quick", answers_then_exits(), defaults);
+        let launched = launch(&peer, connector, None);
+        let started = launched.first.await;
+        assert!(matches!(started, Ok(Ok(_))), "the hook did not start");
+        let budget = Duration::from_secs(5);
+        let params = serde_json::json!({});
+        let answer = peer
+            .request("hook.before_tool", &params, Instant::now() + budget, budget)
+            .await;
+        launched.shutdown.send_replace(true);
+        for t in launched.tasks {
+            let _ = t.await;
+        }
+        answer
+    }
+
+    /// The answer a hook wrote just before it exited is read and
+    /// delivered: the exit is not taken for a crash of the calls its
+    /// stdout still answers. Run many times at once, since the exit and
+    /// the last line race.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_written_just_before_exit_is_not_lost() {
+        let runs: Vec<_> = (0..40).map(|_| tokio::spawn(one_call())).collect();
+        let mut lost = Vec::new();
+        for run in runs {
+            match run.await.expect("the run panicked") {
+                Ok(answer) => assert_eq!(answer["n"], 42, "{answer}"),
+                Err(e) => lost.push(e.to_string()),
+            }
+        }
+        assert!(
+            lost.is_empty(),
+            "{} of 40 answers lost: {lost:?}",
+            lost.len()
+        );
     }
 }

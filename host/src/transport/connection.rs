@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -35,6 +35,11 @@ use hookhost_protocol::outbox::{Outbox, SendError};
 /// What an answer may hold beyond twice the request it answers: the
 /// envelope, the action, and escapes a rewrite adds.
 const REPLY_HEADROOM: usize = 64 * 1024;
+
+/// What is read of an exited hook's stdout beyond the largest answer
+/// accepted: more than any pipe holds, so only a process that outlived
+/// the hook and floods the pipe reaches it.
+pub const DRAIN_BYTES: usize = 1 << 20;
 
 type Reply = Result<Value, CallError>;
 
@@ -129,6 +134,11 @@ pub struct Connection {
     /// The last request line's length, to size the next one's buffer.
     last_line: AtomicUsize,
     stdout_closed: Notify,
+    /// Set once the reader has reached the end of the hook's stdout.
+    stdout_ended: AtomicBool,
+    /// Bytes the reader may still read: unbounded while the hook lives,
+    /// set by [`Connection::drain`] once it has exited.
+    drain_left: AtomicUsize,
     log_budget: LogBudget,
     /// `max_line_bytes`, the floor of [`Connection::reply_cap`].
     max_line: usize,
@@ -169,6 +179,8 @@ impl Connection {
             out: out.clone(),
             last_line: AtomicUsize::new(0),
             stdout_closed: Notify::new(),
+            stdout_ended: AtomicBool::new(false),
+            drain_left: AtomicUsize::new(usize::MAX),
             log_budget: LogBudget::default(),
             max_line,
             reply_cap: Arc::new(AtomicUsize::new(max_line)),
@@ -188,6 +200,11 @@ impl Connection {
         // (every critical section is a single insert/remove), so a poisoned
         // lock is still usable.
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The hook's name, for logs.
+    pub fn hook(&self) -> &str {
+        &self.hook
     }
 
     /// Whether the connection is over.
@@ -307,9 +324,42 @@ impl Connection {
         }
     }
 
-    /// Resolves when the hook's stdout has ended.
+    /// Resolves when the hook's stdout has ended (at once if it has).
     pub async fn stdout_closed(&self) {
-        self.stdout_closed.notified().await;
+        let notified = self.stdout_closed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.stdout_ended.load(Ordering::Acquire) {
+            return;
+        }
+        notified.await;
+    }
+
+    /// Reads what a hook that has exited left on its stdout, to its end:
+    /// every complete answer in it reaches its caller before the exit is
+    /// taken for a failure of the calls still pending. Bounded: at most
+    /// `within`, and at most [`DRAIN_BYTES`] beyond the largest answer
+    /// now accepted (a process that escaped the hook's group may still
+    /// hold the pipe, or flood it). Whether the end was reached.
+    pub async fn drain(&self, within: Duration) -> bool {
+        let cap = self.reply_cap.load(Ordering::Relaxed);
+        self.drain_left
+            .store(cap.saturating_add(DRAIN_BYTES), Ordering::Relaxed);
+        tokio::time::timeout(within, self.stdout_closed())
+            .await
+            .is_ok()
+    }
+
+    /// Counts `n` bytes read against the drain budget; whether the reader
+    /// must stop.
+    fn spend_drain(&self, n: usize) -> bool {
+        let left = self.drain_left.load(Ordering::Relaxed);
+        if left == usize::MAX {
+            return false;
+        }
+        self.drain_left
+            .store(left.saturating_sub(n), Ordering::Relaxed);
+        left <= n
     }
 
     /// How many calls wait for an answer.
@@ -480,21 +530,34 @@ async fn read_loop<R: AsyncRead + Unpin>(conn: Arc<Connection>, stdout: R) {
     );
     let mut buf = Vec::new();
     loop {
-        match reader.next(&mut buf).await {
-            Ok(Line::Complete) => conn.dispatch(&buf),
-            Ok(Line::TooLong(n)) => conn.warn(format_args!(
-                "skipped a {n}-byte line on the hook's stdout: longer than max_line_bytes ({}) and than twice the largest request in flight",
-                conn.max_line
-            )),
+        let read = match reader.next(&mut buf).await {
+            Ok(Line::Complete) => {
+                conn.dispatch(&buf);
+                buf.len() + 1
+            }
+            Ok(Line::TooLong(n)) => {
+                conn.warn(format_args!(
+                    "skipped a {n}-byte line on the hook's stdout: longer than max_line_bytes ({}) and than twice the largest request in flight",
+                    conn.max_line
+                ));
+                n
+            }
             Ok(Line::Eof) => break,
             Err(e) => {
                 tracing::warn!(hook = %conn.hook, "reading the hook's stdout failed: {e}");
                 break;
             }
+        };
+        if conn.spend_drain(read) {
+            conn.warn(format_args!(
+                "stopped reading the stdout of a hook that exited: more than {DRAIN_BYTES} bytes followed its exit"
+            ));
+            break;
         }
     }
     conn.log_budget.report_held_back(&conn.hook);
-    conn.stdout_closed.notify_one();
+    conn.stdout_ended.store(true, Ordering::Release);
+    conn.stdout_closed.notify_waiters();
 }
 
 #[cfg(test)]
@@ -687,5 +750,22 @@ mod tests {
                 .contains("9990 more warnings about this hook's output were held back"),
             "{text}"
         );
+    }
+
+    #[tokio::test]
+    async fn draining_a_flood_stops_after_its_byte_budget() {
+        let (conn, _lines, mut hook_out) = pair();
+        let flood = tokio::spawn(async move {
+            let line = [b'x'; 1023]
+                .iter()
+                .chain(b"\n")
+                .copied()
+                .collect::<Vec<u8>>();
+            while hook_out.write_all(&line).await.is_ok() {}
+        });
+        let begun = Instant::now();
+        assert!(conn.drain(Duration::from_secs(10)).await, "never ended");
+        assert!(begun.elapsed() < Duration::from_secs(5));
+        flood.abort();
     }
 }

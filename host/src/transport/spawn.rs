@@ -238,6 +238,13 @@ impl Running {
         }
     }
 
+    /// Sends SIGKILL to whatever is left of the group, without waiting
+    /// for it: what a process of the group wrote is still read, and the
+    /// pipes reach their end once the group is gone.
+    pub fn signal_kill(&self) {
+        self.signal_group(libc::SIGKILL);
+    }
+
     /// Kills whatever is left of the group at once (after a crash, or for
     /// grandchildren still holding the pipes).
     pub async fn kill(&mut self) {

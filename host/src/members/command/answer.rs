@@ -231,8 +231,9 @@ impl Answering<'_> {
             Ok(json!({"action": action, "reason": self.halt(r)}))
         } else if let Some(r) = reply.refusal() {
             Ok(json!({"action": "abort_turn", "reason": self.refusal(&r)}))
-        } else if let Some(m) = &reply.updated_messages {
-            // docker-agent's before_llm_call rewrite: the whole new list.
+        } else if let Some(m) = reply.updated_messages.as_ref().filter(|m| !m.is_empty()) {
+            // docker-agent's before_llm_call rewrite: the whole new list
+            // (an empty one is no rewrite, as docker-agent reads it).
             let messages = messages::from_docker(m)?;
             Ok(json!({"action": "modify", "request": {"messages": messages}}))
         } else {

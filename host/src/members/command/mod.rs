@@ -152,6 +152,14 @@ impl CommandHook {
         false
     }
 
+    /// Whether a start failure is decided by `on_error` like any other
+    /// failure, as docker-agent decides it for its own hooks (a handler
+    /// that cannot run follows the hook's policy, warn by default), rather
+    /// than by hookhost's rule that a gate that never ran refuses.
+    pub(crate) fn start_failure_follows_on_error(&self) -> bool {
+        self.spec.dialect == crate::dialect::Dialect::DockerAgent
+    }
+
     /// Why it must not run, when it is a project's untrusted command.
     pub(crate) fn untrusted(&self) -> Option<&str> {
         self.untrusted.as_deref()
@@ -453,8 +461,13 @@ impl CommandHook {
         };
         let failure = match done {
             Ok(done) if matches!(done.status.code(), Some(0) | Some(2)) => {
-                let heard = origin.and_then(|_| self.heard(row, &done));
-                return (self.notified_answer(row, &done), heard);
+                match self.strict_failure(row, &done) {
+                    None => {
+                        let heard = origin.and_then(|_| self.heard(row, &done));
+                        return (self.notified_answer(row, &done), heard);
+                    }
+                    Some(e) => e,
+                }
             }
             Ok(done) => self.exit_error(&done),
             Err(e) => e,
@@ -482,6 +495,22 @@ impl CommandHook {
             event: row,
             reply: reply.clone(),
         })
+    }
+
+    /// Under `strict_output`, an exit-0 answer to an event hookhost does
+    /// not wait on that breaks docker-agent's rules for it: a failure of
+    /// the hook (docker-agent's runHook marks it failed), not an answer
+    /// logged as ignored.
+    fn strict_failure(&self, row: &Event, done: &Finished) -> Option<CallError> {
+        let caps = row
+            .caps
+            .filter(|_| self.strict && done.status.code() == Some(0))?;
+        let stdout = done.stdout.text();
+        let why = contract::check_strict(&caps, row.native, &stdout).err()?;
+        Some(CallError::Protocol(format!(
+            "command hook `{}`: {why}",
+            self.name
+        )))
     }
 
     /// The answer to an event hookhost does not wait on: its block where
@@ -555,14 +584,20 @@ impl CommandHook {
         CallError::Crashed(text)
     }
 
-    /// Logs a failure: at debug level under `ignore`, except a spawn
-    /// failure, which is always a warning (the gate never ran, which is
-    /// never a silent allow); at warn level otherwise.
+    /// Logs a failure: at debug level under `ignore`, except an untrusted
+    /// hook and a spawn failure, which are always warnings (the gate never
+    /// ran, which is never a silent allow), unless the hook is
+    /// docker-agent's, whose `ignore` is silent for every failure; at warn
+    /// level otherwise.
     fn log_failure(&self, row: &Event, error: &CallError) {
         let event = row.native;
-        let quiet = self.on_error.is_some_and(CommandOnError::is_quiet)
-            && !row.fails_closed()
-            && !matches!(error, CallError::Unavailable(_) | CallError::Untrusted(_));
+        let loud = match error {
+            CallError::Untrusted(_) => true,
+            CallError::Unavailable(_) => !self.start_failure_follows_on_error(),
+            _ => false,
+        };
+        let quiet =
+            self.on_error.is_some_and(CommandOnError::is_quiet) && !row.fails_closed() && !loud;
         if quiet {
             tracing::debug!(hook = %self.name, event, "command hook failed: {error}");
         } else {
