@@ -304,6 +304,7 @@ fn run_relay(agent: &str, case: &Value, s: &Scratch) -> Answer {
         .env("HOME", s.path("home"))
         .env("XDG_CONFIG_HOME", s.path("xdg"))
         .env("USER", "ported")
+        .envs(agent_env(agent, &input, s))
         .current_dir(s.path("proj"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -315,6 +316,25 @@ fn run_relay(agent: &str, case: &Value, s: &Scratch) -> Answer {
         let _ = stdin.write_all(input.as_bytes());
     }
     finish(child)
+}
+
+/// What the agent sets for its command hooks, and so for the relay
+/// standing in for them: Gemini CLI's project, session and plans folder
+/// (hookRunner.ts `env`), from the event it sends.
+fn agent_env(agent: &str, input: &str, s: &Scratch) -> Vec<(String, String)> {
+    if agent != "gemini-cli" {
+        return Vec::new();
+    }
+    let event: Value = serde_json::from_str(input).unwrap_or_default();
+    let text = |k: &str| event[k].as_str().unwrap_or_default().to_string();
+    let plans = s.path("plans").display().to_string();
+    vec![
+        ("GEMINI_PROJECT_DIR".into(), text("cwd")),
+        ("GEMINI_CWD".into(), text("cwd")),
+        ("CLAUDE_PROJECT_DIR".into(), text("cwd")),
+        ("GEMINI_SESSION_ID".into(), text("session_id")),
+        ("GEMINI_PLANS_DIR".into(), plans),
+    ]
 }
 
 /// Waits for the relay (at most 30 s: a relay that hangs is a divergence,

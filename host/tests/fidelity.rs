@@ -480,3 +480,29 @@ async fn an_own_hooks_exit_2_and_its_stop_reach_claude_as_the_hook_gave_them() {
     assert_eq!(out, json!({"continue": false, "stopReason": "enough"}));
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_folder_name_never_runs_as_a_command_in_a_shell_hook() {
+    let dir = scratch();
+    let evil = dir.join("proj; touch pwned");
+    std::fs::create_dir_all(&evil).unwrap();
+    std::fs::create_dir_all(dir.join(".gemini")).unwrap();
+    let settings = json!({"hooks": {"BeforeTool": [{"hooks": [{"type": "command",
+        "command": "cat >/dev/null; ls $GEMINI_PROJECT_DIR >/dev/null 2>&1; exit 0"}]}]}});
+    let file = dir.join(".gemini/settings.json");
+    std::fs::write(&file, settings.to_string()).unwrap();
+    let config = format!(
+        "[hooks.import]\ngemini-cli = {:?}\n",
+        file.display().to_string()
+    );
+    let path = dir.join("hooks.toml");
+    std::fs::write(&path, config).unwrap();
+    // The project's hook, approved: it runs.
+    let h = Host::start(hookhost_testkit::load_trusted(&path)).await;
+    let input = json!({"session_id": "s1", "cwd": evil, "hook_event_name": "BeforeTool",
+        "timestamp": "2026-11-27T00:00:00Z", "tool_name": "run_shell_command",
+        "tool_input": {"command": "ls"}});
+    answer(&h, Dialect::GeminiCli, &input).await;
+    assert!(!evil.join("pwned").exists() && !dir.join("pwned").exists());
+    h.shutdown().await;
+}

@@ -619,10 +619,17 @@ fn program(config: &CommandConfig, dir: &Path) -> Result<Program, CommandConfigE
         (None, None, None) if config.model.is_some() => (PathBuf::new(), Vec::new()),
         (None, None, None) => return Err(CommandConfigError::NoCommand),
     };
+    // A shell string's shell expands the variables from the environment,
+    // quoted or not as its author wrote them; filling them in as text
+    // would let a folder's name (`x; rm -rf ~`) run as a command.
+    let project_vars = match &config.command {
+        Some(_) => Vec::new(),
+        None => config.project_vars(),
+    };
     Ok(Program {
         program,
         args,
-        project_vars: config.project_vars(),
+        project_vars,
         dir: dir.to_path_buf(),
         in_session_cwd: config.in_session_cwd(),
         env: config.env.clone(),
