@@ -365,10 +365,11 @@ async fn gemini_runs_read_as_gemini_reads_them_and_their_answers_merge_as_it_mer
     let (_, out, _) = answer(&h, Dialect::GeminiCli, &bt).await;
     assert_eq!(out, json!({"systemMessage": "Warning: lint is slow"}));
     h.shutdown().await;
-    // Exit 3 with text: a refusal (hookhost made it a failure, let through).
+    // Exit 3 with text: a refusal (hookhost made it a failure, let through),
+    // passed on as the exit-code refusal it is.
     let h = host(&dir, &script(3, "not here")).await;
-    let (_, out, _) = answer(&h, Dialect::GeminiCli, &bt).await;
-    assert_eq!(out, json!({"decision": "deny", "reason": "not here"}));
+    let (code, _, stderr) = answer(&h, Dialect::GeminiCli, &bt).await;
+    assert_eq!((code, stderr.as_str()), (2, "not here\n"));
     h.shutdown().await;
 
     let sel = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "BeforeToolSelection",

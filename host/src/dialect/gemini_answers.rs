@@ -27,7 +27,7 @@ pub(crate) fn read(end: Ending<'_>) -> Result<Reply, ReadError> {
         .and_then(|v| unquote(v).ok())
         .filter(Value::is_object);
     if let Some(answer) = parsed {
-        return Reply::from_json(&answer).map_err(ReadError::Invalid);
+        return Reply::from_json(&own_keys(answer)).map_err(ReadError::Invalid);
     }
     let text = non_empty(Some(text.to_string()));
     Ok(match end.code {
@@ -39,11 +39,48 @@ pub(crate) fn read(end: Ending<'_>) -> Result<Reply, ReadError> {
             system_message: text.map(|t| format!("Warning: {t}")),
             ..Reply::default()
         },
+        // A refusal by exit code, passed on as one (the agent says the
+        // hook failed, as it does for its own).
         _ => Reply {
+            by_exit: text.as_ref().map(|t| format!("{t}\n")),
             block: Some(text),
             ..Reply::default()
         },
     })
+}
+
+/// The keys Gemini CLI reads of an answer (`DefaultHookOutput` and its
+/// event classes in types.ts); another agent's spelling in a gemini-cli
+/// hook (Claude Code's `permissionDecision`) means nothing to Gemini, so
+/// it means nothing here either.
+fn own_keys(answer: Value) -> Value {
+    const TOP: [&str; 7] = [
+        "continue",
+        "stopReason",
+        "suppressOutput",
+        "systemMessage",
+        "decision",
+        "reason",
+        "hookSpecificOutput",
+    ];
+    const SPECIFIC: [&str; 8] = [
+        "hookEventName",
+        "additionalContext",
+        "tool_input",
+        "llm_request",
+        "llm_response",
+        "toolConfig",
+        "tailToolCallRequest",
+        "clearContext",
+    ];
+    let Value::Object(mut top) = answer else {
+        return answer;
+    };
+    top.retain(|k, _| TOP.contains(&k.as_str()));
+    if let Some(Value::Object(s)) = top.get_mut("hookSpecificOutput") {
+        s.retain(|k, _| SPECIFIC.contains(&k.as_str()));
+    }
+    Value::Object(top)
 }
 
 #[cfg(test)]
@@ -74,6 +111,8 @@ mod tests {
         let denied = run(3, "no way", "").expect("read");
         assert_eq!(denied.refusal(), Some(Some("no way".into())));
         let json_on_exit_1 = run(1, r#"{"decision":"deny","reason":"r"}"#, "").expect("read");
+        let claude_spelling = r#"{"hookSpecificOutput":{"permissionDecision":"deny"}}"#;
+        assert_eq!(run(0, claude_spelling, "").expect("read").refusal(), None);
         assert_eq!(json_on_exit_1.refusal(), Some(Some("r".into())));
         assert_eq!(run(1, "", ""), Err(ReadError::Exit));
         assert_eq!(run(0, " ", ""), Ok(Reply::default()));

@@ -120,8 +120,12 @@ fn as_own_stop(incoming: &Incoming, object: &mut Object, stop_reason: &str) {
     if refusal_reason(object).is_some_and(|r| r != stop_reason) {
         return;
     }
-    object.remove("decision");
-    object.remove("reason");
+    // The chain's block (its reason is the stop's); a reason the hook gave
+    // beside its stop stays (Codex's PostToolUse feedback).
+    if object.get("reason").and_then(Value::as_str) == Some(stop_reason) {
+        object.remove("decision");
+        object.remove("reason");
+    }
     if matches!(incoming.event.target, Target::Lifecycle(_)) {
         return;
     }

@@ -91,7 +91,7 @@ const READ_SPECIFIC: [&str; 19] = [
 ];
 
 /// Top-level keys passed back unread.
-const NATIVE_TOP: [&str; 2] = ["suppressOutput", "suppress_output"];
+const NATIVE_TOP: [&str; 3] = ["suppressOutput", "suppress_output", "interrupt"];
 
 /// How a run ended, as the reader needs it.
 #[derive(Debug, Clone, Copy)]
