@@ -20,12 +20,14 @@
 //! `same_group`), or the whole `settings` / a `settings_file` in another
 //! format, `extra_files`, and `expect`: the agent's outcome (`compare`
 //! limits it to documented keys; `addition` names a listed hookhost
-//! addition and its answer). `{{H0}}`, `{{HOME}}`, `{{DIR}}` stand for a
-//! hook's command, the user's home and the scratch folder.
+//! addition and its answer; `diverges` says why hookhost still differs
+//! there). `{{H0}}`, `{{HOME}}`, `{{DIR}}` stand for a hook's command, the
+//! user's home and the scratch folder.
 //!
 //! One run (`cargo test -p hookhost-cli --test ported`) reports every
 //! diverging case by name with expected and actual, then fails if any
-//! diverged. `PORTED_FILTER=substring` runs a subset.
+//! diverged that is not marked `diverges`, or if a marked one no longer
+//! does. `PORTED_FILTER=substring` runs a subset.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -525,10 +527,28 @@ fn ported_agent_hook_tests() {
         eprintln!("DIVERGES {report}\n");
     }
     summary(&cases, &failures);
-    assert!(
-        failures.is_empty(),
-        "{} of {} ported cases diverge from their agent (listed above)",
+    // A case marked `diverges` is a divergence hookhost still has, named
+    // with why: it is reported above and counted, never called a pass, and
+    // the mark must go once the case reaches the agent's outcome.
+    let open = |i: &usize| cases[*i].spec["diverges"].is_string();
+    let unknown: Vec<&str> = failures
+        .iter()
+        .filter(|(i, _)| !open(i))
+        .map(|(i, _)| cases[*i].spec["name"].as_str().unwrap_or_default())
+        .collect();
+    let stale: Vec<&str> = (0..cases.len())
+        .filter(|i| open(i) && !failures.iter().any(|(j, _)| j == i))
+        .map(|i| cases[i].spec["name"].as_str().unwrap_or_default())
+        .collect();
+    eprintln!(
+        "{} of {} ported cases diverge from their agent; {} of them are marked `diverges` (still open)",
         failures.len(),
-        cases.len()
+        cases.len(),
+        failures.len() - unknown.len()
+    );
+    assert!(unknown.is_empty(), "unmarked divergences: {unknown:?}");
+    assert!(
+        stale.is_empty(),
+        "marked `diverges` but now as the agent: {stale:?}"
     );
 }

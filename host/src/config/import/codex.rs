@@ -28,11 +28,10 @@ struct Handler {
 
 /// The hooks of a Codex `hooks.json` or `config.toml`, each handler a
 /// user switched off in `[hooks.state]` (`off`: the keys whose `enabled`
-/// is false) skipped. A matcher is kept only at the events Codex matches
-/// (`matcher_pattern_for_event`: PreToolUse, PermissionRequest,
-/// PostToolUse, SessionStart; `codex-rs/hooks/src/events/common.rs`,
-/// openai/codex 0b9770ed); elsewhere Codex ignores it, even one that is
-/// no valid regex.
+/// is false) skipped. A matcher is kept at every event Codex matches; at
+/// UserPromptSubmit and Stop Codex ignores it, even one that is no valid
+/// regex (`select_handlers_for_matcher_inputs`,
+/// `codex-rs/hooks/src/engine/dispatcher.rs`, openai/codex 0082977).
 pub(super) fn read(root: &Value, file: &File) -> Result<Vec<Found>, Bad> {
     let Some(hooks) = hooks_object(root)? else {
         return Ok(Vec::new());
@@ -48,13 +47,7 @@ pub(super) fn read(root: &Value, file: &File) -> Result<Vec<Found>, Bad> {
         ))
     });
     for f in &mut found {
-        let matched = [
-            "PreToolUse",
-            "PermissionRequest",
-            "PostToolUse",
-            "SessionStart",
-        ];
-        if !matched.contains(&f.event.as_str()) {
+        if matches!(f.event.as_str(), "UserPromptSubmit" | "Stop") {
             f.matcher = None;
         }
     }
