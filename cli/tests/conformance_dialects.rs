@@ -205,7 +205,7 @@ fn an_answer_the_event_does_not_take_fails_with_the_reason() {
     fails_for(
         &report,
         "PreToolUse: answer",
-        "`ask` is not an answer codex takes",
+        "codex sets this answer aside: PreToolUse: permissionDecision:ask",
     );
 }
 

@@ -55,6 +55,20 @@ impl CommandHook {
         done: &Finished,
         input: &Value,
     ) -> Result<Value, CallError> {
+        // An answer its agent sets aside has no effect there: under a
+        // checker it is what it is, an answer that does not work.
+        let stdout = done.stdout.text();
+        let json = serde_json::from_str::<Value>(stdout.trim()).ok();
+        if let Some(Err(why)) = json
+            .as_ref()
+            .and_then(Value::as_object)
+            .map(|m| (self.spec.unusable)(event.native, m))
+        {
+            return Err(CallError::Protocol(format!(
+                "command hook `{}`: {} sets this answer aside: {why}",
+                self.name, self.spec.dialect
+            )));
+        }
         self.read(&self.call_for(event, params), done, input, None)
     }
 }

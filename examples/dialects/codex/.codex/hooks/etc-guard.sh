@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# PreToolUse(Bash): allow by default, but exit 2 for anything under /etc/.
-# The allow stays on stdout; exit 2 is what Codex acts on.
+# PreToolUse(Bash): exit 2 for anything under /etc/, nothing otherwise.
+# Codex takes `allow` only with a rewrite (updatedInput) and marks a bare
+# allow a failed hook, so letting a call through is saying nothing.
 cmd=$(jq -r '.tool_input.command // ""')
-echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'
 case "$cmd" in
   */etc/*)
     echo "system config under /etc/ is off limits: $cmd" >&2
