@@ -33,16 +33,6 @@ const EVENTS: &[Event] = &[
     lc("Interrupt", "interrupt"),
     lc("SessionEnd", "session_end"),
     lc("StopFailure", "stop_failure"),
-    // Newer Codex: each hook's plain stdout, in order, is instructions for
-    // the session (codex-rs/hooks/src/events/user_instructions.rs).
-    with_caps(
-        "UserInstructions",
-        Target::Lifecycle("user_instructions"),
-        Caps {
-            context: true,
-            ..Caps::OBSERVE
-        },
-    ),
 ];
 
 /// Codex.

@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+use super::Dialect;
+use super::keys;
 use super::reply::{Ending, ReadError, Reply, non_empty, unquote};
 
 /// A finished run of a gemini-cli hook, read as Gemini CLI reads it.
@@ -50,35 +52,17 @@ pub(crate) fn read(end: Ending<'_>) -> Result<Reply, ReadError> {
 }
 
 /// The keys Gemini CLI reads of an answer (`DefaultHookOutput` and its
-/// event classes in types.ts); another agent's spelling in a gemini-cli
-/// hook (Claude Code's `permissionDecision`) means nothing to Gemini, so
-/// it means nothing here either.
+/// event classes in types.ts; `keys.rs`): another agent's spelling in a
+/// gemini-cli hook (Claude Code's `permissionDecision`) means nothing to
+/// Gemini, so it means nothing here either.
 fn own_keys(answer: Value) -> Value {
-    const TOP: [&str; 7] = [
-        "continue",
-        "stopReason",
-        "suppressOutput",
-        "systemMessage",
-        "decision",
-        "reason",
-        "hookSpecificOutput",
-    ];
-    const SPECIFIC: [&str; 8] = [
-        "hookEventName",
-        "additionalContext",
-        "tool_input",
-        "llm_request",
-        "llm_response",
-        "toolConfig",
-        "tailToolCallRequest",
-        "clearContext",
-    ];
+    let (top_keys, specific_keys) = keys::keys(Dialect::GeminiCli.spec(), "BeforeTool");
     let Value::Object(mut top) = answer else {
         return answer;
     };
-    top.retain(|k, _| TOP.contains(&k.as_str()));
+    top.retain(|k, _| top_keys.contains(&k.as_str()));
     if let Some(Value::Object(s)) = top.get_mut("hookSpecificOutput") {
-        s.retain(|k, _| SPECIFIC.contains(&k.as_str()));
+        s.retain(|k, _| specific_keys.contains(&k.as_str()));
     }
     Value::Object(top)
 }

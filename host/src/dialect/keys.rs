@@ -1,15 +1,19 @@
-//! The keys each dialect reads in a command hook's JSON answer. hookhost's
-//! own reader takes every dialect's spellings (so no decision is misread
-//! as an allow), but the agent itself reads only its own: a key of
-//! another dialect, or a typo, is an answer the agent does not act on.
-//! `hookhost conformance --dialect` checks answers against these lists;
-//! docker-agent's are its `strict_output` lists (contract.rs).
+//! The keys each dialect reads in a command hook's JSON answer. The agent
+//! reads only its own: a key of another dialect, or a typo, is an answer
+//! the agent does not act on. `hookhost conformance --dialect` checks
+//! answers against these lists, and Gemini CLI's are all hookhost reads
+//! of a gemini-cli hook (`gemini_answers.rs`); docker-agent's are its
+//! `strict_output` lists (contract.rs).
 
+#[cfg(feature = "conformance")]
 use serde_json::{Map, Value};
 
 use super::Dialect;
+#[cfg(feature = "conformance")]
 use super::contract;
-use super::spec::{Casing, Event, Spec};
+#[cfg(feature = "conformance")]
+use super::spec::Event;
+use super::spec::{Casing, Spec};
 
 /// Claude Code's top-level keys (also Codex's, Gemini CLI's and VS
 /// Code's `.github/hooks` files, which follow it).
@@ -52,6 +56,8 @@ const GEMINI_SPECIFIC: &[&str] = &[
     "llm_request",
     "llm_response",
     "toolConfig",
+    "tailToolCallRequest",
+    "clearContext",
 ];
 
 /// Cursor's keys: flat, snake_case, no `hookSpecificOutput`.
@@ -83,7 +89,10 @@ const COPILOT_TOP: &[&str] = &[
 
 /// The keys a dialect reads at `native`: top level, and inside the
 /// event-specific object (none where it has no such object).
-fn keys(spec: &Spec, native: &str) -> (&'static [&'static str], &'static [&'static str]) {
+pub(crate) fn keys(
+    spec: &Spec,
+    native: &str,
+) -> (&'static [&'static str], &'static [&'static str]) {
     match spec.dialect {
         Dialect::Codex => (CLAUDE_TOP, &CLAUDE_SPECIFIC[..CODEX_SPECIFIC]),
         Dialect::GeminiCli => (CLAUDE_TOP, GEMINI_SPECIFIC),
@@ -97,6 +106,7 @@ fn keys(spec: &Spec, native: &str) -> (&'static [&'static str], &'static [&'stat
 /// every key one it reads, `hookSpecificOutput` an object whose
 /// `hookEventName`, when given, names this event. docker-agent's answers
 /// get its `strict_output` shape. The error names the key.
+#[cfg(feature = "conformance")]
 pub(crate) fn check_keys(spec: &Spec, event: &Event, value: &Value) -> Result<(), String> {
     let native = event.native;
     if spec.dialect == Dialect::DockerAgent {
@@ -130,6 +140,7 @@ pub(crate) fn check_keys(spec: &Spec, event: &Event, value: &Value) -> Result<()
 
 /// Every key of `obj` is one of `keys`; the error names the first that
 /// is not.
+#[cfg(feature = "conformance")]
 fn unknown(
     obj: &Map<String, Value>,
     keys: &[&str],
@@ -146,7 +157,7 @@ fn unknown(
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "conformance"))]
 mod tests {
     use serde_json::json;
 

@@ -17,7 +17,6 @@ mod cursor;
 mod docker_agent;
 mod gemini_answers;
 mod gemini_cli;
-#[cfg(feature = "conformance")]
 pub(crate) mod keys;
 pub(crate) mod matcher;
 pub(crate) mod messages;
