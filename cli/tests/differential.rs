@@ -18,15 +18,20 @@
 //!   under hookhost its `hooks/hooks.json` is imported by the user's
 //!   hooks.toml instead.
 //!
-//! What the agent did is compared, normalised (scratch paths, ids, times;
-//! `differential/normalise.rs`): its exit code; the files the tools and
-//! hooks left in the project (the tool's own side effect, and what
-//! logging hooks saw); what reached the model (how many turns, and the
-//! whole conversation of the last one: tool results, reasons, added
-//! context, continuation prompts); and what the user was told (the
-//! agent's printed result and its stderr). Every difference is a failure,
-//! unless the case is in [`ADDITIONS`] with the spec/dialects.md sentence
-//! that permits it (none yet).
+//! What the agent did is compared, normalised (`differential/normalise.rs`:
+//! scratch paths, ids, times, durations, pids; where the agent echoes a
+//! hook's command or name to the model or the user, that text, since under
+//! hookhost it is the relay's; Gemini's listing of the project's files,
+//! where `install --adopt` leaves its adopted file and a backup; Codex's
+//! per-hook progress lines, whose count is the count of hooks, though a
+//! hook's `Blocked`/`Stopped` line is kept; repeated stderr lines once):
+//! its exit code; the files the tools and hooks left in the project (the
+//! tool's own side effect, and what logging hooks saw); what reached the
+//! model (how many turns, and the whole conversation of the last one: tool
+//! results, reasons, added context, continuation prompts); and what the
+//! user was told (the agent's printed result and its stderr). Every
+//! difference is a failure, unless the case is in [`ADDITIONS`] with the
+//! spec/dialects.md sentence that permits it (none yet).
 //!
 //! The README's fidelity table (between `<!-- fidelity:start -->` and
 //! `<!-- fidelity:end -->`) is this harness's figures: regenerate with
@@ -34,7 +39,7 @@
 //! differential`; a normal run fails when it is stale. `HOOKHOST_DIFF_ONLY=
 //! TEXT` runs only the cases whose `agent/name` contains TEXT (the table
 //! is then not checked), `HOOKHOST_DIFF_JOBS=N` sets how many sessions run
-//! at once (default 4), and `HOOKHOST_DIFF_CONTROL=1` runs every case
+//! at once (default 6), and `HOOKHOST_DIFF_CONTROL=1` runs every case
 //! natively twice, which must agree (a check of the normalisation).
 
 #![allow(clippy::unwrap_used)]
@@ -351,7 +356,7 @@ fn every_hook_gives_the_same_outcome_under_hookhost_as_under_its_agent() {
     let threads = std::env::var("HOOKHOST_DIFF_JOBS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(4);
+        .unwrap_or(6);
     let started = Instant::now();
     let seen = run_all(jobs(&selected, control), threads);
     let second = match control {

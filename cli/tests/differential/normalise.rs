@@ -61,6 +61,12 @@ fn patterns() -> &'static [(Regex, &'static str)] {
             (r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}", "<TIME>"),
             (r"\d{4}-\d{2}-\d{2}", "<DATE>"),
             (r"Chunk ID: [0-9a-f]+", "Chunk ID: <ID>"),
+            (
+                r"<duration_ms>\d+</duration_ms>",
+                "<duration_ms><DURATION></duration_ms>",
+            ),
+            // Claude's subagent ids.
+            (r"\ba[0-9a-f]{16}\b", "<AGENT ID>"),
             (r"Process Group PGID: \d+", "Process Group PGID: <PID>"),
             // Gemini's call ids carry the time in ms.
             (r"_\d{13}_", "_<MS>_"),
@@ -91,7 +97,11 @@ pub fn value(norm: &Norm, v: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(|i| value(norm, i)).collect()),
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| (text(norm, k), value(norm, v)))
+                .map(|(k, v)| match (k.as_str(), v) {
+                    // How long the tool took, in what Claude sends a hook.
+                    ("duration_ms", Value::Number(_)) => (k.clone(), "<DURATION>".into()),
+                    _ => (text(norm, k), value(norm, v)),
+                })
                 .collect(),
         ),
         other => other.clone(),
