@@ -40,7 +40,8 @@
 //! TEXT` runs only the cases whose `agent/name` contains TEXT (the table
 //! is then not checked), `HOOKHOST_DIFF_JOBS=N` sets how many sessions run
 //! at once (default 6), and `HOOKHOST_DIFF_CONTROL=1` runs every case
-//! natively twice, which must agree (a check of the normalisation).
+//! natively twice, which must agree (a check of the normalisation);
+//! `HOOKHOST_DIFF_KEEP=1` keeps each session's scratch folder.
 
 #![allow(clippy::unwrap_used)]
 
@@ -218,6 +219,10 @@ fn run_job(job: &Job) -> Value {
         started.elapsed().as_secs_f64(),
         place.dir.display()
     );
+    // About 2 MB a session (transcripts, caches): kept only when asked.
+    if std::env::var_os("HOOKHOST_DIFF_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&place.dir);
+    }
     seen
 }
 
