@@ -137,27 +137,7 @@ fn lay_out(dir: &Path, base_url: &str, extra: Extra) -> PathBuf {
 /// `config.toml`, a model provider on the fake server; `hooks.json`, the
 /// relay for every tool and for Stop (the example hooks' events).
 fn write_codex_home(home: &Path, base_url: &str, hooks: &Path) {
-    let config = format!(
-        r#"model = "{MODEL}"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "fake model on loopback"
-base_url = "{base_url}"
-wire_api = "responses"
-env_key = "HOOKHOST_TEST_OPENAI_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-# Plugins resolve github.com and chatgpt.com at start; offline, nothing may.
-[features]
-plugins = false
-"#
-    );
+    let config = codex_model::offline_config(MODEL, base_url);
     std::fs::write(home.join("config.toml"), config).unwrap();
     let relay = format!(
         "'{}' relay --dialect codex -c '{}'",

@@ -112,13 +112,7 @@ fn transcript_lines(home: &Path) -> Vec<Value> {
 /// Gemini's user settings for an offline run (see the module doc).
 fn write_home(home: &Path) {
     std::fs::create_dir_all(home.join(".gemini")).unwrap();
-    let settings = json!({
-        "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "privacy": {"usageStatisticsEnabled": false},
-        "telemetry": {"enabled": false},
-        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-        "ide": {"enabled": false},
-    });
+    let settings = fake_gemini::offline_user_settings();
     std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
 }
 

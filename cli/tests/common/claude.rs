@@ -95,7 +95,7 @@ fn sse(content: &Value, stop: &str) -> String {
         .collect()
 }
 
-fn answer(mut stream: TcpStream, body: &Value, reply: Reply) {
+fn answer(mut stream: TcpStream, body: &Value, reply: &ReplyWith) {
     let (content, stop) = reply(body);
     let (kind, payload) = if body["stream"] == true {
         ("text/event-stream", sse(&content, stop))
@@ -113,23 +113,33 @@ fn answer(mut stream: TcpStream, body: &Value, reply: Reply) {
     let _ = stream.write_all(payload.as_bytes());
 }
 
+/// A reply that may hold state of its own (a closure): what
+/// [`fake_model_with`] answers with.
+pub type ReplyWith = dyn Fn(&Value) -> (Value, &'static str) + Send + Sync;
+
 /// A fake Anthropic API on loopback answering with `reply`; returns its
 /// base URL and every request body it got.
 pub fn fake_model(reply: Reply) -> (String, Seen) {
+    fake_model_with(Arc::new(reply))
+}
+
+/// [`fake_model`] with a closure: a test whose turns depend on data it
+/// holds (the differential harness's cases).
+pub fn fake_model_with(reply: Arc<ReplyWith>) -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let kept = seen.clone();
     std::thread::spawn(move || {
         for conn in listener.incoming().flatten() {
-            let kept = kept.clone();
+            let (kept, reply) = (kept.clone(), reply.clone());
             std::thread::spawn(move || {
                 let Some((_, path, body)) = crate::common::read_http_request(&conn) else {
                     return;
                 };
                 if path.starts_with("/v1/messages") {
                     kept.lock().unwrap().push(body.clone());
-                    answer(conn, &body, reply);
+                    answer(conn, &body, &*reply);
                 } else {
                     let _ = (&conn).write_all(
                         b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",

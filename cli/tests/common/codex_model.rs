@@ -26,14 +26,27 @@ impl FakeModel {
     /// Serves on an ephemeral loopback port until the test process ends;
     /// `first` is the output item of the first turn.
     pub fn start(first: Value) -> FakeModel {
+        FakeModel::start_with(Arc::new(move |body: &Value| {
+            let answered = items(body).iter().any(is_tool_output);
+            match answered {
+                false => first.clone(),
+                true => json!({"type": "message", "role": "assistant", "id": "msg_hookhost",
+                    "content": [{"type": "output_text", "text": "Done."}]}),
+            }
+        }))
+    }
+
+    /// Serves like [`FakeModel::start`], with `reply` choosing the output
+    /// item of each turn from the request body.
+    pub fn start_with(reply: Arc<Reply>) -> FakeModel {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let kept = requests.clone();
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
-                let (kept, first) = (kept.clone(), first.clone());
-                std::thread::spawn(move || serve(conn, &kept, &first));
+                let (kept, reply) = (kept.clone(), reply.clone());
+                std::thread::spawn(move || serve(conn, &kept, &*reply));
             }
         });
         FakeModel { base_url, requests }
@@ -43,6 +56,34 @@ impl FakeModel {
     pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().unwrap().clone()
     }
+}
+
+/// A Codex `config.toml` for an offline session: `model`, served by the
+/// fake at `base_url` (key in `HOOKHOST_TEST_OPENAI_KEY`), no retries, no
+/// analytics, no update check, no plugins (they resolve github.com and
+/// chatgpt.com at start).
+pub fn offline_config(model: &str, base_url: &str) -> String {
+    format!(
+        r#"model = "{model}"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake model on loopback"
+base_url = "{base_url}"
+wire_api = "responses"
+env_key = "HOOKHOST_TEST_OPENAI_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+# Plugins resolve github.com and chatgpt.com at start; offline, nothing may.
+[features]
+plugins = false
+"#
+    )
 }
 
 /// An `exec_command` call (Codex's shell tool; its hooks call it `Bash`).
@@ -88,7 +129,10 @@ pub fn is_tool_output(item: &Value) -> bool {
         .is_some_and(|t| t.ends_with("_output"))
 }
 
-fn serve(conn: TcpStream, kept: &Mutex<Vec<Value>>, first: &Value) {
+/// What chooses the output item of a turn from the request body.
+pub type Reply = dyn Fn(&Value) -> Value + Send + Sync;
+
+fn serve(conn: TcpStream, kept: &Mutex<Vec<Value>>, reply: &Reply) {
     let Some((method, path, body)) = crate::common::read_http_request(&conn) else {
         return;
     };
@@ -97,12 +141,7 @@ fn serve(conn: TcpStream, kept: &Mutex<Vec<Value>>, first: &Value) {
         return;
     }
     kept.lock().unwrap().push(body.clone());
-    let answered = items(&body).iter().any(is_tool_output);
-    let item = match answered {
-        false => first.clone(),
-        true => json!({"type": "message", "role": "assistant", "id": "msg_hookhost",
-            "content": [{"type": "output_text", "text": "Done."}]}),
-    };
+    let item = reply(&body);
     respond(conn, "200 OK", "text/event-stream", &sse(item));
 }
 

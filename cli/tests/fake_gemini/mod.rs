@@ -18,6 +18,19 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
+/// Gemini CLI's user settings (`~/.gemini/settings.json`) for an offline
+/// run: API-key auth (the base URL alone selects a gateway auth headless
+/// mode refuses), no usage statistics, telemetry, updates or IDE.
+pub fn offline_user_settings() -> Value {
+    json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "ide": {"enabled": false},
+    })
+}
+
 /// One request Gemini CLI sent.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -48,16 +61,21 @@ impl FakeGemini {
     /// Serves on a free loopback port until the test process ends; the
     /// model asks to run `command` with `run_shell_command`.
     pub fn start(command: &str) -> Self {
+        let command = command.to_string();
+        FakeGemini::start_with(Arc::new(move |body: &Value| shell_turn(body, &command)))
+    }
+
+    /// Serves like [`FakeGemini::start`], with `turn` choosing the part of
+    /// each main turn (side calls that ask for JSON still get a fill).
+    pub fn start_with(turn: Arc<Turn>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
         let kept = seen.clone();
-        let command = command.to_string();
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
-                let kept = kept.clone();
-                let command = command.clone();
-                std::thread::spawn(move || serve(conn, &command, &kept));
+                let (kept, turn) = (kept.clone(), turn.clone());
+                std::thread::spawn(move || serve(conn, &*turn, &kept));
             }
         });
         FakeGemini { url, seen }
@@ -69,13 +87,16 @@ impl FakeGemini {
     }
 }
 
-fn serve(conn: TcpStream, command: &str, kept: &Mutex<Vec<Request>>) {
+/// What chooses the one part of a main turn from the request body.
+pub type Turn = dyn Fn(&Value) -> Value + Send + Sync;
+
+fn serve(conn: TcpStream, turn: &Turn, kept: &Mutex<Vec<Request>>) {
     let Some((_, path, body)) = crate::common::read_http_request(&conn) else {
         return;
     };
     let request = Request { path, body };
     kept.lock().unwrap().push(request.clone());
-    let (status, kind, payload) = answer(&request, command);
+    let (status, kind, payload) = answer(&request, turn);
     let head = format!(
         "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         payload.len()
@@ -86,7 +107,7 @@ fn serve(conn: TcpStream, command: &str, kept: &Mutex<Vec<Request>>) {
 }
 
 /// Status line, content type and body for one request.
-fn answer(request: &Request, command: &str) -> (&'static str, &'static str, String) {
+fn answer(request: &Request, turn: &Turn) -> (&'static str, &'static str, String) {
     let path = request.path.as_str();
     if path.contains(":countTokens") {
         return (
@@ -99,7 +120,7 @@ fn answer(request: &Request, command: &str) -> (&'static str, &'static str, Stri
         return ("404 Not Found", "text/plain", String::new());
     }
     let response = json!({
-        "candidates": [{"content": {"role": "model", "parts": [part_for(&request.body, command)]},
+        "candidates": [{"content": {"role": "model", "parts": [part_for(&request.body, turn)]},
             "finishReason": "STOP", "index": 0}],
         "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
     });
@@ -115,8 +136,8 @@ fn answer(request: &Request, command: &str) -> (&'static str, &'static str, Stri
 }
 
 /// The one part of the model's turn: JSON for a side call that asks for
-/// it, the shell call on the first main turn, text after.
-fn part_for(body: &Value, command: &str) -> Value {
+/// it, else what `turn` chooses.
+fn part_for(body: &Value, turn: &Turn) -> Value {
     let config = &body["generationConfig"];
     if config["responseMimeType"] == "application/json" {
         let schema = config
@@ -125,6 +146,12 @@ fn part_for(body: &Value, command: &str) -> Value {
             .unwrap_or(&Value::Null);
         return json!({"text": fill(schema).to_string()});
     }
+    turn(body)
+}
+
+/// The shell call on the first main turn that offers the shell tool,
+/// text after.
+fn shell_turn(body: &Value, command: &str) -> Value {
     let offers_shell = body["tools"].as_array().is_some_and(|tools| {
         tools.iter().any(|t| {
             t["functionDeclarations"]
