@@ -17,16 +17,17 @@ const AFTER_TOOL: &str = r#"{"session_id":"s","transcript_path":"/tmp/t","cwd":"
 
 /// What hookhost warns about: a non-blocking hook whose answer is not
 /// one JSON document.
-const UNREADABLE: &str = "stdout starts with `{` but is not one JSON document";
+const FAILED_RUN: &str = "the hook process exited (exit status 1)";
 
 /// A Gemini CLI settings file with one trusted AfterTool hook that
-/// prints an unreadable answer, and the `XDG_CONFIG_HOME` trusting it.
+/// fails with nothing to say (exit 1, no output: Gemini CLI logs it and
+/// goes on), and the `XDG_CONFIG_HOME` trusting it.
 fn unreadable_hook() -> (PathBuf, PathBuf) {
     let dir = common::scratch();
     let settings = dir.join("settings.json");
     std::fs::write(
         &settings,
-        r#"{"hooks":{"AfterTool":[{"matcher":"*","hooks":[{"type":"command","command":"echo '{not json'; exit 0"}]}]}}"#,
+        r#"{"hooks":{"AfterTool":[{"matcher":"*","hooks":[{"type":"command","command":"cat >/dev/null; exit 1"}]}]}}"#,
     )
     .unwrap();
     let xdg = common::trusted_xdg(&settings, Some("gemini-cli"));
@@ -68,7 +69,7 @@ fn a_warning_goes_to_the_log_file_not_to_what_the_agent_reads() {
     assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "", ""));
     let log = state.join("hookhost/relay.log");
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains(UNREADABLE), "{text}");
+    assert!(text.contains(FAILED_RUN), "{text}");
     assert_eq!(mode(&log), 0o600);
     assert_eq!(mode(log.parent().unwrap()), 0o700);
 }
@@ -83,7 +84,7 @@ fn hookhost_log_sends_the_relays_log_to_stderr() {
     ];
     let (code, stdout, stderr) = relay(&settings, &xdg, &env);
     assert_eq!((code, stdout.as_str()), (0, ""));
-    assert!(stderr.contains(UNREADABLE), "{stderr}");
+    assert!(stderr.contains(FAILED_RUN), "{stderr}");
     assert!(!state.join("hookhost/relay.log").exists());
 }
 
@@ -104,7 +105,7 @@ fn without_xdg_state_home_the_log_is_under_home() {
     let (code, _, stderr) = common::run_with_stdin(&mut cmd, AFTER_TOOL.as_bytes());
     assert_eq!((code, stderr.as_str()), (0, ""));
     let text = std::fs::read_to_string(home.join(".local/state/hookhost/relay.log")).unwrap();
-    assert!(text.contains(UNREADABLE), "{text}");
+    assert!(text.contains(FAILED_RUN), "{text}");
 }
 
 #[test]
@@ -141,7 +142,7 @@ fn a_full_log_is_rotated_once_and_stays_bounded() {
     assert_eq!(rotated, 1_200_000, "the full log became relay.log.1");
     let fresh = std::fs::read_to_string(&log).unwrap();
     assert!(
-        fresh.contains(UNREADABLE) && fresh.len() < 10_000,
+        fresh.contains(FAILED_RUN) && fresh.len() < 10_000,
         "{fresh}"
     );
 }
