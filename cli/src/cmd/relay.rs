@@ -257,8 +257,12 @@ fn write_answer(answer: &NativeAnswer) {
     if !answer.stdout.is_empty() {
         outln!("{}", answer.stdout);
     }
-    if !answer.stderr.is_empty() {
-        eprintln!("{}", answer.stderr);
+    // A hook's own stderr is passed on as it wrote it (the agent quotes it
+    // to the model); hookhost's own reasons end in a newline.
+    match answer.stderr.as_str() {
+        "" => {}
+        s if s.ends_with('\n') => eprint!("{s}"),
+        s => eprintln!("{s}"),
     }
 }
 

@@ -55,6 +55,11 @@ pub struct Case {
     /// imported by the user's hooks.toml instead.
     #[serde(default)]
     pub plugin: Option<String>,
+    /// Why hookhost still gives another outcome here (spec/dialects.md
+    /// §12 "Still differs"): the case is reported and counted apart, never
+    /// as the same outcome, and a mark that no longer differs fails.
+    #[serde(default)]
+    pub diverges: Option<String>,
 }
 
 /// Every case of `agent`'s table.

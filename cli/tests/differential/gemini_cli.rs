@@ -74,9 +74,11 @@ pub fn run(case: &Case, place: &Place, mode: Mode) -> Value {
     observe(place, "gemini-cli", case, &ran, model, result, &ignore_line)
 }
 
-/// Lines of Gemini's stderr that say nothing about the case.
-fn ignore_line(_line: &str) -> bool {
-    false
+/// Lines of Gemini's stderr that say nothing about the case: its own
+/// start-up metrics, which it prints or not depending on timing (seen in
+/// one of two native runs of the same case).
+fn ignore_line(line: &str) -> bool {
+    line.starts_with("[STARTUP] ")
 }
 
 /// What `--output-format json` tells the user: the answer and any error.

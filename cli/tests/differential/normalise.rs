@@ -83,6 +83,12 @@ fn patterns() -> &'static [(Regex, &'static str)] {
             // Codex numbers each hook it runs in the prompt a Stop hook
             // adds: the number of the relay is not the number of the hook.
             (r#"hook_run_id=\\?"[^"\\]*\\?""#, "hook_run_id=<ID>"),
+            // Gemini counts the hooks it ran: the user's own, or the one
+            // relay standing in for them; that any failed is kept.
+            (
+                r"Hook execution for (\w+): \d+ succeeded, [1-9]\d* failed",
+                "Hook execution for $1: <N> succeeded, some failed",
+            ),
         ]
         .into_iter()
         .map(|(re, to)| (Regex::new(re).unwrap(), to))

@@ -38,7 +38,8 @@ pub(crate) fn read(end: Ending<'_>) -> Result<Reply, ReadError> {
             ..Reply::default()
         },
         1 => Reply {
-            system_message: text.map(|t| format!("Warning: {t}")),
+            system_message: text.as_ref().map(|t| format!("Warning: {t}")),
+            warned: text,
             ..Reply::default()
         },
         // A refusal by exit code, passed on as one (the agent says the

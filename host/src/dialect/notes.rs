@@ -53,6 +53,13 @@ pub(crate) fn add_notes(
     if let Some(stop_reason) = halted {
         as_own_stop(incoming, &mut object, &stop_reason);
     }
+    if let Some(text) = warning_alone(spec, &object, notes.exit_warning.as_deref()) {
+        return NativeAnswer {
+            stdout: String::new(),
+            stderr: format!("{text}\n"),
+            code: 1,
+        };
+    }
     match plain_context(spec, incoming, &object, notes.plain) {
         Some(text) => NativeAnswer {
             stdout: text,
@@ -218,6 +225,27 @@ fn has_context(object: &Object) -> bool {
         || inner
             .into_iter()
             .any(|m| keys.iter().any(|k| m.contains_key(*k)))
+}
+
+/// The text of an own hook's exit-1 failure, when the answer is nothing
+/// but its warning: Gemini CLI then gets the same failure (exit 1 and the
+/// text), which it shows as the warning and counts as a failed hook, as it
+/// does for its own.
+fn warning_alone<'t>(spec: &Spec, object: &Object, text: Option<&'t str>) -> Option<&'t str> {
+    let text = text?;
+    let message = object.get(message_key(spec.dialect))?.as_str()?;
+    (object.len() == 1 && message == format!("Warning: {text}")).then_some(text)
+}
+
+/// The JSON form of a failure its agent shows as a warning, for an answer
+/// with no exit code to carry it (an HTTP hook's body).
+pub(crate) fn warning(spec: &Spec, text: &str) -> NativeAnswer {
+    let mut object = Object::new();
+    object.insert(
+        message_key(spec.dialect).into(),
+        Value::from(format!("Warning: {text}")),
+    );
+    NativeAnswer::json(Value::Object(object))
 }
 
 /// The answer as plain text, when it is nothing but context that the

@@ -62,6 +62,9 @@ pub(crate) struct Notes {
     pub(crate) reasons: Vec<String>,
     /// The first own hook's block by exit 2, with its stderr as written.
     pub(crate) exit_block: Option<String>,
+    /// The first own hook's failure that its agent shows as a warning
+    /// (Gemini CLI's exit 1 with text), with that text.
+    pub(crate) exit_warning: Option<String>,
     /// Every context of the event's own hooks was plain stdout.
     pub(crate) plain: bool,
     /// At a permission request, the first own hook's allow with a new
@@ -232,6 +235,9 @@ impl Origin {
         notes.reasons.extend(reason.filter(|r| !r.is_empty()));
         if notes.exit_block.is_none() {
             notes.exit_block.clone_from(&reply.by_exit);
+        }
+        if notes.exit_warning.is_none() {
+            notes.exit_warning.clone_from(&reply.warned);
         }
         if takes_context(spec, self.event) {
             if let Some(ctx) = &reply.additional_context {

@@ -41,6 +41,9 @@ pub(crate) struct Reply {
     /// Exit 2, with its stderr as written: the agent frames such a block
     /// apart from a JSON one.
     pub(crate) by_exit: Option<String>,
+    /// Gemini CLI's exit 1 with text: a failed hook whose text the agent
+    /// shows as a warning.
+    pub(crate) warned: Option<String>,
     /// The context was plain stdout, which some agents frame apart from
     /// JSON context (Claude Code: "hook success: ...").
     pub(crate) plain: bool,

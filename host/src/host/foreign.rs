@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use hookhost_protocol::{LifecycleEvent, Stage};
+use hookhost_protocol::{Chain, LifecycleEvent, Stage};
 use serde_json::{Map, Value};
 
 use crate::chain::{HookTrace, NoAnswer};
@@ -82,9 +82,12 @@ impl ForeignEvent {
     /// refusal in JSON, with the same reason. Never an empty body where a
     /// refusal was meant.
     pub fn http_body(&self, answer: NativeAnswer) -> String {
+        let spec = self.dialect.spec();
         let answer = match answer.code {
             0 => answer,
-            _ => agent::write_refusal(self.dialect.spec(), &self.incoming, &answer.stderr),
+            // A hook's failure its agent shows as a warning (exit 1).
+            1 => notes::warning(spec, answer.stderr.trim()),
+            _ => agent::write_refusal(spec, &self.incoming, &answer.stderr),
         };
         match answer.stdout.is_empty() {
             true => "{}".to_string(),
@@ -109,11 +112,16 @@ impl Host {
                 _ => return self.answer_announced(event, name).await,
             },
         };
+        // The params as the chain starts from them (the keys the protocol
+        // always sends filled in), so that only a hook's change counts as
+        // one.
+        let base = Chain::new(stage, params.clone())
+            .map_or_else(|_| params.clone(), |c| c.params().clone());
         let origin = Origin::new(
             event.dialect,
             event.incoming.event,
             event.input.clone(),
-            params.clone(),
+            base,
         );
         // Only a chain holding an untrusted hook is traced, to name it; the
         // common path builds no trace.

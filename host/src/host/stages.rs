@@ -251,11 +251,17 @@ impl Host {
         meta: Meta,
         origin: Option<Arc<Origin>>,
     ) -> Option<String> {
-        let payload = Value::Object(payload);
-        self.emit_lifecycle(event, payload.clone(), meta);
+        // The hooks get the meta too (the session, the cwd): their input
+        // and their variables (GEMINI_SESSION_ID) are built from it.
+        let mut sent = payload.clone();
+        if let Ok(m) = serde_json::to_value(&meta) {
+            sent.insert("meta".into(), m);
+        }
+        let (payload, sent) = (Value::Object(payload), Value::Object(sent));
+        self.emit_lifecycle(event, payload, meta);
         let mut running = tokio::task::JoinSet::new();
         for (place, m) in self.chain().iter().enumerate() {
-            if let Some(notification) = m.notification(event, &payload, origin.clone()) {
+            if let Some(notification) = m.notification(event, &sent, origin.clone()) {
                 running.spawn(async move { (place, notification.await) });
             }
         }
