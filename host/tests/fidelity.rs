@@ -360,10 +360,11 @@ async fn gemini_runs_read_as_gemini_reads_them_and_their_answers_merge_as_it_mer
             "[hooks.commands.g{code}]\ndialect = \"gemini-cli\"\nevents = [\"BeforeTool\"]\ncommand = \"cat >/dev/null; echo '{text}' >&2; exit {code}\"\n"
         )
     };
-    // Exit 1 with text: a warning for the user, the call goes on.
+    // Exit 1 with text: a warning for the user, the call goes on; passed
+    // on as the failure it is (Gemini shows it and counts the hook failed).
     let h = host(&dir, &script(1, "lint is slow")).await;
-    let (_, out, _) = answer(&h, Dialect::GeminiCli, &bt).await;
-    assert_eq!(out, json!({"systemMessage": "Warning: lint is slow"}));
+    let (code, _, stderr) = answer(&h, Dialect::GeminiCli, &bt).await;
+    assert_eq!((code, stderr.as_str()), (1, "lint is slow\n"));
     h.shutdown().await;
     // Exit 3 with text: a refusal (hookhost made it a failure, let through),
     // passed on as the exit-code refusal it is.
