@@ -74,7 +74,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use case::Case;
-use place::{Place, Ran};
+use common::Ran;
+use place::Place;
 
 /// The user's prompt in every session.
 pub const PROMPT: &str = "Do what the task needs.";

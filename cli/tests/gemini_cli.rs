@@ -23,7 +23,7 @@ mod common;
 mod fake_gemini;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use fake_gemini::{FakeGemini, Request};
@@ -214,38 +214,22 @@ fn gemini_command(bin: &Path, dir: &Path, project: &Path, url: &str) -> Command 
     cmd
 }
 
-/// Runs `cmd` in its own process group, killed (the whole group) after
-/// [`SESSION_LIMIT`]; its stdout. Output goes through files so a chatty
-/// run never blocks on a full pipe.
-fn run_bounded(mut cmd: Command, dir: &Path) -> String {
-    use std::os::unix::process::CommandExt;
-    let (out, err) = (dir.join("gemini.out"), dir.join("gemini.err"));
-    cmd.stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .process_group(0);
+/// Runs `cmd` bounded by [`SESSION_LIMIT`] ([`common::run_bounded`]),
+/// which must succeed; its stdout.
+fn run_bounded(cmd: Command, dir: &Path) -> String {
     let started = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > SESSION_LIMIT {
-            let pgid = i32::try_from(child.id()).unwrap();
-            // SAFETY: signals the process group this test started.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            let _ = child.wait();
-            panic!(
-                "gemini ran over {SESSION_LIMIT:?}: {}",
-                std::fs::read_to_string(&err).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    eprintln!("gemini session: {:?} wall, {status}", started.elapsed());
-    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
-    assert!(status.success(), "gemini failed ({status}): {stderr}");
-    std::fs::read_to_string(&out).unwrap()
+    let ran = common::run_bounded(cmd, dir, SESSION_LIMIT);
+    eprintln!(
+        "gemini session: {:?} wall, exit {}",
+        started.elapsed(),
+        ran.code
+    );
+    assert_eq!(
+        ran.code, 0,
+        "gemini failed or ran over {SESSION_LIMIT:?}: {}",
+        ran.stderr
+    );
+    ran.stdout
 }
 
 #[test]

@@ -47,14 +47,7 @@ impl Scratch {
 
     /// `hookhost ARGS`, which must succeed; its stdout.
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "hookhost {args:?}: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
+        common::succeeded(args, &self.run(args))
     }
 
     /// The settings file each agent reads, by scope, as its docs give them.

@@ -59,14 +59,7 @@ impl Scratch {
 
     /// `hookhost ARGS`, which must succeed; its stdout.
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.run_with(args, "");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "hookhost {args:?}: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
+        common::succeeded(args, &self.run_with(args, ""))
     }
 
     fn config(&self) -> PathBuf {

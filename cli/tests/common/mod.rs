@@ -153,3 +153,60 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// The stdout of `hookhost ARGS` that ran as `out`, which must have
+/// succeeded (the failure names the command and both outputs).
+pub fn succeeded(args: &[&str], out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "hookhost {args:?}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// What one agent session left: exit code, stdout, stderr.
+pub struct Ran {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `cmd` in its own process group with no stdin, output through
+/// files in `dir` (a chatty run never blocks on a full pipe); the whole
+/// group is killed after `limit`, which reads as exit code -9.
+pub fn run_bounded(
+    mut cmd: std::process::Command,
+    dir: &std::path::Path,
+    limit: std::time::Duration,
+) -> Ran {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let (out, err) = (dir.join("agent.out"), dir.join("agent.err"));
+    cmd.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .process_group(0);
+    let started = std::time::Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code().unwrap_or(-1);
+        }
+        if started.elapsed() > limit {
+            let pgid = i32::try_from(child.id()).unwrap();
+            // SAFETY: signals the process group this harness started.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            let _ = child.wait();
+            break -9;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    };
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    Ran {
+        code,
+        stdout: read(&out),
+        stderr: read(&err),
+    }
+}

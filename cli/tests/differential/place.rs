@@ -3,7 +3,6 @@
 //! `trust approve`, the daemon), and a bounded run of the agent.
 
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -56,13 +55,7 @@ impl Place {
         let mut cmd = Command::new(common::HOOKHOST);
         self.env(&mut cmd);
         let out = cmd.args(args).current_dir(&self.project).output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "hookhost {args:?}: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
+        common::succeeded(args, &out)
     }
 
     /// hookhost as the user sets it up for `agent`'s project hooks:
@@ -148,40 +141,7 @@ impl Drop for Daemon {
     }
 }
 
-/// What one agent session left: exit code, stdout, stderr.
-pub struct Ran {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-/// Runs `cmd` in its own process group with no stdin, output through
-/// files in `dir`; the whole group is killed after [`SESSION_LIMIT`].
-pub fn run_bounded(mut cmd: Command, dir: &Path) -> Ran {
-    let (out, err) = (dir.join("agent.out"), dir.join("agent.err"));
-    cmd.stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .process_group(0);
-    let started = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code().unwrap_or(-1);
-        }
-        if started.elapsed() > SESSION_LIMIT {
-            let pgid = i32::try_from(child.id()).unwrap();
-            // SAFETY: signals the process group this harness started.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            let _ = child.wait();
-            break -9;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    };
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-    Ran {
-        code,
-        stdout: read(&out),
-        stderr: read(&err),
-    }
+/// Runs `cmd` as [`common::run_bounded`] does, for [`SESSION_LIMIT`].
+pub fn run_bounded(cmd: Command, dir: &Path) -> common::Ran {
+    common::run_bounded(cmd, dir, SESSION_LIMIT)
 }
