@@ -20,9 +20,9 @@
 //! Gemini's `tailToolCallRequest`, `clearContext`, `llm_request`, ...).
 //! The first hook to give a key wins it.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
-use hookhost_protocol::{LifecycleEvent, Stage};
+use hookhost_protocol::{Chain, LifecycleEvent, Stage};
 use serde_json::{Map, Value};
 
 use super::Dialect;
@@ -37,9 +37,12 @@ pub(crate) struct Origin {
     event: &'static Event,
     /// What the agent sent, as it sent it.
     input: Value,
-    /// The chain's params as read from `input`: what an earlier hook
-    /// changed is what differs from these.
+    /// The chain's params as read from `input`.
     params: Value,
+    /// Those params as the chain starts from them (the keys the protocol
+    /// always sends filled in): what an earlier hook changed is what
+    /// differs from these. Made when an own hook first needs them.
+    base: OnceLock<Value>,
     notes: Mutex<Notes>,
 }
 
@@ -168,8 +171,17 @@ impl Origin {
             event,
             input,
             params,
+            base: OnceLock::new(),
             notes: Mutex::new(Notes::default()),
         }
+    }
+
+    /// [`Origin::base`]'s params, made once.
+    fn base(&self, stage: Stage) -> &Value {
+        self.base.get_or_init(|| {
+            Chain::new(stage, self.params.clone())
+                .map_or_else(|_| self.params.clone(), |c| c.params().clone())
+        })
     }
 
     /// Whether a hook of `spec` listed under `event` is written for this
@@ -194,11 +206,16 @@ impl Origin {
             return None;
         }
         let mut input = self.input.clone();
-        if call.params == &self.params {
+        let stage = match call.event.target {
+            Target::Stage(s) => s,
+            Target::Lifecycle(_) => Stage::Lifecycle,
+        };
+        let base = self.base(stage);
+        if call.params == base {
             return Some(input);
         }
         let before = Call {
-            params: &self.params,
+            params: base,
             ..*call
         }
         .input();

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use hookhost_protocol::{Chain, LifecycleEvent, Stage};
+use hookhost_protocol::{LifecycleEvent, Stage};
 use serde_json::{Map, Value};
 
 use crate::chain::{HookTrace, NoAnswer};
@@ -112,16 +112,11 @@ impl Host {
                 _ => return self.answer_announced(event, name).await,
             },
         };
-        // The params as the chain starts from them (the keys the protocol
-        // always sends filled in), so that only a hook's change counts as
-        // one.
-        let base = Chain::new(stage, params.clone())
-            .map_or_else(|_| params.clone(), |c| c.params().clone());
         let origin = Origin::new(
             event.dialect,
             event.incoming.event,
             event.input.clone(),
-            base,
+            params.clone(),
         );
         // Only a chain holding an untrusted hook is traced, to name it; the
         // common path builds no trace.
