@@ -461,3 +461,78 @@ fn the_daemons_port_requires_the_users_token_by_default() {
     assert_eq!(std::fs::read_to_string(&token_file).unwrap(), token);
     assert!(stop(child).status.success());
 }
+
+/// A Claude Code settings file whose SessionStart hook reports, as its
+/// context, the `CLAUDE_ENV_FILE` and `BASH_ENV` it was given.
+fn env_reporting_settings(dir: &Path) -> PathBuf {
+    let report = r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"env_file=%s bash_env=%s"}}"#;
+    let script = format!(
+        "cat >/dev/null; printf '{report}' \"${{CLAUDE_ENV_FILE-unset}}\" \"${{BASH_ENV-unset}}\""
+    );
+    let hooks = json!({"hooks": [{"type": "command", "command": script}]});
+    let path = dir.join("settings.json");
+    std::fs::write(
+        &path,
+        json!({"hooks": {"SessionStart": [hooks]}}).to_string(),
+    )
+    .unwrap();
+    path
+}
+
+/// The context a relayed SessionStart answer carries.
+fn context(stdout: &str) -> String {
+    let v: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no context: {stdout}"))
+        .to_string()
+}
+
+#[test]
+fn the_variables_the_agent_gives_a_relay_reach_the_hooks_the_daemon_runs() {
+    let dir = common::scratch();
+    let settings = env_reporting_settings(&dir);
+    let config = hooks_toml(&dir, &settings);
+    let socket = dir.join("hookhost.sock");
+    let (child, _) = daemon(&config, &socket, &[]);
+    let sock = socket.to_str().unwrap();
+    let event = json!({"session_id": "s", "cwd": "/tmp", "hook_event_name": "SessionStart",
+        "source": "startup"})
+    .to_string();
+
+    // Claude Code gives its SessionStart hooks the file they write
+    // `export` lines to; through the relay the daemon's hook gets the
+    // same path, whatever characters it holds.
+    let file = Path::new("/tmp/session-env/é x/sessionstart-hook-0.sh");
+    let (code, stdout, stderr) = relay(&["--connect", sock], &event, &[("CLAUDE_ENV_FILE", file)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        context(&stdout),
+        format!("env_file={} bash_env=unset", file.display())
+    );
+
+    // Without it, none: the daemon makes up no value.
+    let (code, stdout, _) = relay(&["--connect", sock], &event, &[]);
+    assert_eq!(
+        (code, context(&stdout)),
+        (0, "env_file=unset bash_env=unset".into())
+    );
+
+    // A caller naming any other variable sets nothing: only the names the
+    // dialect's agent sets are taken from the request.
+    let mut s = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    let forged = r#"X-Hookhost-Agent-Env: {"BASH_ENV":"/tmp/evil","CLAUDE_ENV_FILE":"/tmp/f"}"#;
+    let head = format!(
+        "POST /relay/claude-code HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\n\
+         Connection: close\r\n{forged}\r\n\r\n{event}",
+        event.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let answer: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {response}"));
+    let stdout = answer["stdout"].as_str().unwrap_or_default();
+    assert_eq!(context(stdout), "env_file=/tmp/f bash_env=unset");
+    assert!(stop(child).status.success());
+}

@@ -223,7 +223,8 @@ async fn answer_here(local: &Local) -> Result<NativeAnswer, String> {
     let input: Value = serde_json::from_str(&local.text)
         .map_err(|e| format!("the event on stdin is not JSON: {e}"))?;
     let event = ForeignEvent::read(local.dialect, &input, local.event.as_deref())
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .with_agent_env(|k| std::env::var(k).ok());
     let config = load(local.dialect, &local.config)?;
     let host = Host::start(config).await;
     let answer = host.answer_foreign(&event).await;
@@ -274,6 +275,35 @@ fn load(dialect: Dialect, path: &Path) -> Result<Config, String> {
     super::load_config(path)
 }
 
+/// The variables the agent set for this hook run that only it knows
+/// ([`Dialect::agent_vars`]), for the daemon to hand to the hooks it runs:
+/// an `X-Hookhost-Agent-Env` header holding them as a JSON object, every
+/// character past ASCII escaped so that any value fits in one header line.
+/// Empty when the agent set none.
+fn agent_env_header(dialect: Dialect) -> String {
+    let vars: serde_json::Map<String, Value> = dialect
+        .agent_vars()
+        .filter_map(|k| Some((k.to_string(), Value::from(std::env::var(k).ok()?))))
+        .collect();
+    if vars.is_empty() {
+        return String::new();
+    }
+    let json = Value::Object(vars).to_string();
+    let mut line = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            ' '..='~' => line.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    line.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+        }
+    }
+    format!("X-Hookhost-Agent-Env: {line}\r\n")
+}
+
 /// Sends the event to the daemon on `socket` and reads its answer; `Err`
 /// says why there is none.
 fn forward(
@@ -282,8 +312,9 @@ fn forward(
     event: Option<&str>,
     text: &str,
 ) -> Result<NativeAnswer, String> {
-    let named = event.map_or(String::new(), |e| format!("X-Hookhost-Event: {e}\r\n"));
+    let mut headers = event.map_or(String::new(), |e| format!("X-Hookhost-Event: {e}\r\n"));
+    headers.push_str(&agent_env_header(dialect));
     let path = format!("/relay/{dialect}");
-    let body = client::request(socket, "POST", &path, &named, text.as_bytes())?;
+    let body = client::request(socket, "POST", &path, &headers, text.as_bytes())?;
     serde_json::from_slice(&body).map_err(|e| format!("the hookhost's answer is not readable: {e}"))
 }

@@ -100,8 +100,10 @@ async fn answer(
     let named = event_name(head);
     let input: Value = serde_json::from_slice(body)
         .map_err(|e| Reply::text(400, format!("the event is not JSON: {e}")))?;
-    let event =
-        ForeignEvent::read(dialect, &input, named.as_deref()).map_err(|e| Reply::text(400, e))?;
+    let env = agent_env(head);
+    let event = ForeignEvent::read(dialect, &input, named.as_deref())
+        .map_err(|e| Reply::text(400, e))?
+        .with_agent_env(|k| env.get(k)?.as_str().map(str::to_string));
     sidecar.agents.count(dialect, &event);
     let answer = sidecar.host.answer_foreign(&event).await;
     Ok((event, answer))
@@ -119,6 +121,16 @@ fn event_name(head: &Head) -> Option<String> {
         head.header("x-hookhost-event")
             .map(|v| String::from_utf8_lossy(v).trim().to_string())
     })
+}
+
+/// The variables the agent set for the hook run a relay stands in for
+/// (the `X-Hookhost-Agent-Env` header, a JSON object). Only the names the
+/// dialect's agent sets are taken from it ([`ForeignEvent::with_agent_env`]);
+/// an unreadable header gives none.
+fn agent_env(head: &Head) -> serde_json::Map<String, Value> {
+    head.header("x-hookhost-agent-env")
+        .and_then(|v| serde_json::from_slice(v).ok())
+        .unwrap_or_default()
 }
 
 fn status(sidecar: &Sidecar) -> Value {

@@ -54,7 +54,13 @@ pub(crate) const SPEC: Spec = Spec {
     events: EVENTS,
     casing: Casing::Snake,
     stamp: Stamp::None,
-    env: &[("CLAUDE_PROJECT_DIR", EnvValue::ProjectDir)],
+    env: &[
+        ("CLAUDE_PROJECT_DIR", EnvValue::ProjectDir),
+        // The file a SessionStart, Setup, CwdChanged or FileChanged hook
+        // writes `export` lines to, for the session's later Bash calls:
+        // only the agent knows which.
+        ("CLAUDE_ENV_FILE", EnvValue::FromAgent),
+    ],
     default_timeout_ms: 600_000,
     matching: Matching::ClaudeList,
     rewrite: Rewrite::Replace,

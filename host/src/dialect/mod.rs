@@ -104,6 +104,20 @@ impl Dialect {
             .collect()
     }
 
+    /// The variables this dialect's agent sets for one hook run whose
+    /// value only the agent knows (Claude Code's `CLAUDE_ENV_FILE`, Gemini
+    /// CLI's `GEMINI_PLANS_DIR`). A relay reads them from its own
+    /// environment and hands them on with the event
+    /// ([`crate::ForeignEvent::with_agent_env`]), so that a hook the daemon
+    /// runs gets what the agent gave the relay.
+    pub fn agent_vars(self) -> impl Iterator<Item = &'static str> {
+        self.spec()
+            .env
+            .iter()
+            .filter(|(_, v)| *v == spec::EnvValue::FromAgent)
+            .map(|(k, _)| *k)
+    }
+
     /// The dialect's name, as users write it.
     pub fn as_str(self) -> &'static str {
         match self {

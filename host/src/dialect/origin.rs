@@ -43,6 +43,9 @@ pub(crate) struct Origin {
     /// always sends filled in): what an earlier hook changed is what
     /// differs from these. Made when an own hook first needs them.
     base: OnceLock<Value>,
+    /// The variables the agent set for this hook run that only it knows
+    /// (`CLAUDE_ENV_FILE`), handed to its own hooks.
+    env: Vec<(&'static str, String)>,
     notes: Mutex<Notes>,
 }
 
@@ -172,8 +175,24 @@ impl Origin {
             input,
             params,
             base: OnceLock::new(),
+            env: Vec::new(),
             notes: Mutex::new(Notes::default()),
         }
+    }
+
+    /// The same, with the variables the agent set for this hook run.
+    pub(crate) fn with_env(mut self, env: Vec<(&'static str, String)>) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// The agent's value of variable `name` for this hook run, if it set
+    /// one.
+    pub(crate) fn agent_var(&self, name: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// [`Origin::base`]'s params, made once.

@@ -24,6 +24,9 @@ pub struct ForeignEvent {
     incoming: Incoming,
     /// The event as the agent sent it: what its own command hooks read.
     input: Value,
+    /// The variables the agent set for this hook run that only it knows
+    /// ([`Dialect::agent_vars`]), as the relay found them.
+    agent_env: Vec<(&'static str, String)>,
 }
 
 impl ForeignEvent {
@@ -40,7 +43,23 @@ impl ForeignEvent {
             dialect,
             incoming,
             input: input.clone(),
+            agent_env: Vec::new(),
         })
+    }
+
+    /// Takes the values of the variables the agent sets for a hook run
+    /// ([`Dialect::agent_vars`]) from `lookup`: the relay's own
+    /// environment, or what a relay sent along with the event. The
+    /// event's own command hooks get them as the agent would have given
+    /// them; no other name is taken, so a caller cannot set any other
+    /// variable of a hook.
+    pub fn with_agent_env(mut self, lookup: impl Fn(&str) -> Option<String>) -> Self {
+        self.agent_env = self
+            .dialect
+            .agent_vars()
+            .filter_map(|k| Some((k, lookup(k)?)))
+            .collect();
+        self
     }
 
     /// The session it belongs to (`""` when the agent named none).
@@ -51,6 +70,17 @@ impl ForeignEvent {
             .and_then(|m| m.get("session_key"))
             .and_then(Value::as_str)
             .unwrap_or_default()
+    }
+
+    /// What the chain keeps of the agent's event while answering it.
+    fn origin(&self) -> Origin {
+        let origin = Origin::new(
+            self.dialect,
+            self.incoming.event,
+            self.input.clone(),
+            self.incoming.params.clone(),
+        );
+        origin.with_env(self.agent_env.clone())
     }
 
     /// The event's native name (`PreToolUse`).
@@ -112,12 +142,7 @@ impl Host {
                 _ => return self.answer_announced(event, name).await,
             },
         };
-        let origin = Origin::new(
-            event.dialect,
-            event.incoming.event,
-            event.input.clone(),
-            params.clone(),
-        );
+        let origin = event.origin();
         // Only a chain holding an untrusted hook is traced, to name it; the
         // common path builds no trace.
         let mut trace = Vec::new();
@@ -167,12 +192,7 @@ impl Host {
                 self.session_ended(event.session());
             }
         }
-        let origin = Arc::new(Origin::new(
-            event.dialect,
-            event.incoming.event,
-            event.input.clone(),
-            params.clone(),
-        ));
+        let origin = Arc::new(event.origin());
         let blocked = self
             .announce(name, payload, meta, Some(origin.clone()))
             .await;

@@ -10,7 +10,7 @@ cat > "$out/$name.json"
 {
   echo "cwd=$(pwd)"
   for v in HOME USER LANG CLAUDE_PROJECT_DIR CLAUDE_PLUGIN_ROOT CLAUDE_ENV_FILE \
-           GEMINI_PROJECT_DIR GEMINI_CWD GEMINI_SESSION_ID CODEX_HOME; do
+           GEMINI_PROJECT_DIR GEMINI_CWD GEMINI_SESSION_ID GEMINI_PLANS_DIR CODEX_HOME; do
     if [ -n "${!v+x}" ]; then echo "$v=${!v}"; else echo "$v unset"; fi
   done
 } > "$out/$name.env"

@@ -226,8 +226,10 @@ impl CommandHook {
 
     /// Where and with what one call runs: its folder (the agent's working
     /// directory for a hook its agent runs there), the project folder,
-    /// and the agent's variables.
-    fn place(&self, call: &Call<'_>) -> Place {
+    /// and the agent's variables. A value only the agent knows comes from
+    /// the event being answered (`origin`, what the relay was given), or,
+    /// with none, from hookhost's own environment.
+    fn place(&self, call: &Call<'_>, origin: Option<&Origin>) -> Place {
         let dir = self.program.folder(meta(call.params, "cwd"));
         let project = dir.clone();
         let env = self
@@ -238,7 +240,10 @@ impl CommandHook {
                     EnvValue::ProjectDir => project.display().to_string(),
                     EnvValue::SessionId => call.session(),
                     EnvValue::Cwd => call.cwd(),
-                    EnvValue::FromAgent => std::env::var(k).ok()?,
+                    EnvValue::FromAgent => match origin {
+                        Some(o) => o.agent_var(k)?.to_string(),
+                        None => std::env::var(k).ok()?,
+                    },
                 };
                 Some((*k, value))
             })
@@ -346,7 +351,7 @@ impl CommandHook {
                 .await?;
             return self.answer(call, reply, input, origin);
         }
-        let done = self.execute(input, call, deadline).await?;
+        let done = self.execute(input, call, deadline, origin).await?;
         self.read(call, &done, input, origin)
     }
 
@@ -456,7 +461,7 @@ impl CommandHook {
                 let input = origin
                     .and_then(|o| o.input_as_sent(&call))
                     .unwrap_or_else(|| call.input());
-                self.execute(&input, &call, deadline).await
+                self.execute(&input, &call, deadline, origin).await
             }
         };
         let failure = match done {
@@ -564,13 +569,16 @@ impl CommandHook {
         input: &Value,
         call: &Call<'_>,
         deadline: Instant,
+        origin: Option<&Origin>,
     ) -> Result<Finished, CallError> {
         #[cfg(feature = "remote")]
         if let Some(target) = &self.http {
             let limit = deadline.min(Instant::now() + self.program.timeout);
             return target.post(input, limit).await;
         }
-        self.program.run(input, &self.place(call), deadline).await
+        self.program
+            .run(input, &self.place(call, origin), deadline)
+            .await
     }
 
     fn exit_error(&self, done: &Finished) -> CallError {

@@ -43,7 +43,9 @@ impl CommandHook {
     ) -> Result<Finished, CallError> {
         let call = self.call_for(event, params);
         let deadline = Instant::now() + self.program.timeout;
-        self.program.run(input, &self.place(&call), deadline).await
+        self.program
+            .run(input, &self.place(&call, None), deadline)
+            .await
     }
 
     /// What hookhost, reading as the hook's dialect, makes of a finished
