@@ -372,6 +372,14 @@ async fn gemini_runs_read_as_gemini_reads_them_and_their_answers_merge_as_it_mer
     let (code, _, stderr) = answer(&h, Dialect::GeminiCli, &bt).await;
     assert_eq!((code, stderr.as_str()), (2, "not here\n"));
     h.shutdown().await;
+    // Exit 2 with JSON: Gemini uses the JSON (here an allow) and counts
+    // the hook failed; the relay answers the same JSON with a failing
+    // exit, which Gemini reads the same way.
+    let h = host(&dir, &script(2, "{\\\"decision\\\":\\\"allow\\\"}")).await;
+    let (code, out, stderr) = answer(&h, Dialect::GeminiCli, &bt).await;
+    assert_eq!((code, stderr.as_str()), (1, ""));
+    assert_eq!(out, json!({"decision": "allow"}));
+    h.shutdown().await;
 
     let sel = json!({"session_id": "s1", "cwd": "/p", "hook_event_name": "BeforeToolSelection",
         "timestamp": "2026-11-27T00:00:00Z", "llm_request": {"model": "m", "messages": []}});

@@ -3,7 +3,8 @@
 //! the exit code; JSON (or a JSON string holding JSON) is the answer at
 //! any exit code; other text is a message for the user on exit 0,
 //! `Warning: <text>` on exit 1, and a refusal with the text as the reason
-//! on any other exit. A run with no text has no answer.
+//! on any other exit. A run with no text has no answer. A run that exits
+//! non-zero with JSON is used and still counted as a failed hook.
 
 use serde_json::Value;
 
@@ -29,7 +30,11 @@ pub(crate) fn read(end: Ending<'_>) -> Result<Reply, ReadError> {
         .and_then(|v| unquote(v).ok())
         .filter(Value::is_object);
     if let Some(answer) = parsed {
-        return Reply::from_json(&own_keys(answer)).map_err(ReadError::Invalid);
+        let reply = Reply::from_json(&own_keys(answer)).map_err(ReadError::Invalid)?;
+        return Ok(Reply {
+            failed: end.code != 0,
+            ..reply
+        });
     }
     let text = non_empty(Some(text.to_string()));
     Ok(match end.code {
@@ -99,6 +104,7 @@ mod tests {
         let claude_spelling = r#"{"hookSpecificOutput":{"permissionDecision":"deny"}}"#;
         assert_eq!(run(0, claude_spelling, "").expect("read").refusal(), None);
         assert_eq!(json_on_exit_1.refusal(), Some(Some("r".into())));
+        assert!(json_on_exit_1.failed && !run(0, "{}", "").expect("read").failed);
         assert_eq!(run(1, "", ""), Err(ReadError::Exit));
         assert_eq!(run(0, " ", ""), Ok(Reply::default()));
     }

@@ -53,24 +53,56 @@ pub(crate) fn add_notes(
     if let Some(stop_reason) = halted {
         as_own_stop(incoming, &mut object, &stop_reason);
     }
-    if let Some(text) = warning_alone(spec, &object, notes.exit_warning.as_deref()) {
+    let Notes {
+        exit_warning,
+        plain,
+        failed,
+        ..
+    } = notes;
+    written(
+        spec,
+        incoming,
+        object,
+        exit_warning.as_deref(),
+        plain,
+        failed,
+    )
+}
+
+/// The completed answer as the agent reads it: a warning alone as its
+/// exit 1, plain context as plain text, else JSON; exit 1 when an own
+/// hook failed while its answer is used (Gemini CLI reads JSON at any
+/// exit code, and counts the relay failed as it would that hook).
+fn written(
+    spec: &Spec,
+    incoming: &Incoming,
+    object: Object,
+    warning: Option<&str>,
+    plain: bool,
+    failed: bool,
+) -> NativeAnswer {
+    if let Some(text) = warning_alone(spec, &object, warning) {
         return NativeAnswer {
             stdout: String::new(),
             stderr: format!("{text}\n"),
             code: 1,
         };
     }
-    match plain_context(spec, incoming, &object, notes.plain) {
+    let mut answer = match plain_context(spec, incoming, &object, plain) {
         Some(text) => NativeAnswer {
             stdout: text,
             stderr: String::new(),
             code: 0,
         },
         None => NativeAnswer::json(Value::Object(object)),
+    };
+    if failed {
+        answer.code = 1;
     }
+    answer
 }
 
-/// The stderr of the own hook whose exit 2 is the verdict's refusal: the
+/// An own hook's block by exit 2 that decided the event, when it did: the
 /// agent gets that block as the hook gave it (exit 2, the same stderr),
 /// which it frames apart from a JSON refusal ("hook error: ...").
 fn exit_block(object: &Object, notes: &Notes) -> Option<String> {

@@ -71,6 +71,9 @@ pub(crate) struct Notes {
     /// The first own hook's failure that its agent shows as a warning
     /// (Gemini CLI's exit 1 with text), with that text.
     pub(crate) exit_warning: Option<String>,
+    /// An own hook failed while its answer is used (Gemini CLI's non-zero
+    /// exit with JSON): the agent tells its user a hook failed.
+    pub(crate) failed: bool,
     /// Every context of the event's own hooks was plain stdout.
     pub(crate) plain: bool,
     /// At a permission request, the first own hook's allow with a new
@@ -89,6 +92,7 @@ impl Notes {
             && self.specific.is_empty()
             && self.approved_input.is_none()
             && self.exit_block.is_none()
+            && !self.failed
     }
 }
 
@@ -275,6 +279,7 @@ impl Origin {
         if notes.exit_warning.is_none() {
             notes.exit_warning.clone_from(&reply.warned);
         }
+        notes.failed |= reply.failed;
         if takes_context(spec, self.event) {
             if let Some(ctx) = &reply.additional_context {
                 notes.plain = (notes.contexts.is_empty() || notes.plain) && reply.plain;

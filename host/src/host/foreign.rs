@@ -115,8 +115,10 @@ impl ForeignEvent {
         let spec = self.dialect.spec();
         let answer = match answer.code {
             0 => answer,
-            // A hook's failure its agent shows as a warning (exit 1).
-            1 => notes::warning(spec, answer.stderr.trim()),
+            // A hook's failure its agent shows as a warning (exit 1); an
+            // answer used though its hook failed is the answer.
+            1 if answer.stdout.is_empty() => notes::warning(spec, answer.stderr.trim()),
+            1 => answer,
             _ => agent::write_refusal(spec, &self.incoming, &answer.stderr),
         };
         match answer.stdout.is_empty() {
