@@ -516,3 +516,55 @@ async fn a_folder_name_never_runs_as_a_command_in_a_shell_hook() {
     assert!(!evil.join("pwned").exists() && !dir.join("pwned").exists());
     h.shutdown().await;
 }
+
+/// Copilot CLI's permissionRequest, run through the relay by `config`:
+/// the answer's `behavior` and `message`.
+async fn copilot_permission(dir: &Path, config: &str) -> (Value, Value) {
+    let h = host(dir, config).await;
+    let input = json!({"sessionId": "s1", "timestamp": 1_764_201_600_000_u64, "cwd": "/p",
+        "toolName": "bash", "toolArgs": "{\"command\":\"ls\"}"});
+    let event = ForeignEvent::read(Dialect::Copilot, &input, Some("permissionRequest")).unwrap();
+    let a = h.answer_foreign(&event).await;
+    h.shutdown().await;
+    let out: Value = serde_json::from_str(&a.stdout).unwrap();
+    (out["behavior"].clone(), out["message"].clone())
+}
+
+#[tokio::test]
+async fn a_later_copilot_allow_overturns_its_own_hooks_deny_and_nothing_else() {
+    let dir = scratch();
+    let copilot = |name: &str, answer: &str, priority: u32| {
+        let h = hook(&dir, name, "copilot", "permissionRequest", answer);
+        format!("{h}priority = {priority}\n")
+    };
+    let deny = r#"{"behavior":"deny","message":"first says no"}"#;
+    let allow = r#"{"behavior":"allow"}"#;
+    // Copilot merges its hooks' answers in order: the later allow wins,
+    // the earlier message stays.
+    let own = format!("{}{}", copilot("a", deny, 1), copilot("b", allow, 2));
+    let got = copilot_permission(&dir, &own).await;
+    assert_eq!(got, (json!("allow"), json!("first says no")));
+
+    // A refusal by a hook of another kind is hookhost's, and stands.
+    let guard = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"the team's guard"}}}"#;
+    let guard = hook(&dir, "g", "claude-code", "PermissionRequest", guard);
+    let config = format!("{guard}priority = 1\n{}", copilot("b", allow, 2));
+    let got = copilot_permission(&dir, &config).await;
+    assert_eq!(got, (json!("deny"), json!("the team's guard")));
+
+    // So it does when such a hook is still to be asked after the own deny.
+    let silent = hook(&dir, "q", "claude-code", "PermissionRequest", "{}");
+    let config = format!(
+        "{}{silent}priority = 2\n{}",
+        copilot("a", deny, 1),
+        copilot("b", allow, 3)
+    );
+    let got = copilot_permission(&dir, &config).await;
+    assert_eq!(got.0, json!("deny"));
+
+    // And a refusal for a failure is hookhost's policy, not an answer.
+    let failing = "[hooks.commands.f]\ndialect = \"copilot\"\nevents = [\"permissionRequest\"]\ncommand = \"cat >/dev/null; exit 1\"\npriority = 1\n";
+    let config = format!("{failing}{}", copilot("b", allow, 2));
+    let got = copilot_permission(&dir, &config).await;
+    assert_eq!(got.0, json!("deny"));
+}

@@ -12,6 +12,7 @@ mod record;
 
 use std::sync::Arc;
 
+use hookhost_protocol::chain::StepOutcome;
 use hookhost_protocol::{Chain, Flow, LifecycleEvent, OnError, Outcome, Stage};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -72,7 +73,9 @@ async fn walk(run: &mut Run<'_>, members: &[Arc<Member>], chain: &mut Chain) {
         }
         if step(run, m, gate, chain).await == Flow::Stop {
             if let Some(origin) = run.origin {
-                hear_the_rest(run, &members[place + 1..], chain, origin).await;
+                let rest = &members[place + 1..];
+                origin.verdict_by_own(own_all_along(run, m, rest, chain, origin));
+                hear_the_rest(run, rest, chain, origin).await;
             }
             return;
         }
@@ -96,6 +99,28 @@ async fn hear_the_rest(run: &Run<'_>, rest: &[Arc<Member>], chain: &Chain, origi
             a.permit.record(reply.await.is_err());
         }
     }
+}
+
+/// Whether the verdict is the agent's own hooks' alone: `stopper` gave it
+/// as its answer (not as the policy for a failure, which stays hookhost's),
+/// it is one of them, and every member after it that takes part in this
+/// stage is one too, so nothing of hookhost's is left unasked. Only
+/// then may the agent's rule for its own hooks' answers (a later allow
+/// wins, at Copilot CLI's permissionRequest) decide in place of the
+/// chain's first refusal.
+fn own_all_along(
+    run: &Run<'_>,
+    stopper: &Member,
+    rest: &[Arc<Member>],
+    chain: &Chain,
+    origin: &Origin,
+) -> bool {
+    let own = |m: &Member| m.is_own_hook(origin, run.stage, chain.params());
+    let answered = chain
+        .steps()
+        .last()
+        .is_some_and(|s| matches!(s.outcome, StepOutcome::Applied(_)));
+    answered && own(stopper) && rest.iter().all(|m| !m.intercepts(run.stage) || own(m))
 }
 
 /// One member's step: the call admission allowed (or the failure it

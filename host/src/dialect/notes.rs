@@ -36,6 +36,7 @@ pub(crate) fn add_notes(
     if let Some(stderr) = exit_block(&object, &notes) {
         return NativeAnswer::block(&stderr);
     }
+    let overturned = notes.overturned();
     add_messages(spec, &mut object, &notes.messages);
     join_reasons(&mut object, &notes.reasons);
     if !notes.contexts.is_empty() && !has_context(&object) {
@@ -53,20 +54,13 @@ pub(crate) fn add_notes(
     if let Some(stop_reason) = halted {
         as_own_stop(incoming, &mut object, &stop_reason);
     }
-    let Notes {
-        exit_warning,
-        plain,
-        failed,
-        ..
-    } = notes;
-    written(
-        spec,
-        incoming,
-        object,
-        exit_warning.as_deref(),
-        plain,
-        failed,
-    )
+    if overturned {
+        // Copilot CLI's merged answer: the later `behavior` wins, the
+        // earlier `message` stays.
+        object.insert("behavior".into(), Value::from("allow"));
+    }
+    let warning = notes.exit_warning.as_deref();
+    written(spec, incoming, object, warning, notes.plain, notes.failed)
 }
 
 /// The completed answer as the agent reads it: a warning alone as its

@@ -76,6 +76,14 @@ pub(crate) struct Notes {
     pub(crate) failed: bool,
     /// Every context of the event's own hooks was plain stdout.
     pub(crate) plain: bool,
+    /// Where the agent lets a later hook's permission answer win over an
+    /// earlier one's (Copilot CLI's permissionRequest merges its hooks'
+    /// answers in order), the own hooks' answers, in chain order.
+    pub(crate) approvals: Vec<Permission>,
+    /// The chain's verdict is the agent's own hooks' alone (an own hook's
+    /// answer, with no other hook left unasked after it), so the agent's
+    /// rule for its own hooks may decide it.
+    pub(crate) own_verdict: bool,
     /// At a permission request, the first own hook's allow with a new
     /// input (Claude Code's `decision.updatedInput`), which the agent runs
     /// in place of the call: the protocol's approval carries no input.
@@ -93,6 +101,16 @@ impl Notes {
             && self.approved_input.is_none()
             && self.exit_block.is_none()
             && !self.failed
+            && !self.overturned()
+    }
+
+    /// The own hooks' refusal that a later own hook's allow overturns, as
+    /// their agent merges their answers: the verdict is theirs alone, one
+    /// of them denied, and the last of them to answer allowed.
+    pub(crate) fn overturned(&self) -> bool {
+        let denied = self.approvals.contains(&Permission::Deny);
+        let last_allows = self.approvals.last() == Some(&Permission::Allow);
+        self.own_verdict && denied && last_allows
     }
 }
 
@@ -280,6 +298,9 @@ impl Origin {
             notes.exit_warning.clone_from(&reply.warned);
         }
         notes.failed |= reply.failed;
+        if self.later_answer_wins() {
+            notes.approvals.extend(reply.permission);
+        }
         if takes_context(spec, self.event) {
             if let Some(ctx) = &reply.additional_context {
                 notes.plain = (notes.contexts.is_empty() || notes.plain) && reply.plain;
@@ -300,6 +321,23 @@ impl Origin {
         for (k, v) in &reply.native_specific {
             merge(&mut notes.specific, k, v);
         }
+    }
+
+    /// Whether the agent lets a later hook's permission answer override an
+    /// earlier one's at this event: Copilot CLI at permissionRequest
+    /// (its hooks' outputs are merged in order, later keys winning).
+    fn later_answer_wins(&self) -> bool {
+        self.dialect == Dialect::Copilot
+            && matches!(self.event.target, Target::Stage(Stage::ApproveTool))
+    }
+
+    /// Records whether the chain's verdict was the agent's own hooks'
+    /// alone ([`Notes::own_verdict`]).
+    pub(crate) fn verdict_by_own(&self, own: bool) {
+        self.notes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .own_verdict = own;
     }
 
     /// What the hooks noted, to add to the agent's answer.

@@ -144,9 +144,29 @@ pub(crate) fn read(
             );
             Ok(Reply::default())
         }
+        2 if spec.dialect == Dialect::Copilot && event == "permissionRequest" => {
+            denied_by_exit(spec, event, end)
+        }
         2 => Ok(Reply::blocked(end.stderr)),
         _ => Err(ReadError::Exit),
     }
+}
+
+/// Copilot CLI's exit 2 at permissionRequest: a deny, with what stdout's
+/// JSON says (its `message`) merged in; stderr is not read there. A deny
+/// whatever stdout holds: JSON that cannot be read, or an allow beside the
+/// exit 2, leaves the deny standing.
+fn denied_by_exit(spec: &Spec, event: &str, end: Ending<'_>) -> Result<Reply, ReadError> {
+    let stdout = serde_json::from_str::<Value>(end.stdout.trim()).ok();
+    let mut reply = match stdout {
+        Some(Value::Object(mut answer)) if (spec.unusable)(event, &answer).is_ok() => {
+            answer.insert("behavior".into(), Value::from("deny"));
+            Reply::from_json(&Value::Object(answer)).unwrap_or_default()
+        }
+        _ => Reply::default(),
+    };
+    reply.permission = Some(Permission::Deny);
+    Ok(reply)
 }
 
 /// The text the agent reads as a JSON answer on exit 0, when it reads
@@ -586,6 +606,29 @@ mod tests {
             stderr,
             truncated: false,
         }
+    }
+
+    #[test]
+    fn copilots_exit_2_at_permission_request_denies_with_stdouts_message() {
+        let spec = Dialect::Copilot.spec();
+        let read = |stdout: &str| {
+            let r = read(
+                spec,
+                "permissionRequest",
+                ending(2, stdout, "ignored"),
+                false,
+            );
+            r.expect("a deny")
+        };
+        let with_message = read(r#"{"message":"not this one"}"#);
+        assert_eq!(with_message.refusal(), Some(Some("not this one".into())));
+        // An allow beside the exit 2, or stdout that is not JSON: a deny.
+        let allow = read(r#"{"behavior":"allow","message":"m"}"#);
+        assert_eq!(allow.refusal(), Some(Some("m".into())));
+        assert_eq!(read("no json").refusal(), Some(None));
+        // Elsewhere exit 2 keeps its stderr.
+        let pre = super::read(spec, "preToolUse", ending(2, "{}", "why"), false);
+        assert_eq!(pre.expect("a block").refusal(), Some(Some("why".into())));
     }
 
     #[test]
