@@ -3,10 +3,12 @@
 //! `[[hooks.PreToolUse.hooks]]`). Only `command` handlers run, as in Codex;
 //! Codex parses `prompt` and `agent` handlers and skips them, and so do we.
 
+use std::path::{Component, Path, PathBuf};
+
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::claude::{Spot, groups, nonblank, skip_reason};
+use super::claude::{Spot, groups, installed, nonblank, skip_reason};
 use super::{Bad, File, Found, Run, handler, hooks_object, plugin_root, shell_hook, timeout_ms};
 
 /// The keys of `[hooks]` that are Codex's bookkeeping, not events: trust
@@ -69,11 +71,14 @@ pub(super) fn switched_off_keys(root: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Whether the handler at `spot` of `file` is switched off.
+/// Whether the handler at `spot` of `file` is switched off. Codex names
+/// the file by its absolute path with `.` and `..` resolved (as text, not
+/// following links), so a file imported as `../../.codex/hooks.json` is
+/// named as Codex names it.
 fn switched_off(file: &File, spot: &Spot<'_>) -> bool {
     let key = format!(
         "{}:{}:{}:{}",
-        file.path.display(),
+        lexical(&file.path).display(),
         snake(spot.event),
         spot.group,
         spot.index
@@ -81,6 +86,23 @@ fn switched_off(file: &File, spot: &Spot<'_>) -> bool {
     file.off
         .iter()
         .any(|k| k == &key || k.strip_prefix("file:") == Some(key.as_str()))
+}
+
+/// `path` with its `.` and `..` parts resolved as text.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            // Above the root is the root.
+            Component::ParentDir if out.has_root() => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// `PreToolUse` as Codex spells it in a state key: `pre_tool_use`.
@@ -107,9 +129,25 @@ fn command(h: Handler, event: &str, file: &File, at: &str) -> Result<Run, Bad> {
     hook.timeout_ms = timeout_ms(h.timeout, 1000.0).map_err(|m| Bad::new(at, m))?;
     if let Some(root) = plugin_root(&file.path) {
         // Codex gives plugins both names, the second "for compatibility".
+        if let Some(data) = plugin_data(root) {
+            hook.env.insert("PLUGIN_DATA".into(), data.clone());
+            hook.env.insert("CLAUDE_PLUGIN_DATA".into(), data);
+        }
         let root = root.display().to_string();
         hook.env.insert("PLUGIN_ROOT".into(), root.clone());
         hook.env.insert("CLAUDE_PLUGIN_ROOT".into(), root);
     }
     Ok(Run::Hook(Box::new(hook)))
+}
+
+/// `PLUGIN_DATA`, the folder Codex gives a plugin it installed in
+/// `<CODEX_HOME>/plugins/cache/MKT/NAME/VERSION`:
+/// `<CODEX_HOME>/plugins/data/NAME-MKT` (`PluginStore::plugin_data_root`,
+/// `codex-rs/core-plugins/src/store.rs`; Codex 0.169.0 has no other
+/// layout). Codex names it without creating it, and so does hookhost. A
+/// hooks file elsewhere is no plugin Codex loads: no folder is made up.
+fn plugin_data(root: &Path) -> Option<String> {
+    let (plugins, name, mkt) = installed(root)?;
+    let data = plugins.join("data").join(format!("{name}-{mkt}"));
+    Some(data.display().to_string())
 }
