@@ -3,10 +3,11 @@
 //! `[[hooks.PreToolUse.hooks]]`). Only `command` handlers run, as in Codex;
 //! Codex parses `prompt` and `agent` handlers and skips them, and so do we.
 
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::claude::{Spot, groups, installed, nonblank, skip_reason};
 use super::{Bad, File, Found, Run, handler, hooks_object, plugin_root, shell_hook, timeout_ms};
@@ -38,7 +39,8 @@ pub(super) fn read(root: &Value, file: &File) -> Result<Vec<Found>, Bad> {
     let Some(hooks) = hooks_object(root)? else {
         return Ok(Vec::new());
     };
-    let mut found = groups(hooks, &SETTINGS, |spot, value| {
+    let hooks = single_handlers_grouped(hooks);
+    let mut found = groups(&hooks, &SETTINGS, |spot, value| {
         if switched_off(file, spot) {
             let why = "switched off by `enabled = false` in [hooks.state]";
             return Ok((Run::skip("command", why), None));
@@ -54,6 +56,23 @@ pub(super) fn read(root: &Value, file: &File) -> Result<Vec<Found>, Bad> {
         }
     }
     Ok(found)
+}
+
+/// `hooks` with a UserInstructions handler written alone, not in a
+/// matcher group (`"UserInstructions": {"type": "command", ...}`, as
+/// Codex's own tests of the event write it), read as the one group that
+/// holds it: such a file is Codex's, not a malformed one whose every hook
+/// would be dropped.
+fn single_handlers_grouped(hooks: &Map<String, Value>) -> Cow<'_, Map<String, Value>> {
+    match hooks.get("UserInstructions") {
+        Some(Value::Object(h)) if !h.contains_key("hooks") => {
+            let mut grouped = hooks.clone();
+            let group = serde_json::json!([{ "hooks": [h] }]);
+            grouped.insert("UserInstructions".into(), group);
+            Cow::Owned(grouped)
+        }
+        _ => Cow::Borrowed(hooks),
+    }
 }
 
 /// The `[hooks.state]` keys of a Codex `config.toml` whose `enabled` is

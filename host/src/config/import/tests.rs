@@ -359,6 +359,24 @@ fn an_installed_codex_plugin_gets_its_data_folder_named() {
     assert!(elsewhere.env.contains_key("PLUGIN_ROOT"));
 }
 
+/// Newer Codex writes a UserInstructions handler alone, not in a matcher
+/// group; such a file is read, not dropped as malformed.
+#[test]
+fn a_codex_user_instructions_handler_written_alone_is_read() {
+    let dir = scratch("codex-user-instructions");
+    write(
+        &dir,
+        ".codex/hooks.json",
+        r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "guard"}]}],
+           "UserInstructions": {"type": "command", "command": "instructions", "timeout": 10}}}"#,
+    );
+    let c = load(&dir, "[hooks.import]\ncodex = '.codex/hooks.json'\n").expect("loads");
+    assert_eq!(commands(&c), ["guard", "instructions"]);
+    assert!(c.skipped.is_empty(), "{:?}", c.skipped);
+    let instructions = hook(&c, "import-002-codex-UserInstructions");
+    assert_eq!(instructions.timeout_ms, Some(10_000));
+}
+
 #[test]
 fn codex_hooks_json_and_config_toml_in_written_order() {
     let dir = scratch("codex");
