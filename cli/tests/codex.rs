@@ -63,6 +63,8 @@ fn codex() -> Option<PathBuf> {
 struct Extra {
     imports: Vec<PathBuf>,
     toml: String,
+    /// More events of `$CODEX_HOME/hooks.json`, beside the relay's.
+    events: serde_json::Map<String, Value>,
 }
 
 /// One finished session.
@@ -130,13 +132,19 @@ fn lay_out(dir: &Path, base_url: &str, extra: Extra) -> PathBuf {
     // The relay runs under the session's HOME: the imported hooks are
     // approved in its trust store, as the user would.
     common::trust_all(&hooks, None, &dir.join("home/.config"));
-    write_codex_home(&dir.join("codex-home"), base_url, &hooks);
+    write_codex_home(&dir.join("codex-home"), base_url, &hooks, extra.events);
     project
 }
 
 /// `config.toml`, a model provider on the fake server; `hooks.json`, the
-/// relay for every tool and for Stop (the example hooks' events).
-fn write_codex_home(home: &Path, base_url: &str, hooks: &Path) {
+/// relay for every tool and for Stop (the example hooks' events), and
+/// `events`.
+fn write_codex_home(
+    home: &Path,
+    base_url: &str,
+    hooks: &Path,
+    events: serde_json::Map<String, Value>,
+) {
     let config = codex_model::offline_config(MODEL, base_url);
     std::fs::write(home.join("config.toml"), config).unwrap();
     let relay = format!(
@@ -145,7 +153,8 @@ fn write_codex_home(home: &Path, base_url: &str, hooks: &Path) {
         hooks.display()
     );
     let group = json!([{"hooks": [{"type": "command", "command": relay, "timeout": 30}]}]);
-    let settings = json!({"hooks": {"PreToolUse": group, "PostToolUse": group, "Stop": group}});
+    let mut settings = json!({"hooks": {"PreToolUse": group, "PostToolUse": group, "Stop": group}});
+    settings["hooks"].as_object_mut().unwrap().extend(events);
     std::fs::write(home.join("hooks.json"), settings.to_string()).unwrap();
 }
 
@@ -237,6 +246,33 @@ fn codex_refuses_the_command_a_relayed_hook_denies() {
         output.contains("rm -rf is not allowed here; remove specific paths."),
         "the model was not told why: {output}"
     );
+}
+
+/// Codex 0.169.0 predates UserInstructions. A hooks.json that keeps a
+/// user's UserInstructions hook beside hookhost's routes (what `install
+/// --adopt` leaves, spec/dialects.md §1) is read all the same: the relayed
+/// guard still refuses, and the unknown event's hook never runs.
+#[test]
+fn codex_0_169_reads_a_hooks_file_holding_a_user_instructions_hook() {
+    let Some(run) = session(exec_command("rm -rf build"), |dir| {
+        let touch = format!("touch '{}'", dir.join("instructions-ran").display());
+        let hook = json!([{"hooks": [{"type": "command", "command": touch}]}]);
+        Extra {
+            events: [("UserInstructions".to_string(), hook)]
+                .into_iter()
+                .collect(),
+            ..Extra::default()
+        }
+    }) else {
+        return;
+    };
+    assert!(
+        run.project.join("build/keep").exists(),
+        "rm -rf build ran:\n{}",
+        run.log
+    );
+    let dir = run.project.parent().unwrap();
+    assert!(!dir.join("instructions-ran").exists(), "{}", run.log);
 }
 
 #[test]

@@ -582,6 +582,35 @@ fn adopt_moves_the_users_hooks_into_hookhosts_chain() {
     assert!(again.contains("nothing changed"), "{again}");
 }
 
+/// A hook under an event install does not route stays with the agent:
+/// moved into hookhost it would never run. Codex's UserInstructions hook
+/// replaces the user's own instructions (Codex after 0.169.0, which reads
+/// the file all the same: cli/tests/codex.rs).
+#[test]
+fn adopt_leaves_hooks_of_events_install_does_not_route() {
+    let s = scratch();
+    let file = s.settings("codex", "user");
+    let guard = json!({"type": "command", "command": "/opt/guard.sh"});
+    let instructions = json!([{"hooks": [{"type": "command", "command": "/opt/instructions.sh"}]}]);
+    write(
+        &file,
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [guard]}],
+            "UserInstructions": instructions}}),
+    );
+    let out = s.ok(&["install", "codex", "--adopt"]);
+    assert!(out.contains("holds 1 adopted hooks"), "{out}");
+    assert!(out.contains("routed 13 events"), "{out}");
+    assert!(
+        out.contains("UserInstructions `/opt/instructions.sh`: hookhost install does not route UserInstructions"),
+        "{out}"
+    );
+    let adopted = s.home.join(".config/hookhost/adopted/codex-user.json");
+    let moved = read(&adopted);
+    assert_eq!(moved["hooks"]["PreToolUse"][0]["hooks"], json!([guard]));
+    assert_eq!(moved["hooks"].get("UserInstructions"), None, "{moved}");
+    assert_eq!(read(&file)["hooks"]["UserInstructions"], instructions);
+}
+
 /// A project's hooks are adopted into a file in the project, so hookhost
 /// runs them in the project folder, as Copilot did: a relative `cwd` and
 /// script keep their meaning.

@@ -9,7 +9,7 @@ use hookhost_protocol::Stage;
 use super::Dialect;
 use super::spec::{Caps, Casing, Event, Matching, Rewrite, Spec, Stamp, Target, lc, st, with_caps};
 
-/// Codex's events (the documented ten, and three its source adds).
+/// Codex's events (the documented ten, and four its source adds).
 const EVENTS: &[Event] = &[
     lc("SessionStart", "session_start"),
     // Context only: Codex reads no block here, not even `continue: false`
@@ -33,6 +33,20 @@ const EVENTS: &[Event] = &[
     lc("Interrupt", "interrupt"),
     lc("SessionEnd", "session_end"),
     lc("StopFailure", "stop_failure"),
+    // Newer than the pinned 0.169.0: each hook's trimmed stdout is text of
+    // the thread's user instructions, in place of the user's own
+    // AGENTS.md; a failed hook adds nothing
+    // (codex-rs/hooks/src/events/user_instructions.rs, openai/codex
+    // 935c40c). Install leaves it out (`TAKES_OVER`).
+    with_caps(
+        "UserInstructions",
+        Target::Lifecycle("user_instructions"),
+        Caps {
+            context: true,
+            literal: true,
+            ..Caps::OBSERVE
+        },
+    ),
 ];
 
 /// Codex.

@@ -171,9 +171,13 @@ pub struct NativeEvent {
 }
 
 /// Events where any configured hook replaces the agent's own behaviour.
-const TAKES_OVER: [(Dialect, &str); 2] = [
+/// Codex's UserInstructions: a configured hook's text replaces the user's
+/// own instructions (`~/.codex/AGENTS.md`), and one that gives none costs
+/// a warning each thread; Codex 0.169.0 has no such event.
+const TAKES_OVER: [(Dialect, &str); 3] = [
     (Dialect::ClaudeCode, "WorktreeCreate"),
     (Dialect::ClaudeCode, "WorktreeRemove"),
+    (Dialect::Codex, "UserInstructions"),
 ];
 
 /// A dialect name that is not one of [`Dialect::ALL`].
@@ -236,7 +240,10 @@ mod tests {
             .filter(|e| e.takes_over)
             .map(|e| e.name)
             .collect();
-        assert_eq!(takers, ["WorktreeCreate", "WorktreeRemove"]);
+        assert_eq!(
+            takers,
+            ["WorktreeCreate", "WorktreeRemove", "UserInstructions"]
+        );
     }
 
     /// `can_refuse` says what the relay does with the same event once it

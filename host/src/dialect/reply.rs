@@ -134,6 +134,12 @@ pub(crate) fn read(
     if spec.dialect == Dialect::GeminiCli {
         return gemini_answers::read(end);
     }
+    if spec
+        .event(event)
+        .is_some_and(super::spec::Event::is_literal)
+    {
+        return literal(end);
+    }
     match end.code {
         0 => read_output(spec, event, end, plain_is_context).map_err(ReadError::Invalid),
         2 if spec.block_needs_reason && end.stderr.trim().is_empty() => {
@@ -167,6 +173,21 @@ fn denied_by_exit(spec: &Spec, event: &str, end: Ending<'_>) -> Result<Reply, Re
     };
     reply.permission = Some(Permission::Deny);
     Ok(reply)
+}
+
+/// An answer that is text ([`Caps::literal`](super::spec::Caps::literal)):
+/// trimmed stdout on exit 0, nothing when that is blank; any other exit,
+/// 2 included, is a failure.
+fn literal(end: Ending<'_>) -> Result<Reply, ReadError> {
+    if end.code != 0 {
+        return Err(ReadError::Exit);
+    }
+    let text = non_empty(Some(end.stdout.trim().to_string()));
+    Ok(Reply {
+        plain: text.is_some(),
+        additional_context: text,
+        ..Reply::default()
+    })
 }
 
 /// The text the agent reads as a JSON answer on exit 0, when it reads
@@ -776,5 +797,24 @@ mod tests {
         assert!(r.block.is_some());
         let r = read(gemini, "PreToolUse", ending(0, "hello", ""), false).expect("read");
         assert_eq!(r.system_message.as_deref(), Some("hello"));
+    }
+
+    /// Codex's UserInstructions takes stdout as text, never as an answer:
+    /// JSON there is instructions, exit 2 no block but a failure.
+    #[test]
+    fn a_literal_answer_is_its_trimmed_text_and_any_failure_is_nothing() {
+        let codex = Dialect::Codex.spec();
+        let read = |e| read(codex, "UserInstructions", e, true);
+        let r = read(ending(0, "  {\"continue\":false}\n", "")).expect("read");
+        assert_eq!(
+            r.additional_context.as_deref(),
+            Some("{\"continue\":false}")
+        );
+        assert_eq!(r.halt, None);
+        assert_eq!(read(ending(0, " \n", "")), Ok(Reply::default()));
+        for code in [1, 2, 7] {
+            let r = read(ending(code, "ignored", "provider unavailable"));
+            assert_eq!(r, Err(ReadError::Exit), "exit {code}");
+        }
     }
 }

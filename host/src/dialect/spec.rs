@@ -73,6 +73,11 @@ pub(crate) struct Caps {
     pub(crate) instructions: bool,
     /// `summary` (the compaction summary).
     pub(crate) summary: bool,
+    /// The answer is text, never JSON: trimmed stdout on exit 0 is the
+    /// hook's contribution as written (JSON on stdout is that text too),
+    /// and any other exit a failure with no effect, 2 included (Codex's
+    /// UserInstructions, `codex-rs/hooks/src/events/user_instructions.rs`).
+    pub(crate) literal: bool,
 }
 
 impl Caps {
@@ -86,6 +91,7 @@ impl Caps {
         context: false,
         instructions: false,
         summary: false,
+        literal: false,
     };
 }
 
@@ -404,6 +410,11 @@ impl Event {
             },
             Target::Lifecycle(name) => lifecycle_caps(name),
         }
+    }
+
+    /// Whether a hook's answer here is literal text ([`Caps::literal`]).
+    pub(crate) fn is_literal(&self) -> bool {
+        self.caps.is_some_and(|c| c.literal)
     }
 
     /// Whether a failure of the hook refuses at this event whatever its

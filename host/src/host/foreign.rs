@@ -199,6 +199,9 @@ impl Host {
             .announce(name, payload, meta, Some(origin.clone()))
             .await;
         let spec = event.dialect.spec();
+        if event.incoming.event.is_literal() {
+            return literal_answer(&origin.notes().contexts);
+        }
         match blocked {
             Some(reason) if event.can_refuse() => event.refusal(&reason),
             _ => {
@@ -206,6 +209,18 @@ impl Host {
                 notes::add_notes(spec, &event.incoming, answer, origin.notes())
             }
         }
+    }
+}
+
+/// The answer at an event whose answer is text (Codex's UserInstructions):
+/// the texts its own hooks gave, in chain order, a paragraph each, and
+/// nothing else, since the agent takes every byte of stdout as that text
+/// (a message or a key written beside it would become instructions).
+fn literal_answer(texts: &[String]) -> NativeAnswer {
+    NativeAnswer {
+        stdout: texts.join("\n\n"),
+        stderr: String::new(),
+        code: 0,
     }
 }
 

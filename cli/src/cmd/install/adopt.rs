@@ -72,13 +72,15 @@ pub(super) fn take(
 ) -> Result<(Taken, Vec<Left>), String> {
     let shape = Shape::of(agent);
     let disabled = gemini_disabled(root);
-    let why = |h: &Value| stays(agent, scope, h, &disabled);
+    let why = |event: &str, h: &Value| {
+        unrouted(agent, event).or_else(|| stays(agent, scope, h, &disabled))
+    };
     let mut left = Vec::new();
     for (event, handler) in shape::handlers(root, shape) {
         if is_ours(agent, handler) {
             continue;
         }
-        match why(handler) {
+        match why(&event, handler) {
             Some(why) => left.push(Left {
                 file: path.to_path_buf(),
                 event,
@@ -88,8 +90,22 @@ pub(super) fn take(
             None => unmet_note(agent, path, &event, handler),
         }
     }
-    let taken = shape::take_all(root, shape, &|h| !is_ours(agent, h) && why(h).is_none())?;
+    let taken = shape::take_all(root, shape, &|event, h| {
+        !is_ours(agent, h) && why(event, h).is_none()
+    })?;
     Ok((taken, left))
+}
+
+/// Why a hook under `event` stays with the agent whatever it runs: install
+/// does not route the event to hookhost (a hook there replaces the agent's
+/// own work, Claude Code's WorktreeCreate, Codex's UserInstructions), so
+/// moved into hookhost it would never run.
+fn unrouted(agent: Dialect, event: &str) -> Option<String> {
+    agent
+        .events()
+        .iter()
+        .any(|e| e.name == event && e.takes_over)
+        .then(|| format!("hookhost install does not route {event}, so it runs only here"))
 }
 
 /// Says which variables an adopted hook's script reads that hookhost will
@@ -340,7 +356,7 @@ pub(super) fn restore(
     }
     let mut from = Doc::load(adopted)?;
     let shape = Shape::of(agent);
-    let back = shape::take_all(&mut from.root, shape, &|h| !is_ours(agent, h))
+    let back = shape::take_all(&mut from.root, shape, &|_, h| !is_ours(agent, h))
         .map_err(|m| format!("{}: {m}", adopted.display()))?;
     if doc.before.is_none() && shape == Shape::Flat && !back.is_empty() {
         doc.root.insert("version".into(), Value::from(1));

@@ -73,18 +73,18 @@ pub(super) fn uninstall(
     shape: Shape,
     agent: Dialect,
 ) -> Result<usize, String> {
-    let taken = take_all(root, shape, &|h| is_ours(agent, h))?;
+    let taken = take_all(root, shape, &|_, h| is_ours(agent, h))?;
     Ok(taken.len())
 }
 
-/// Takes the handlers `pick` selects out of every event, as
-/// `(event, items)` in file order (the items are matcher groups holding
-/// only the taken handlers, or flat entries); lists and a `hooks` object
-/// left empty by it are removed.
+/// Takes the handlers `pick` (given the event and the handler) selects
+/// out of every event, as `(event, items)` in file order (the items are
+/// matcher groups holding only the taken handlers, or flat entries);
+/// lists and a `hooks` object left empty by it are removed.
 pub(super) fn take_all(
     root: &mut Map<String, Value>,
     shape: Shape,
-    pick: &dyn Fn(&Value) -> bool,
+    pick: &dyn Fn(&str, &Value) -> bool,
 ) -> Result<Taken, String> {
     let Some(hooks) = hooks_mut(root, false)? else {
         return Ok(Vec::new());
@@ -92,7 +92,7 @@ pub(super) fn take_all(
     let events: Vec<String> = hooks.keys().cloned().collect();
     let mut out = Vec::new();
     for event in events {
-        let taken = take_from(hooks, &event, shape, pick)?;
+        let taken = take_from(hooks, &event, shape, &|h| pick(&event, h))?;
         if !taken.is_empty() {
             out.push((event, taken));
         }
@@ -285,7 +285,7 @@ mod tests {
     fn emptied_lists_and_hooks_go_but_other_keys_stay() {
         let mut root =
             obj(json!({"a": 1, "hooks": {"Stop": [{"hooks": [{"command": "x"}]}]}, "z": 2}));
-        let taken = take_all(&mut root, Shape::Grouped, &|_| true).unwrap();
+        let taken = take_all(&mut root, Shape::Grouped, &|_, _| true).unwrap();
         assert_eq!(taken.len(), 1);
         assert_eq!(Value::Object(root).to_string(), r#"{"a":1,"z":2}"#);
     }

@@ -194,7 +194,7 @@ fn command(h: Handler, event: &str, file: &File, at: &str) -> Result<Run, Bad> {
 /// `$CLAUDE_CONFIG_DIR/plugins`, else `~/.claude/plugins`.
 fn plugin_data(root: &Path) -> Option<String> {
     let (plugins, id) = match installed(root) {
-        Some(found) => found,
+        Some((plugins, name, mkt)) => (plugins, format!("{name}@{mkt}")),
         None => (user_plugins()?, format!("{}@inline", plugin_name(root)?)),
     };
     let safe: String = id
@@ -214,20 +214,18 @@ fn plugin_data(root: &Path) -> Option<String> {
     Some(data.display().to_string())
 }
 
-/// The plugins folder and id of a plugin installed from a marketplace.
-fn installed(root: &Path) -> Option<(PathBuf, String)> {
+/// The plugins folder, name and marketplace of a plugin installed from a
+/// marketplace: Claude Code and Codex both keep one in
+/// `<plugins>/cache/MKT/NAME/VERSION`.
+pub(super) fn installed(root: &Path) -> Option<(PathBuf, String, String)> {
     let name = root.parent()?;
     let mkt = name.parent()?;
     let cache = mkt.parent()?;
     let plugins = cache.parent()?;
     let named = |p: &Path, n: &str| p.file_name().is_some_and(|f| f == n);
     (named(cache, "cache") && named(plugins, "plugins")).then_some(())?;
-    let id = format!(
-        "{}@{}",
-        name.file_name()?.to_string_lossy(),
-        mkt.file_name()?.to_string_lossy()
-    );
-    Some((plugins.to_path_buf(), id))
+    let text = |p: &Path| p.file_name().map(|f| f.to_string_lossy().into_owned());
+    Some((plugins.to_path_buf(), text(name)?, text(mkt)?))
 }
 
 /// The user's Claude Code plugins folder.

@@ -3,10 +3,13 @@
 //! `[[hooks.PreToolUse.hooks]]`). Only `command` handlers run, as in Codex;
 //! Codex parses `prompt` and `agent` handlers and skips them, and so do we.
 
-use serde::Deserialize;
-use serde_json::Value;
+use std::borrow::Cow;
+use std::path::{Component, Path, PathBuf};
 
-use super::claude::{Spot, groups, nonblank, skip_reason};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::claude::{Spot, groups, installed, nonblank, skip_reason};
 use super::{Bad, File, Found, Run, handler, hooks_object, plugin_root, shell_hook, timeout_ms};
 
 /// The keys of `[hooks]` that are Codex's bookkeeping, not events: trust
@@ -36,7 +39,8 @@ pub(super) fn read(root: &Value, file: &File) -> Result<Vec<Found>, Bad> {
     let Some(hooks) = hooks_object(root)? else {
         return Ok(Vec::new());
     };
-    let mut found = groups(hooks, &SETTINGS, |spot, value| {
+    let hooks = single_handlers_grouped(hooks);
+    let mut found = groups(&hooks, &SETTINGS, |spot, value| {
         if switched_off(file, spot) {
             let why = "switched off by `enabled = false` in [hooks.state]";
             return Ok((Run::skip("command", why), None));
@@ -54,6 +58,23 @@ pub(super) fn read(root: &Value, file: &File) -> Result<Vec<Found>, Bad> {
     Ok(found)
 }
 
+/// `hooks` with a UserInstructions handler written alone, not in a
+/// matcher group (`"UserInstructions": {"type": "command", ...}`, as
+/// Codex's own tests of the event write it), read as the one group that
+/// holds it: such a file is Codex's, not a malformed one whose every hook
+/// would be dropped.
+fn single_handlers_grouped(hooks: &Map<String, Value>) -> Cow<'_, Map<String, Value>> {
+    match hooks.get("UserInstructions") {
+        Some(Value::Object(h)) if !h.contains_key("hooks") => {
+            let mut grouped = hooks.clone();
+            let group = serde_json::json!([{ "hooks": [h] }]);
+            grouped.insert("UserInstructions".into(), group);
+            Cow::Owned(grouped)
+        }
+        _ => Cow::Borrowed(hooks),
+    }
+}
+
 /// The `[hooks.state]` keys of a Codex `config.toml` whose `enabled` is
 /// false. Codex names a handler `<file>:<event_snake_case>:<group>:<index>`
 /// (newer releases prefix `file:`) and reads the state only from the
@@ -69,11 +90,14 @@ pub(super) fn switched_off_keys(root: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Whether the handler at `spot` of `file` is switched off.
+/// Whether the handler at `spot` of `file` is switched off. Codex names
+/// the file by its absolute path with `.` and `..` resolved (as text, not
+/// following links), so a file imported as `../../.codex/hooks.json` is
+/// named as Codex names it.
 fn switched_off(file: &File, spot: &Spot<'_>) -> bool {
     let key = format!(
         "{}:{}:{}:{}",
-        file.path.display(),
+        lexical(&file.path).display(),
         snake(spot.event),
         spot.group,
         spot.index
@@ -81,6 +105,23 @@ fn switched_off(file: &File, spot: &Spot<'_>) -> bool {
     file.off
         .iter()
         .any(|k| k == &key || k.strip_prefix("file:") == Some(key.as_str()))
+}
+
+/// `path` with its `.` and `..` parts resolved as text.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            // Above the root is the root.
+            Component::ParentDir if out.has_root() => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// `PreToolUse` as Codex spells it in a state key: `pre_tool_use`.
@@ -107,9 +148,25 @@ fn command(h: Handler, event: &str, file: &File, at: &str) -> Result<Run, Bad> {
     hook.timeout_ms = timeout_ms(h.timeout, 1000.0).map_err(|m| Bad::new(at, m))?;
     if let Some(root) = plugin_root(&file.path) {
         // Codex gives plugins both names, the second "for compatibility".
+        if let Some(data) = plugin_data(root) {
+            hook.env.insert("PLUGIN_DATA".into(), data.clone());
+            hook.env.insert("CLAUDE_PLUGIN_DATA".into(), data);
+        }
         let root = root.display().to_string();
         hook.env.insert("PLUGIN_ROOT".into(), root.clone());
         hook.env.insert("CLAUDE_PLUGIN_ROOT".into(), root);
     }
     Ok(Run::Hook(Box::new(hook)))
+}
+
+/// `PLUGIN_DATA`, the folder Codex gives a plugin it installed in
+/// `<CODEX_HOME>/plugins/cache/MKT/NAME/VERSION`:
+/// `<CODEX_HOME>/plugins/data/NAME-MKT` (`PluginStore::plugin_data_root`,
+/// `codex-rs/core-plugins/src/store.rs`; Codex 0.169.0 has no other
+/// layout). Codex names it without creating it, and so does hookhost. A
+/// hooks file elsewhere is no plugin Codex loads: no folder is made up.
+fn plugin_data(root: &Path) -> Option<String> {
+    let (plugins, name, mkt) = installed(root)?;
+    let data = plugins.join("data").join(format!("{name}-{mkt}"));
+    Some(data.display().to_string())
 }

@@ -52,6 +52,14 @@ fn load_with(dir: &Path, toml: &str, store: &TrustStore) -> Result<Config, Confi
     )
 }
 
+/// The commands of `c`'s hooks, in order.
+fn commands(c: &Config) -> Vec<&str> {
+    c.commands
+        .values()
+        .filter_map(|h| h.command.as_deref())
+        .collect()
+}
+
 fn names(c: &Config) -> Vec<&str> {
     let mut hooks: Vec<(&i64, &str)> = c
         .commands
@@ -321,6 +329,52 @@ fn an_installed_claude_plugin_gets_its_data_folder() {
         local.env["CLAUDE_PLUGIN_DATA"],
         format!("{user}/data/fmt-inline")
     );
+}
+
+/// Codex names an installed plugin's data folder for its hooks (as
+/// `PLUGIN_DATA` and `CLAUDE_PLUGIN_DATA`, variables and `${...}` alike)
+/// without creating it; a hooks file outside its plugin store gets none.
+#[test]
+fn an_installed_codex_plugin_gets_its_data_folder_named() {
+    let dir = scratch("codex-plugin-data");
+    let root = "home/.codex/plugins/cache/my-market/fmt/local";
+    let stop = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}"#;
+    write(&dir, &format!("{root}/hooks/hooks.json"), stop);
+    write(&dir, "elsewhere/fmt/hooks/hooks.json", stop);
+    let c = load(
+        &dir,
+        &format!("[hooks.import]\ncodex = ['{root}/hooks/hooks.json', 'elsewhere/fmt/hooks/hooks.json']\n"),
+    )
+    .expect("loads");
+    let installed = hook(&c, "import-001-codex-Stop");
+    let data = dir.join("home/.codex/plugins/data/fmt-my-market");
+    let data = data.display().to_string();
+    assert_eq!(installed.env["PLUGIN_DATA"], data);
+    assert_eq!(installed.env["CLAUDE_PLUGIN_DATA"], data);
+    assert!(!Path::new(&data).exists(), "Codex does not create it");
+    let root = dir.join(root).display().to_string();
+    assert_eq!(installed.env["PLUGIN_ROOT"], root);
+    let elsewhere = hook(&c, "import-002-codex-Stop");
+    assert!(!elsewhere.env.contains_key("PLUGIN_DATA"), "{elsewhere:?}");
+    assert!(elsewhere.env.contains_key("PLUGIN_ROOT"));
+}
+
+/// Newer Codex writes a UserInstructions handler alone, not in a matcher
+/// group; such a file is read, not dropped as malformed.
+#[test]
+fn a_codex_user_instructions_handler_written_alone_is_read() {
+    let dir = scratch("codex-user-instructions");
+    write(
+        &dir,
+        ".codex/hooks.json",
+        r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "guard"}]}],
+           "UserInstructions": {"type": "command", "command": "instructions", "timeout": 10}}}"#,
+    );
+    let c = load(&dir, "[hooks.import]\ncodex = '.codex/hooks.json'\n").expect("loads");
+    assert_eq!(commands(&c), ["guard", "instructions"]);
+    assert!(c.skipped.is_empty(), "{:?}", c.skipped);
+    let instructions = hook(&c, "import-002-codex-UserInstructions");
+    assert_eq!(instructions.timeout_ms, Some(10_000));
 }
 
 #[test]
@@ -672,11 +726,7 @@ fn a_malformed_entry_costs_what_its_agent_makes_it_cost() {
          gemini-cli = '.gemini/settings.json'\ncodex = '.codex/hooks.json'\ncursor = '.cursor/hooks.json'\n",
     )
     .expect("a malformed entry never fails the load");
-    let commands: Vec<&str> = c
-        .commands
-        .values()
-        .filter_map(|h| h.command.as_deref())
-        .collect();
+    let commands = commands(&c);
     // Claude at PostToolUse and Stop of `a`, nothing of `b`; Gemini's `h.sh`;
     // nothing of Codex's file; Cursor's `y`.
     assert_eq!(commands.len(), 4, "{commands:?}");
@@ -806,12 +856,7 @@ fn disabled_and_duplicate_hooks_are_left_out_as_their_agent_leaves_them() {
         "[hooks.import]\ngemini-cli = '.gemini/settings.json'\ncodex = ['home/config.toml', '.codex/hooks.json']\n",
     )
     .expect("loads");
-    let commands: Vec<&str> = c
-        .commands
-        .values()
-        .filter_map(|h| h.command.as_deref())
-        .collect();
-    assert_eq!(commands, ["echo on", "a.sh"]);
+    assert_eq!(commands(&c), ["echo on", "a.sh"]);
     let reasons: Vec<&str> = c.skipped.iter().map(|s| s.why.as_str()).collect();
     assert!(
         reasons
@@ -823,6 +868,24 @@ fn disabled_and_duplicate_hooks_are_left_out_as_their_agent_leaves_them() {
         reasons.iter().any(|r| r.contains("[hooks.state]")),
         "{reasons:?}"
     );
+    // Codex names the file by its path with `..` resolved, and keeps the
+    // switches of a config.toml whose own `[hooks]` has a malformed event
+    // (config_rules.rs, openai/codex 9a5113ad).
+    std::fs::create_dir_all(dir.join("sub")).expect("sub");
+    write(
+        &dir,
+        "home/config.toml",
+        &format!(
+            "[hooks]\nSessionStart = \"not a matcher list\"\n\n\
+             [hooks.state.\"{hooks_json}:pre_tool_use:0:0\"]\nenabled = false\n"
+        ),
+    );
+    let c = load(
+        &dir,
+        "[hooks.import]\ncodex = ['sub/../home/config.toml', 'sub/../.codex/hooks.json']\n",
+    )
+    .expect("loads");
+    assert_eq!(commands(&c), ["b.sh"]);
 }
 
 #[test]
