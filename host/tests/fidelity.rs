@@ -541,9 +541,27 @@ async fn a_later_copilot_allow_overturns_its_own_hooks_deny_and_nothing_else() {
     let allow = r#"{"behavior":"allow"}"#;
     // Copilot merges its hooks' answers in order: the later allow wins,
     // the earlier message stays.
-    let own = format!("{}{}", copilot("a", deny, 1), copilot("b", allow, 2));
+    let audit = dir.join("audit.jsonl");
+    let own = format!(
+        "[hooks.audit]\npath = {:?}\n\n{}{}",
+        audit.display().to_string(),
+        copilot("a", deny, 1),
+        copilot("b", allow, 2)
+    );
     let got = copilot_permission(&dir, &own).await;
     assert_eq!(got, (json!("allow"), json!("first says no")));
+    // Both calls are in the audit log, the one heard after the verdict
+    // with what it answered.
+    let records: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let heard: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| (r["hook"].as_str().unwrap(), r["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(heard, [("a", "refused"), ("b", "approved")]);
 
     // A refusal by a hook of another kind is hookhost's, and stands.
     let guard = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"the team's guard"}}}"#;

@@ -86,18 +86,46 @@ async fn walk(run: &mut Run<'_>, members: &[Arc<Member>], chain: &mut Chain) {
 /// Once the verdict is in, the agent's own hooks that did not run yet
 /// still run, as the agent runs every hook of an event: what they say
 /// beside the verdict (their reasons, messages, own keys) reaches the
-/// agent through `origin`; the verdict stays as it is.
-async fn hear_the_rest(run: &Run<'_>, rest: &[Arc<Member>], chain: &Chain, origin: &Origin) {
+/// agent through `origin`; the verdict stays as it is. Each call is
+/// recorded like any other (breaker, figures, span, audit, trace), with
+/// the outcome its answer would have as a step of its own.
+async fn hear_the_rest(run: &mut Run<'_>, rest: &[Arc<Member>], chain: &Chain, origin: &Origin) {
     let own = rest
         .iter()
         .filter(|m| m.is_own_hook(origin, run.stage, chain.params()));
     for m in own {
-        if let Gate::Call(a) = gate::admit(m, run.stage, chain, &run.budget) {
-            let granted = a.deadline.saturating_duration_since(a.begun);
-            let params = chain.params();
-            let reply = m.call(run.stage, params, a.deadline, granted, Some(origin));
-            a.permit.record(reply.await.is_err());
-        }
+        let Gate::Call(a) = gate::admit(m, run.stage, chain, &run.budget) else {
+            continue;
+        };
+        let mut record = CallRecord::begin(m, run.stage, &run.sinks, a.begun);
+        let reply = record.call(a, chain.params(), Some(origin)).await;
+        let error = reply.as_ref().err().and_then(NoAnswer::call_error);
+        let policy = m.failure_policy(run.stage, error);
+        let outcome = heard(run.stage, chain, &m.name, policy, &reply);
+        record.finish(&outcome, policy, reply, &mut run.sinks);
+    }
+}
+
+/// A heard hook's answer as a step of its own: judged by a chain of its
+/// own from the same params, since the run's chain has its verdict and
+/// takes no more steps.
+fn heard(
+    stage: Stage,
+    chain: &Chain,
+    hook: &str,
+    policy: OnError,
+    reply: &Result<Value, NoAnswer>,
+) -> StepOutcome {
+    let judged = Chain::new(stage, chain.params().clone()).map(|mut alone| {
+        alone.step(hook, policy, reply.as_ref().map_err(ToString::to_string));
+        alone.steps().last().map(|s| s.outcome.clone())
+    });
+    match judged {
+        Ok(Some(outcome)) => outcome,
+        Ok(None) | Err(_) => StepOutcome::Failed {
+            error: "its answer could not be judged apart from the chain".into(),
+            policy,
+        },
     }
 }
 
