@@ -29,7 +29,11 @@ pub(crate) fn read(end: Ending<'_>) -> Result<Reply, ReadError> {
         .and_then(|v| unquote(v).ok())
         .filter(Value::is_object);
     if let Some(answer) = parsed {
-        return Reply::from_json(&own_keys(answer)).map_err(ReadError::Invalid);
+        let reply = Reply::from_json(&own_keys(answer)).map_err(ReadError::Invalid)?;
+        return Ok(Reply {
+            failed: end.code != 0,
+            ..reply
+        });
     }
     let text = non_empty(Some(text.to_string()));
     Ok(match end.code {
@@ -99,6 +103,8 @@ mod tests {
         let claude_spelling = r#"{"hookSpecificOutput":{"permissionDecision":"deny"}}"#;
         assert_eq!(run(0, claude_spelling, "").expect("read").refusal(), None);
         assert_eq!(json_on_exit_1.refusal(), Some(Some("r".into())));
+        assert!(json_on_exit_1.failed, "counted, but not handed on");
+        assert!(!run(0, r#"{"decision":"deny"}"#, "").expect("read").failed);
         assert_eq!(run(1, "", ""), Err(ReadError::Exit));
         assert_eq!(run(0, " ", ""), Ok(Reply::default()));
     }

@@ -44,6 +44,10 @@ pub(crate) struct Reply {
     /// Gemini CLI's exit 1 with text: a failed hook whose text the agent
     /// shows as a warning.
     pub(crate) warned: Option<String>,
+    /// The run did not exit 0, yet its answer is read (Gemini CLI reads
+    /// JSON at any exit): the agent counts the answer but hands none of it
+    /// to the next hook.
+    pub(crate) failed: bool,
     /// The context was plain stdout, which some agents frame apart from
     /// JSON context (Claude Code: "hook success: ...").
     pub(crate) plain: bool,
