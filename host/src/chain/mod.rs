@@ -63,6 +63,14 @@ pub(crate) async fn run(run: &mut Run<'_>, members: &[Arc<Member>], mut chain: C
 async fn walk(run: &mut Run<'_>, members: &[Arc<Member>], chain: &mut Chain) {
     // Guards called at before_tool, and the tool each one saw.
     let mut guards: Vec<(&Member, Value)> = Vec::new();
+    if let Some(origin) = run.origin {
+        let params = chain.params();
+        origin.set_sequential(
+            members
+                .iter()
+                .any(|m| m.makes_sequential(origin, run.stage, params)),
+        );
+    }
     for (place, m) in members.iter().enumerate() {
         let gate = gate::admit(m, run.stage, chain, &run.budget);
         if matches!(gate, Gate::Absent) {

@@ -158,6 +158,13 @@ pub struct CommandConfig {
     pub block_on_failure: Option<bool>,
     /// Its quality gate's retries, as for process hooks.
     pub max_retries: Option<u32>,
+    /// Gemini CLI's `sequential: true` on the hook's definition (its
+    /// matcher group): when any hook the agent would run for an event has
+    /// it, each of the event's Gemini hooks gets the input as the one
+    /// before it changed it (spec/dialects.md, Gemini CLI). Set by
+    /// `[hooks.import]`, never read from TOML.
+    #[serde(skip)]
+    pub sequential: bool,
 }
 
 /// `timeout`: whole seconds, a negative number read as 0 (docker-agent's
@@ -221,6 +228,7 @@ impl Default for CommandConfig {
             loop_limit: None,
             strict_output: false,
             source: None,
+            sequential: false,
             scope: Scope::default(),
             block_on_failure: None,
             max_retries: None,

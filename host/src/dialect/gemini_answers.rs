@@ -104,7 +104,8 @@ mod tests {
         let claude_spelling = r#"{"hookSpecificOutput":{"permissionDecision":"deny"}}"#;
         assert_eq!(run(0, claude_spelling, "").expect("read").refusal(), None);
         assert_eq!(json_on_exit_1.refusal(), Some(Some("r".into())));
-        assert!(json_on_exit_1.failed && !run(0, "{}", "").expect("read").failed);
+        assert!(json_on_exit_1.failed, "used, counted failed, not handed on");
+        assert!(!run(0, r#"{"decision":"deny"}"#, "").expect("read").failed);
         assert_eq!(run(1, "", ""), Err(ReadError::Exit));
         assert_eq!(run(0, " ", ""), Ok(Reply::default()));
     }

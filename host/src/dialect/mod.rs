@@ -17,6 +17,7 @@ mod cursor;
 mod docker_agent;
 mod gemini_answers;
 mod gemini_cli;
+pub(crate) mod handoff;
 pub(crate) mod keys;
 pub(crate) mod matcher;
 pub(crate) mod messages;

@@ -11,7 +11,8 @@
 //!
 //! In: the agent's input, verbatim, except where an earlier hook in the
 //! chain rewrote something (the tool's input, its result, the model
-//! call): those keys are written anew from the chain's params.
+//! call): those keys are written anew from the chain's params, as
+//! [`Handoff`] says (Gemini CLI's failed hooks and sequential groups).
 //!
 //! Out: the [`Notes`] of every hook that answered, in chain order: the
 //! messages for the user (`systemMessage` and its spellings, from any
@@ -22,10 +23,11 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use hookhost_protocol::{Chain, LifecycleEvent, Stage};
+use hookhost_protocol::{Chain, LifecycleEvent, OnError, Stage};
 use serde_json::{Map, Value};
 
 use super::Dialect;
+use super::handoff::{Handoff, rewrite};
 use super::reply::{Permission, Reply};
 use super::spec::{Event, Spec, Target};
 use super::stdin::Call;
@@ -47,6 +49,8 @@ pub(crate) struct Origin {
     /// (`CLAUDE_ENV_FILE`), handed to its own hooks.
     env: Vec<(&'static str, String)>,
     notes: Mutex<Notes>,
+    /// What the own hooks hand on beyond the chain's params.
+    handoff: Mutex<Handoff>,
 }
 
 /// What the hooks said that the chain's verdict does not carry.
@@ -199,6 +203,25 @@ impl Origin {
             base: OnceLock::new(),
             env: Vec::new(),
             notes: Mutex::new(Notes::default()),
+            handoff: Mutex::new(Handoff::default()),
+        }
+    }
+
+    /// Says whether the agent runs this event's own hooks as a sequential
+    /// group (Gemini CLI: any matching definition with `sequential: true`).
+    pub(crate) fn set_sequential(&self, sequential: bool) {
+        self.handoff().sequential = sequential;
+    }
+
+    fn handoff(&self) -> std::sync::MutexGuard<'_, Handoff> {
+        self.handoff.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The stage a call of `event` runs at.
+    fn stage(event: &Event) -> Stage {
+        match event.target {
+            Target::Stage(s) => s,
+            Target::Lifecycle(_) => Stage::Lifecycle,
         }
     }
 
@@ -237,40 +260,59 @@ impl Origin {
         self.owns(call.spec, call.event).then(|| self.input.clone())
     }
 
-    /// The input a hook of this event's own dialect gets: the agent's, with
-    /// each of its keys whose source an earlier hook rewrote written anew
+    /// The input a hook of this event's own dialect gets: where the last
+    /// own hook left it ([`Handoff`]; at first the agent's input), with
+    /// each key whose source a hook rewrote since written anew
     /// (`tool_input` after a rewrite, `tool_response` after a redaction).
-    /// `None`
-    /// for a hook of another dialect or event, which gets the translation.
+    /// `None` for a hook of another dialect or event, which gets the
+    /// translation.
     pub(crate) fn input_for(&self, call: &Call<'_>) -> Option<Value> {
         if !self.owns(call.spec, call.event) {
             return None;
         }
-        let mut input = self.input.clone();
-        let stage = match call.event.target {
-            Target::Stage(s) => s,
-            Target::Lifecycle(_) => Stage::Lifecycle,
+        let handoff = self.handoff();
+        let (mut input, before) = match handoff.start() {
+            Some((input, before)) => (input.clone(), before.clone()),
+            None => {
+                let base = self.base(Self::stage(call.event));
+                if call.params == base {
+                    return Some(self.input.clone());
+                }
+                let before = Call {
+                    params: base,
+                    ..*call
+                }
+                .input();
+                (self.input.clone(), before)
+            }
         };
-        let base = self.base(stage);
-        if call.params == base {
-            return Some(input);
+        rewrite(&mut input, &before, &call.input());
+        Some(input)
+    }
+
+    /// Records what an own hook hands the next own hook: it got `handed`,
+    /// answered `reply`, and the chain takes `result` from it. Nothing for
+    /// a hook of another dialect or event, nor where the chain's params
+    /// alone say it.
+    pub(crate) fn hand_on(&self, call: &Call<'_>, handed: &Value, reply: &Reply, result: &Value) {
+        if !self.owns(call.spec, call.event) {
+            return;
         }
-        let before = Call {
-            params: base,
+        let mut handoff = self.handoff();
+        if !handoff.follows(reply) {
+            return;
+        }
+        let stage = Self::stage(call.event);
+        let Ok(mut chain) = Chain::new(stage, call.params.clone()) else {
+            return;
+        };
+        chain.step("", OnError::default_for(stage), Ok(result));
+        let after = Call {
+            params: chain.params(),
             ..*call
         }
         .input();
-        let after = call.input();
-        // Only keys the agent sends: what hookhost adds to the params for
-        // its own policies (a stop's `loop_count`) is not the agent's.
-        if let (Some(out), Value::Object(after)) = (input.as_object_mut(), after) {
-            for (k, v) in after {
-                if out.contains_key(&k) && before.get(&k) != Some(&v) {
-                    out.insert(k, v);
-                }
-            }
-        }
-        Some(input)
+        handoff.record(call.event.native, handed, reply, &call.input(), after);
     }
 
     /// Keeps what `reply` (the answer of a hook of `spec` listed under
@@ -343,5 +385,130 @@ impl Origin {
     /// What the hooks noted, to add to the agent's answer.
     pub(crate) fn notes(&self) -> Notes {
         self.notes.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// A Gemini CLI BeforeTool of `run_shell_command` being answered.
+    struct Run {
+        origin: Origin,
+        params: Value,
+        names: BTreeMap<String, String>,
+    }
+
+    impl Run {
+        fn new() -> Run {
+            let params = json!({"tool": "shell",
+                "arguments": {"command": "ls", "description": "list"}});
+            let names = BTreeMap::new();
+            let spec = Dialect::GeminiCli.spec();
+            let event = spec.event("BeforeTool").expect("an event");
+            let input = Run::call_of(&params, &names).input();
+            let origin = Origin::new(Dialect::GeminiCli, event, input, params.clone());
+            Run {
+                origin,
+                params,
+                names,
+            }
+        }
+
+        fn call_of<'a>(params: &'a Value, names: &'a BTreeMap<String, String>) -> Call<'a> {
+            let spec = Dialect::GeminiCli.spec();
+            Call {
+                spec,
+                event: spec.event("BeforeTool").expect("an event"),
+                params,
+                dir: Path::new("/p"),
+                names,
+            }
+        }
+
+        /// One own hook: it gets its input, answers `reply` (which the
+        /// chain takes as `result`), and the chain moves on. What it got.
+        fn hook(&mut self, reply: Reply, result: Value) -> Value {
+            let call = Run::call_of(&self.params, &self.names);
+            let handed = self.origin.input_for(&call).expect("an own hook");
+            self.origin.hand_on(&call, &handed, &reply, &result);
+            self.other(result);
+            handed
+        }
+
+        /// The chain takes `result` from a hook of another dialect.
+        fn other(&mut self, result: Value) {
+            let mut chain = Chain::new(Stage::BeforeTool, self.params.clone()).expect("params");
+            chain.step("h", OnError::default_for(Stage::BeforeTool), Ok(&result));
+            self.params = chain.params().clone();
+        }
+
+        /// What the next own hook gets.
+        fn next(&self) -> Value {
+            let call = Run::call_of(&self.params, &self.names);
+            self.origin.input_for(&call).expect("an own hook")
+        }
+    }
+
+    /// A Gemini answer `{"hookSpecificOutput": {"tool_input": {"command":
+    /// ...}}}`, as it reaches the chain (a whole new input).
+    fn rewrite_to(command: &str, failed: bool) -> (Reply, Value) {
+        let reply = Reply {
+            updated_input: json!({"command": command}).as_object().cloned(),
+            failed,
+            ..Reply::default()
+        };
+        let result = json!({"action": "modify",
+            "call": {"arguments": {"command": command, "description": null}}});
+        (reply, result)
+    }
+
+    #[test]
+    fn a_failed_hooks_rewrite_is_answered_but_not_handed_to_the_next_hook() {
+        for sequential in [false, true] {
+            let mut run = Run::new();
+            run.origin.set_sequential(sequential);
+            let (reply, result) = rewrite_to("changed", true);
+            run.hook(reply, result);
+            assert_eq!(run.params["arguments"], json!({"command": "changed"}));
+            assert_eq!(
+                run.next()["tool_input"],
+                json!({"command": "ls", "description": "list"}),
+                "sequential: {sequential}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_sequential_group_merges_a_rewrite_over_the_arguments_for_the_next_hook() {
+        let mut run = Run::new();
+        run.origin.set_sequential(true);
+        let (reply, result) = rewrite_to("seq", false);
+        run.hook(reply, result);
+        let seen = json!({"command": "seq", "description": "list"});
+        assert_eq!(run.next()["tool_input"], seen);
+        let (reply, result) = rewrite_to("again", false);
+        assert_eq!(run.hook(reply, result)["tool_input"], seen);
+        let again = json!({"command": "again", "description": "list"});
+        assert_eq!(run.next()["tool_input"], again);
+        // A rewrite by a hook of another dialect is handed on as the chain
+        // has it.
+        run.other(json!({"action": "modify", "call": {"arguments": {"command": "other"}}}));
+        assert_eq!(run.next()["tool_input"], json!({"command": "other"}));
+    }
+
+    #[test]
+    fn outside_a_sequential_group_the_next_hook_gets_the_chains_rewrite() {
+        let mut run = Run::new();
+        let (reply, result) = rewrite_to("changed", true);
+        run.hook(reply, result);
+        let (reply, result) = rewrite_to("composed", false);
+        run.hook(reply, result);
+        assert_eq!(run.next()["tool_input"], json!({"command": "composed"}));
     }
 }

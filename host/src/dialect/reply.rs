@@ -44,8 +44,10 @@ pub(crate) struct Reply {
     /// Gemini CLI's exit 1 with text: a failed hook whose text the agent
     /// shows as a warning.
     pub(crate) warned: Option<String>,
-    /// Gemini CLI's non-zero exit with JSON: the agent uses the answer and
-    /// still counts the hook as failed (it says so to the user).
+    /// The run did not exit 0, yet its answer is read (Gemini CLI reads
+    /// JSON at any exit): the agent uses the answer, hands none of it to
+    /// the next hook, and counts the hook as failed (it says so to the
+    /// user).
     pub(crate) failed: bool,
     /// The context was plain stdout, which some agents frame apart from
     /// JSON context (Claude Code: "hook success: ...").

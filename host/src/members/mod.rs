@@ -473,6 +473,12 @@ impl Member {
         matches!(&self.kind, MemberKind::Command(c) if c.is_own_hook(origin, stage, params))
     }
 
+    /// Whether it is a command hook that makes `origin`'s event run its
+    /// own hooks in sequence ([`CommandHook::makes_sequential`]).
+    pub(crate) fn makes_sequential(&self, origin: &Origin, stage: Stage, params: &Value) -> bool {
+        matches!(&self.kind, MemberKind::Command(c) if c.makes_sequential(origin, stage, params))
+    }
+
     /// Whether it is a project's command the user has not trusted, which
     /// never runs (`config::trust`).
     pub(crate) fn is_untrusted(&self) -> bool {

@@ -18,6 +18,10 @@ use crate::config::{CommandConfig, ModelConfig};
 struct Group {
     #[serde(default)]
     matcher: Option<String>,
+    /// Gemini CLI's `sequential`, of any type (only `true` counts); the
+    /// other agents have no such key.
+    #[serde(default)]
+    sequential: Option<Value>,
     hooks: Vec<Value>,
 }
 
@@ -84,6 +88,8 @@ pub(super) struct Spot<'a> {
     pub(super) group: usize,
     pub(super) index: usize,
     pub(super) at: String,
+    /// Its group says `sequential: true` (read by Gemini CLI only).
+    pub(super) sequential: bool,
 }
 
 /// Walks `{event: [{matcher, hooks: [handler]}]}` in the order written,
@@ -126,6 +132,7 @@ pub(super) fn groups(
                     group: i,
                     index: j,
                     at,
+                    sequential: group.sequential == Some(Value::Bool(true)),
                 };
                 let (run, key) = each(&spot, value).unwrap_or_else(|bad| (Run::Invalid(bad), None));
                 found.push(Found {

@@ -48,7 +48,11 @@ pub(super) fn read(root: &Value, _file: &File) -> Result<Vec<Found>, Bad> {
             h.name.as_deref().unwrap_or_default(),
             h.command.as_deref().unwrap_or_default()
         );
-        Ok((command(h, spot.event, &disabled, &spot.at)?, Some(key)))
+        let mut run = command(h, spot.event, &disabled, &spot.at)?;
+        if let Run::Hook(hook) = &mut run {
+            hook.sequential = spot.sequential;
+        }
+        Ok((run, Some(key)))
     }))
 }
 

@@ -444,7 +444,7 @@ trust_level = "trusted"
 }
 
 #[test]
-fn gemini_timeouts_are_milliseconds_and_disabled_names_are_skipped() {
+fn gemini_timeouts_are_milliseconds_sequential_groups_kept_and_disabled_names_skipped() {
     let dir = scratch("gemini");
     write(
         &dir,
@@ -477,10 +477,10 @@ fn gemini_timeouts_are_milliseconds_and_disabled_names_are_skipped() {
     assert_eq!(sec.env["MODE"], "strict");
     assert_eq!(sec.matcher.as_deref(), Some("write_file|replace"));
     assert_eq!(sec.on_error, Some(CommandOnError::Warn));
-    assert_eq!(
-        hook(&c, "import-002-gemini-cli-AfterAgent").timeout_ms,
-        Some(1)
-    );
+    assert!(sec.sequential, "its group says `sequential: true`");
+    let after = hook(&c, "import-002-gemini-cli-AfterAgent");
+    assert_eq!(after.timeout_ms, Some(1));
+    assert!(!after.sequential);
     assert_eq!(c.skipped.len(), 1);
     assert!(c.skipped[0].why.contains("`noisy`"), "{}", c.skipped[0].why);
 }

@@ -68,6 +68,8 @@ pub struct CommandHook {
     loop_limit: Option<u32>,
     /// docker-agent's `strict_output`.
     strict: bool,
+    /// Gemini CLI's `sequential` definition.
+    sequential: bool,
     tool_names: Arc<BTreeMap<String, String>>,
     /// Where an HTTP hook (`url`) POSTs instead of spawning.
     #[cfg(feature = "remote")]
@@ -129,6 +131,7 @@ impl CommandHook {
             on_error: config.on_error,
             loop_limit: config.loop_limit,
             strict: config.strict_output,
+            sequential: config.sequential,
             tool_names,
             #[cfg(feature = "remote")]
             http: http_target(config)?,
@@ -296,6 +299,30 @@ impl CommandHook {
             .is_some_and(|row| origin.owns(self.spec, row))
     }
 
+    /// One call of native `event` with the chain's `params`, as this hook
+    /// reads it.
+    fn call_for<'a>(&'a self, event: &'static Event, params: &'a Value) -> Call<'a> {
+        Call {
+            spec: self.spec,
+            event,
+            params,
+            dir: &self.program.dir,
+            names: &self.tool_names,
+        }
+    }
+
+    /// Whether it is an own hook of `origin`'s event, selected for this
+    /// call and written in a sequential definition: one is enough for its
+    /// agent to run all of the event's hooks in sequence (Gemini CLI's
+    /// `hookPlanner.ts`).
+    pub(crate) fn makes_sequential(&self, origin: &Origin, stage: Stage, params: &Value) -> bool {
+        let Some(event) = self.event_for(stage, params).filter(|_| self.sequential) else {
+            return false;
+        };
+        let call = self.call_for(event, params);
+        origin.owns(self.spec, event) && self.selects(&call)
+    }
+
     /// [`CommandHook::call`] for a run answering an agent's own event
     /// (`origin`): a hook of that agent's dialect and event reads the
     /// event as the agent sent it, and every hook notes what it says
@@ -311,13 +338,7 @@ impl CommandHook {
         let Some(event) = self.event_for(stage, params) else {
             return Ok(neutral());
         };
-        let call = Call {
-            spec: self.spec,
-            event,
-            params,
-            dir: &self.program.dir,
-            names: &self.tool_names,
-        };
+        let call = self.call_for(event, params);
         if !self.selects(&call) {
             return Ok(neutral());
         }
@@ -414,6 +435,7 @@ impl CommandHook {
         let result = answering.answer(reply).map_err(protocol)?;
         if let Some((o, noted)) = noted {
             o.note(call.spec, call.event, &noted);
+            o.hand_on(call, input, &noted, &result);
         }
         Ok(result)
     }
@@ -444,13 +466,7 @@ impl CommandHook {
             tracing::debug!(hook = %self.name, event, "prompt hook not asked: the event takes no answer");
             return (None, None);
         }
-        let call = Call {
-            spec: self.spec,
-            event: row,
-            params: &params,
-            dir: &self.program.dir,
-            names: &self.tool_names,
-        };
+        let call = self.call_for(row, &params);
         if !self.selects(&call) {
             return (None, None);
         }

@@ -10,20 +10,9 @@ use tokio::time::Instant;
 use super::CommandHook;
 use super::run::Finished;
 use crate::dialect::spec::Event;
-use crate::dialect::stdin::Call;
 use crate::error::CallError;
 
 impl CommandHook {
-    fn call_for<'a>(&'a self, event: &'static Event, params: &'a Value) -> Call<'a> {
-        Call {
-            spec: self.spec,
-            event,
-            params,
-            dir: &self.program.dir,
-            names: &self.tool_names,
-        }
-    }
-
     /// The stdin hookhost sends this hook at `event` for `params` (a
     /// stage's params, or `{event, meta, payload}` for a lifecycle event).
     pub(crate) fn render(&self, event: &'static Event, params: &Value) -> Value {
