@@ -412,3 +412,28 @@ async fn before_llm_controls_tool_definition_mutation() {
     assert_eq!(got["tools"], request["tools"]);
     assert_eq!(got["tools"][0]["function"]["description"], "create issue");
 }
+
+/// PicoClaw leaves a hook off unless its config says `"enabled": true`
+/// (Go's zero value); a PicoClaw file read by hookhost does the same, for
+/// process hooks and builtins, while TOML keeps its default of on.
+#[test]
+fn a_hook_without_enabled_is_off_in_a_picoclaw_config() {
+    let mut unsaid = helper("rewrite", None, &[], &["before_tool"]);
+    unsaid.as_object_mut().unwrap().remove("enabled");
+    let config = load(json!({"processes": {"unsaid": unsaid,
+        "said": helper("rewrite", None, &[], &["before_tool"])},
+        "builtins": {"deny_tools": {"config": {"tools": ["echo_text"]}}}}));
+    assert!(!config.processes["unsaid"].enabled);
+    assert!(config.processes["said"].enabled);
+    assert!(!config.builtins["deny_tools"].enabled);
+
+    let dir = scratch();
+    let toml = dir.join("hooks.toml");
+    std::fs::write(
+        &toml,
+        "[hooks.builtins.deny_tools]\nconfig = { tools = [\"echo_text\"] }\n",
+    )
+    .unwrap();
+    let config = Config::load(&toml).unwrap();
+    assert!(config.builtins["deny_tools"].enabled);
+}

@@ -525,8 +525,11 @@ impl Config {
         src: &Source<'_>,
         raw: BTreeMap<String, Value>,
     ) -> Result<(), ConfigError> {
-        for (name, raw) in raw {
+        for (name, mut raw) in raw {
             let at = format!("builtin `{name}`");
+            if self.format == Format::PicoClaw {
+                picoclaw::off_unless_enabled("builtin", &name, &mut raw);
+            }
             let b: BuiltinConfig = src.decode(&at, raw)?;
             src.filter(&at, b.matcher.as_deref(), b.condition.as_deref())?;
             validate::scope_and_gate(&b.scope, b.quality_gate(), b.intercept.as_deref())

@@ -13,8 +13,9 @@
 //! - a builtin hookhost does not have (one of PicoClaw's Go builtins) is
 //!   skipped with a warning ([`super::Config::skip_unknown_builtins`]).
 //!
-//! A hook with no `enabled` key stays on (the file is hookhost's own JSON
-//! format too), with a warning, since PicoClaw would leave it off.
+//! - a process hook or builtin with no `enabled` key is off, as PicoClaw
+//!   leaves it (its Go config's `Enabled` is false unless written), with a
+//!   warning that says how to turn it on.
 
 use serde_json::Value;
 
@@ -38,21 +39,31 @@ pub(super) fn defaults(raw: &mut Value) {
     });
 }
 
-/// Rewrites one `hooks.processes.NAME` section the way PicoClaw reads it;
-/// warns when it has no `enabled` key.
+/// Rewrites one `hooks.processes.NAME` section the way PicoClaw reads it.
 pub(super) fn process(name: &str, raw: &mut Value) {
+    off_unless_enabled("hook", name, raw);
+    let Some(map) = raw.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Array(list)) = map.get_mut("intercept") {
+        *list = intercept(list);
+    }
+}
+
+/// A hook (`kind` names which: "hook", "builtin") with no `enabled` key
+/// is off, as PicoClaw leaves it, with a warning: running a hook the agent
+/// would not run is not hookhost's to decide.
+pub(super) fn off_unless_enabled(kind: &str, name: &str, raw: &mut Value) {
     let Some(map) = raw.as_object_mut() else {
         return;
     };
     if !map.contains_key("enabled") {
         tracing::warn!(
             hook = %name,
-            "hook `{name}` has no `enabled` key: PicoClaw would leave it off, hookhost runs it; \
-             write \"enabled\": false to keep it off"
+            "{kind} `{name}` has no `enabled` key: off, as PicoClaw leaves it; \
+             write \"enabled\": true to run it"
         );
-    }
-    if let Some(Value::Array(list)) = map.get_mut("intercept") {
-        *list = intercept(list);
+        map.insert("enabled".into(), Value::Bool(false));
     }
 }
 
