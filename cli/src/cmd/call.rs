@@ -9,7 +9,10 @@ use hookhost::Host;
 use hookhost_protocol::{LifecycleEvent, LifecycleParams, Stage};
 use serde_json::Value;
 
-use super::{terminated, usage_error};
+use crate::shared::config::load_config;
+use crate::shared::exit::usage_error;
+use crate::shared::signal::terminated;
+use crate::shared::table::table_lines;
 
 /// Run one stage through the chain and print the merged result as JSON.
 #[derive(Args)]
@@ -80,7 +83,7 @@ pub async fn run(args: CallArgs) -> ExitCode {
     {
         return usage_error(format!("--input: {e}"));
     }
-    let mut config = match super::load_config(&args.config) {
+    let mut config = match load_config(&args.config) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
@@ -163,13 +166,13 @@ fn print_stats(host: &Host) {
         ]);
     }
     let lines = match models {
-        true => super::check::table_lines(&rows),
+        true => table_lines(&rows),
         false => {
             let short: Vec<[String; 10]> = rows
                 .iter()
                 .map(|r| std::array::from_fn(|i| r[i].clone()))
                 .collect();
-            super::check::table_lines(&short)
+            table_lines(&short)
         }
     };
     for line in lines {

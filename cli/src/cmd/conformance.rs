@@ -10,7 +10,7 @@ use hookhost::protocol::Stage;
 use hookhost::{ConformanceCommandOptions as CommandOptions, Dialect, conformance_command};
 use hookhost::{ConformanceOptions as Options, ConformanceReport as Report, ConformanceStatus};
 
-use super::usage_error;
+use crate::shared::exit::usage_error;
 
 /// Spawn a hook and check it against protocol v1, one line per check.
 #[derive(Args)]

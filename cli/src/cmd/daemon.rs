@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::net::UnixListener;
 
-use super::paths;
+use crate::shared::paths;
 use crate::sidecar::Sidecar;
 
 /// How often the watched files are looked at.

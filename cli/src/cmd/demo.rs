@@ -13,9 +13,10 @@ use hookhost::{Config, HookKind, HookStatus, HookTrace, Host};
 use hookhost_protocol::{Decision, Outcome, Stage};
 use serde_json::{Value, json};
 
-use super::check::print_table;
-use super::term::sanitize as safe;
-use super::usage_error;
+use crate::shared::config::load_config;
+use crate::shared::exit::usage_error;
+use crate::shared::table::print_table;
+use crate::shared::term::sanitize as safe;
 
 /// The example hooks' config, compiled in; its paths are resolved against
 /// the repository's `examples/` folder.
@@ -114,7 +115,7 @@ fn examples_dir() -> PathBuf {
 
 fn load(args: &DemoArgs) -> Result<Config, String> {
     match &args.config {
-        Some(path) => super::load_config(path),
+        Some(path) => load_config(path),
         None => {
             let dir = examples_dir();
             if !dir.join("python").is_dir() {

@@ -23,7 +23,7 @@ use std::sync::Mutex;
 
 use tracing_subscriber::EnvFilter;
 
-use super::paths;
+use crate::shared::paths;
 
 /// The environment variable that sets the log's level and, for the relay,
 /// sends its log to stderr.

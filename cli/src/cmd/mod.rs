@@ -1,22 +1,20 @@
-//! Subcommands of the `hookhost` binary. Exit codes: 0 done, 1 a check
-//! failed, 2 a usage or config error (one line on stderr).
+//! Subcommands of the `hookhost` binary, and the dispatcher that runs one.
+//! Exit codes: 0 done, 1 a check failed, 2 a usage or config error (one
+//! line on stderr, [`crate::shared::exit`]). What the subcommands share is
+//! in [`crate::shared`], not here.
 
 mod call;
 mod check;
-mod client;
 mod conformance;
 mod daemon;
 mod demo;
 mod install;
-mod limits;
 mod logging;
-mod paths;
 mod probe;
 mod relay;
 mod replay;
 mod serve;
 mod status;
-mod term;
 mod trust;
 mod unit;
 
@@ -24,8 +22,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Exit code for usage and config errors.
-pub const EXIT_USAGE: u8 = 2;
+use crate::shared::limits;
 
 #[derive(Parser)]
 #[command(
@@ -139,50 +136,5 @@ async fn reap_adopted() {
     loop {
         tokio::time::sleep(std::time::Duration::from_secs(2)).await;
         hookhost::reap_adopted_zombies();
-    }
-}
-
-/// Loads a config and builds each enabled builtin once, so that an unknown
-/// builtin or a bad builtin `config` is a config error (exit 2) rather
-/// than a hook that fails every call.
-pub fn load_config(path: &std::path::Path) -> Result<hookhost::Config, String> {
-    let mut config = hookhost::Config::load(path).map_err(|e| e.to_string())?;
-    let registry = hookhost::BuiltinRegistry::with_defaults();
-    // A PicoClaw config's Go builtins are skipped and listed, not refused.
-    config.skip_unknown_builtins(|name| registry.contains(name));
-    for (name, b) in config.builtins.iter().filter(|(_, b)| b.enabled) {
-        registry
-            .build(name, &b.config)
-            .map_err(|e| format!("{}: builtin `{name}`: {e}", path.display()))?;
-    }
-    Ok(config)
-}
-
-/// Prints a usage/config error and returns exit code 2.
-pub fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("hookhost: {msg}");
-    ExitCode::from(EXIT_USAGE)
-}
-
-/// Resolves when the process gets SIGINT or SIGTERM.
-pub fn terminated() -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    // Registered now, not at the first poll: a SIGTERM that comes right
-    // after `serve` printed its address must not meet the default action.
-    let term = signal(SignalKind::terminate()).ok();
-    let int = signal(SignalKind::interrupt()).ok();
-    async move {
-        let wait = |s: Option<tokio::signal::unix::Signal>| async move {
-            match s {
-                Some(mut s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = wait(int) => {}
-            _ = wait(term) => {}
-        }
     }
 }

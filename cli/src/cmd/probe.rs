@@ -11,7 +11,7 @@ use hookhost::protocol::Stage;
 use hookhost::protocol::event::EventPattern;
 use hookhost::{ProbeOptions, ProbeReport, probe};
 
-use super::usage_error;
+use crate::shared::exit::usage_error;
 
 /// Run as a hook under a host and check what the host sends against
 /// protocol v1; print a report at exit.

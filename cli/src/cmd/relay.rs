@@ -30,7 +30,9 @@ use clap::{Args, ValueEnum};
 use hookhost::{Config, Dialect, ForeignEvent, Host, NativeAnswer};
 use serde_json::Value;
 
-use super::{client, paths, terminated};
+use crate::shared::config::load_config;
+use crate::shared::signal::terminated;
+use crate::shared::{client, paths};
 
 /// The largest event read from stdin.
 const MAX_EVENT_BYTES: u64 = 16 * 1024 * 1024;
@@ -272,7 +274,7 @@ fn load(dialect: Dialect, path: &Path) -> Result<Config, String> {
     if Config::is_settings_file(dialect, path) {
         return Config::import(dialect, path).map_err(|e| e.to_string());
     }
-    super::load_config(path)
+    load_config(path)
 }
 
 /// The variables the agent set for this hook run that only it knows

@@ -13,7 +13,8 @@ use hookhost_protocol::Stage;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::usage_error;
+use crate::shared::config::load_config;
+use crate::shared::exit::usage_error;
 
 /// Replay JSONL stage calls and events through the configured hooks.
 #[derive(Args)]
@@ -51,7 +52,7 @@ struct EventLine {
 }
 
 pub async fn run(args: ReplayArgs) -> ExitCode {
-    let config = match super::load_config(&args.config) {
+    let config = match load_config(&args.config) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };

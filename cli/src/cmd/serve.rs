@@ -20,7 +20,11 @@ use hookhost::Host;
 use hookhost::LogBudget;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::{daemon, usage_error};
+use super::daemon;
+use crate::shared::config::load_config;
+use crate::shared::exit::usage_error;
+use crate::shared::signal::terminated;
+use crate::shared::{limits, paths};
 
 /// Serve the merged chain to an agent over JSON-RPC (spec/sidecar.md).
 #[derive(Args)]
@@ -100,7 +104,7 @@ impl ServeArgs {
     /// The socket to serve, when asked for.
     fn socket(&self) -> Option<PathBuf> {
         let chosen = self.socket.as_ref()?;
-        Some(chosen.clone().unwrap_or_else(super::paths::default_socket))
+        Some(chosen.clone().unwrap_or_else(paths::default_socket))
     }
 }
 
@@ -112,11 +116,8 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return usage_error(format!("serve: {e}")),
     };
-    let path = args
-        .config
-        .clone()
-        .unwrap_or_else(super::paths::default_config);
-    let config = match super::load_config(&path) {
+    let path = args.config.clone().unwrap_or_else(paths::default_config);
+    let config = match load_config(&path) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
@@ -128,7 +129,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     let sources = config.sources.clone();
     let host = Host::start(config).await;
     let from = ReloadFrom::File(path);
-    let sidecar = Sidecar::new(host.clone(), from, super::load_config, sources);
+    let sidecar = Sidecar::new(host.clone(), from, load_config, sources);
     let mut background = tokio::task::JoinSet::new();
     background.spawn(reload_on_sighup(sidecar.clone()));
     if !args.no_watch && !args.stdio {
@@ -155,7 +156,7 @@ async fn serve_stdio(sidecar: Arc<Sidecar>) -> ExitCode {
     };
     let served = tokio::select! {
         r = crate::sidecar::serve(sidecar, input, output) => r,
-        _ = super::terminated() => Ok(()),
+        _ = terminated() => Ok(()),
     };
     match served {
         Ok(()) => ExitCode::SUCCESS,
@@ -175,7 +176,7 @@ async fn serve_network(
     claim: Option<&daemon::Claim>,
 ) -> ExitCode {
     // Watched before an address is printed: whoever reads it may signal.
-    let terminated = super::terminated();
+    let terminated = terminated();
     let mut servers = tokio::task::JoinSet::new();
     if let (Some(addr), Some(options)) = (args.listen, options) {
         let listener = match tokio::net::TcpListener::bind(addr).await {
@@ -228,8 +229,8 @@ fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
     if let Some(path) = &args.token_file {
         admission = admission.token(read_token(path)?);
     } else if args.socket.is_some() {
-        let path = super::paths::default_token_file();
-        let token = super::paths::ensure_token(&path)?;
+        let path = paths::default_token_file();
+        let token = paths::ensure_token(&path)?;
         admission = admission.token(token.into_bytes());
     } else if !addr.ip().is_loopback() {
         return Err(format!(
@@ -329,7 +330,7 @@ fn refusal_log() -> &'static LogBudget {
 /// How many connections fit in the descriptor limit, leaving room for the
 /// hooks (pipes, command hooks spawned per call, remotes) and the log.
 fn connection_cap(hooks: usize) -> usize {
-    let soft = super::limits::nofile().unwrap_or(1024);
+    let soft = limits::nofile().unwrap_or(1024);
     let reserve = 128 + 8 * hooks as u64;
     let room = usize::try_from(soft.saturating_sub(reserve)).unwrap_or(usize::MAX);
     let cap = room.clamp(1, crate::sidecar::MAX_CONNECTIONS);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::Value;
 
-use super::{client, paths};
+use crate::shared::{client, paths};
 
 /// Show the running daemon's hooks, their state and per-agent call counts.
 #[derive(Args)]

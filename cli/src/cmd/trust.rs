@@ -12,8 +12,9 @@ use hookhost::trust::{ProjectHook, Trust, TrustStore, TrustedHook, describe, sho
 use hookhost::{Config, Dialect};
 use serde_json::json;
 
-use super::check::print_table;
-use super::{paths, usage_error};
+use crate::shared::exit::usage_error;
+use crate::shared::paths;
+use crate::shared::table::print_table;
 
 /// Review, approve and revoke the commands that a project's files name.
 #[derive(Args)]

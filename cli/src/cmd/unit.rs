@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{paths, usage_error};
+use crate::shared::exit::usage_error;
+use crate::shared::paths;
 
 /// The address agents' HTTP hooks are pointed at by `hookhost install`.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7070";

@@ -25,12 +25,12 @@ use std::path::{Path, PathBuf};
 use hookhost::Dialect;
 use serde_json::{Map, Value};
 
-use super::super::paths;
 use super::file::Doc;
 use super::plan::Step;
 use super::route::{is_ours, words};
 use super::shape::{self, Taken};
 use super::target::{Scope, Shape};
+use crate::shared::paths;
 
 /// A handler left in the agent's file, and why.
 pub(super) struct Left {

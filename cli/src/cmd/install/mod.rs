@@ -25,7 +25,8 @@ use clap::{Args, ValueEnum};
 use hookhost::Dialect;
 use serde_json::Value;
 
-use super::{paths, usage_error};
+use crate::shared::exit::usage_error;
+use crate::shared::paths;
 use file::Doc;
 use plan::Step;
 use route::{Route, Via};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 use hookhost::Dialect;
 
-use super::super::paths;
+use crate::shared::paths;
 
 /// The agents install knows how to route.
 pub(super) const AGENTS: [Dialect; 5] = [

@@ -1,0 +1,18 @@
+//! What the subcommands share, and nothing that knows a subcommand: loading
+//! a config, the exit code of a usage error, waiting for SIGINT/SIGTERM,
+//! printing (the `out!` macros, terminal-safe text, aligned tables), where
+//! the per-user files live, the descriptor limit, and the daemon's client.
+//! The dispatcher (`cmd/mod.rs`) only dispatches; a subcommand reaches here
+//! rather than back up to it or across to another subcommand.
+
+#[macro_use]
+mod output;
+
+pub mod client;
+pub mod config;
+pub mod exit;
+pub mod limits;
+pub mod paths;
+pub mod signal;
+pub mod table;
+pub mod term;
