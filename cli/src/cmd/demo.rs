@@ -10,6 +10,7 @@ use clap::Args;
 use hookhost::protocol::chain::StepOutcome;
 use hookhost::protocol::event::RuntimeEvent;
 use hookhost::{Config, HookKind, HookStatus, HookTrace, Host};
+use hookhost_protocol::chain::ParamsError;
 use hookhost_protocol::{Decision, Outcome, Stage};
 use serde_json::{Value, json};
 
@@ -199,6 +200,35 @@ pub async fn run(args: DemoArgs) -> ExitCode {
         "{}",
         st.bold("hookhost demo: a scripted agent session through the example hooks")
     );
+    let Some(host) = start(config, &st).await else {
+        return ExitCode::FAILURE;
+    };
+    let mut rows = vec![[
+        "#".to_string(),
+        "tool call".into(),
+        "decision".into(),
+        "by".into(),
+        "hook time".into(),
+    ]];
+    for (i, step) in SESSION.iter().enumerate() {
+        match play(&host, &st, i + 1, step).await {
+            Ok(verdict) => rows.push(conclude(&st, i + 1, step, verdict)),
+            Err(e) => {
+                host.shutdown().await;
+                return usage_error(e);
+            }
+        }
+    }
+    host.shutdown().await;
+    outln!();
+    outln!("{}", st.bold("Summary"));
+    print_table(&rows);
+    ExitCode::SUCCESS
+}
+
+/// Starts the hooks and says which are ready and how fast; `None`, with
+/// each failure named and the hooks stopped, when one did not start.
+async fn start(config: Config, st: &Style) -> Option<Host> {
     let started = Instant::now();
     let host = Host::start(config).await;
     let ready: Vec<String> = host
@@ -216,197 +246,247 @@ pub async fn run(args: DemoArgs) -> ExitCode {
             ready.join(", ")
         ))
     );
-    if !host.start_failures().is_empty() {
-        for f in host.start_failures() {
-            outln!(
-                "{} hook `{}` did not start: {}",
-                st.red("✗"),
-                safe(&f.hook),
-                safe(&f.error.to_string())
-            );
-        }
-        host.shutdown().await;
-        return ExitCode::FAILURE;
+    let failures = host.start_failures();
+    if failures.is_empty() {
+        return Some(host);
     }
-    let mut rows = vec![[
-        "#".to_string(),
-        "tool call".into(),
-        "decision".into(),
-        "by".into(),
-        "hook time".into(),
-    ]];
-    for (i, step) in SESSION.iter().enumerate() {
-        outln!();
+    for f in failures {
         outln!(
-            "{} {} {}",
-            st.bold(&format!("[{}]", i + 1)),
-            st.dim("shell"),
-            st.bold(step.command)
+            "{} hook `{}` did not start: {}",
+            st.red("✗"),
+            safe(&f.hook),
+            safe(&f.error.to_string())
         );
-        let mut spent = Duration::ZERO;
-        let call = json!({"tool": "shell", "arguments": {"command": step.command}});
-        event(&host, "agent.tool.requested", call.clone());
-
-        let begun = Instant::now();
-        let before = host.run_stage_traced(Stage::BeforeTool, call.clone()).await;
-        let took = begun.elapsed();
-        spent += took;
-        let (outcome, trace) = match before {
-            Ok(x) => x,
-            Err(e) => {
-                host.shutdown().await;
-                return usage_error(e);
-            }
-        };
-        outln!("{}", stage_line(&st, Stage::BeforeTool, &trace, took));
-        let (decision, by, final_call) = match outcome {
-            Outcome::DenyTool { reason, by } => {
-                outln!("    {} {}", st.red("⛔ denied:"), safe(&reason));
-                (st.red("denied"), by, None)
-            }
-            Outcome::Abort { reason, by, .. } => {
-                outln!("    {} {}", st.red("⛔ aborted:"), safe(&reason));
-                (st.red("aborted"), by, None)
-            }
-            Outcome::Refused { reason, by } => {
-                (st.red(&format!("refused: {}", safe(&reason))), by, None)
-            }
-            // A lifecycle outcome; not reachable at before_tool.
-            Outcome::Blocked { reason, by } => {
-                (st.red(&format!("blocked: {}", safe(&reason))), by, None)
-            }
-            Outcome::Lifecycle { .. } => (st.green("continued"), String::new(), None),
-            Outcome::Respond { result, by } => {
-                outln!(
-                    "    {} {:?}",
-                    st.green("↩ answered by a hook, the tool did not run:"),
-                    first_line(&result.for_llm)
-                );
-                (st.green("answered from cache"), by, None)
-            }
-            Outcome::Ask { reason, by, .. } => {
-                outln!(
-                    "    {} {}",
-                    st.yellow("? the user is asked:"),
-                    safe(&reason)
-                );
-                (st.yellow("asked"), by, None)
-            }
-            Outcome::Continue {
-                params, modified, ..
-            }
-            | Outcome::Allow {
-                params, modified, ..
-            } => {
-                let rewritten_by = last_modifier(&trace);
-                if modified {
-                    let now = params["arguments"]["command"]
-                        .as_str()
-                        .unwrap_or("?")
-                        .to_string();
-                    outln!(
-                        "    {} {} {} {}",
-                        st.yellow("✎ rewritten:"),
-                        step.command,
-                        st.dim("→"),
-                        st.bold(&safe(&now))
-                    );
-                }
-                let label = if modified {
-                    st.yellow("rewritten")
-                } else {
-                    st.green("allowed")
-                };
-                (label, rewritten_by, Some(params))
-            }
-        };
-        let mut decision = decision;
-        let mut by = by;
-        if let Some(call) = final_call {
-            let begun = Instant::now();
-            let approval = host
-                .run_stage_traced(Stage::ApproveTool, call.clone())
-                .await;
-            let took = begun.elapsed();
-            spent += took;
-            let approved = match approval {
-                Ok((outcome, trace)) => {
-                    outln!("{}", stage_line(&st, Stage::ApproveTool, &trace, took));
-                    match outcome {
-                        Outcome::Refused { reason, by: who } => {
-                            outln!("    {} {}", st.red("⛔ refused:"), safe(&reason));
-                            decision = st.red("refused");
-                            by = who;
-                            false
-                        }
-                        _ => true,
-                    }
-                }
-                Err(_) => false,
-            };
-            if approved {
-                event(&host, "agent.tool.exec_start", call.clone());
-                let mut result = call.clone();
-                result["result"] = json!({"for_llm": step.output});
-                result["duration_ms"] = json!(1);
-                outln!(
-                    "    {:<13}{} {:?}",
-                    "tool runs",
-                    st.dim("(fake) prints"),
-                    first_line(step.output)
-                );
-                let begun = Instant::now();
-                let after = host.run_stage_traced(Stage::AfterTool, result).await;
-                let took = begun.elapsed();
-                spent += took;
-                if let Ok((outcome, trace)) = after {
-                    outln!("{}", stage_line(&st, Stage::AfterTool, &trace, took));
-                    if let Outcome::Continue {
-                        params,
-                        modified: true,
-                        ..
-                    } = outcome
-                    {
-                        let text = params["result"]["for_llm"].as_str().unwrap_or("");
-                        outln!(
-                            "    {} {:?}",
-                            st.yellow("✎ output rewritten, the model sees:"),
-                            text
-                        );
-                        decision = st.yellow("output redacted");
-                        by = last_modifier(&trace);
-                    }
-                }
-                event(
-                    &host,
-                    "agent.tool.exec_end",
-                    json!({"command": step.command}),
-                );
-            }
-        }
-        outln!(
-            "    {} {}{}",
-            st.bold("⇒"),
-            decision,
-            if by.is_empty() {
-                String::new()
-            } else {
-                st.dim(&format!(" (by {})", safe(&by)))
-            }
-        );
-        rows.push([
-            (i + 1).to_string(),
-            step.command.to_string(),
-            strip_ansi(&decision),
-            if by.is_empty() { "-".into() } else { by },
-            format!("{:.1} ms", spent.as_secs_f64() * 1e3),
-        ]);
     }
     host.shutdown().await;
+    None
+}
+
+/// What one tool call came to: the decision shown, the hook it came from
+/// (empty when none decided), and the time the hooks took over it.
+struct Verdict {
+    decision: String,
+    by: String,
+    spent: Duration,
+}
+
+/// Plays the `n`th tool call of the session: before_tool, then, when the
+/// call may run, approve_tool, the fake tool and after_tool, printing
+/// each stage. `Err` when the chain refused the call's params.
+async fn play(host: &Host, st: &Style, n: usize, step: &Step) -> Result<Verdict, ParamsError> {
     outln!();
-    outln!("{}", st.bold("Summary"));
-    print_table(&rows);
-    ExitCode::SUCCESS
+    outln!(
+        "{} {} {}",
+        st.bold(&format!("[{n}]")),
+        st.dim("shell"),
+        st.bold(step.command)
+    );
+    let mut spent = Duration::ZERO;
+    let call = json!({"tool": "shell", "arguments": {"command": step.command}});
+    event(host, "agent.tool.requested", call.clone());
+    let (outcome, trace) = run_stage(host, st, Stage::BeforeTool, call, &mut spent).await?;
+    let (decision, by, may_run) = decide(st, step, outcome, &trace);
+    let mut verdict = Verdict {
+        decision,
+        by,
+        spent,
+    };
+    if let Some(call) = may_run {
+        run_tool(host, st, step, call, &mut verdict).await;
+    }
+    Ok(verdict)
+}
+
+/// Runs one stage, adds the time it took to `spent` and, when it ran,
+/// prints its line; what the chain decided, with each hook's part.
+async fn run_stage(
+    host: &Host,
+    st: &Style,
+    stage: Stage,
+    params: Value,
+    spent: &mut Duration,
+) -> Result<(Outcome, Vec<HookTrace>), ParamsError> {
+    let begun = Instant::now();
+    let result = host.run_stage_traced(stage, params).await;
+    let took = begun.elapsed();
+    *spent += took;
+    if let Ok((_, trace)) = &result {
+        outln!("{}", stage_line(st, stage, trace, took));
+    }
+    result
+}
+
+/// What before_tool's outcome means for the call, as the demo shows it:
+/// the decision, the hook it came from, and the params the tool runs with
+/// when it may run.
+fn decide(
+    st: &Style,
+    step: &Step,
+    outcome: Outcome,
+    trace: &[HookTrace],
+) -> (String, String, Option<Value>) {
+    match outcome {
+        Outcome::DenyTool { reason, by } => {
+            outln!("    {} {}", st.red("⛔ denied:"), safe(&reason));
+            (st.red("denied"), by, None)
+        }
+        Outcome::Abort { reason, by, .. } => {
+            outln!("    {} {}", st.red("⛔ aborted:"), safe(&reason));
+            (st.red("aborted"), by, None)
+        }
+        Outcome::Refused { reason, by } => {
+            (st.red(&format!("refused: {}", safe(&reason))), by, None)
+        }
+        // A lifecycle outcome; not reachable at before_tool.
+        Outcome::Blocked { reason, by } => {
+            (st.red(&format!("blocked: {}", safe(&reason))), by, None)
+        }
+        Outcome::Lifecycle { .. } => (st.green("continued"), String::new(), None),
+        Outcome::Respond { result, by } => {
+            outln!(
+                "    {} {:?}",
+                st.green("↩ answered by a hook, the tool did not run:"),
+                first_line(&result.for_llm)
+            );
+            (st.green("answered from cache"), by, None)
+        }
+        Outcome::Ask { reason, by, .. } => {
+            outln!(
+                "    {} {}",
+                st.yellow("? the user is asked:"),
+                safe(&reason)
+            );
+            (st.yellow("asked"), by, None)
+        }
+        Outcome::Continue {
+            params, modified, ..
+        }
+        | Outcome::Allow {
+            params, modified, ..
+        } => let_through(st, step, params, modified, trace),
+    }
+}
+
+/// A call before_tool lets through: "allowed", or "rewritten" with the
+/// command it now runs and the hook that rewrote it.
+fn let_through(
+    st: &Style,
+    step: &Step,
+    params: Value,
+    modified: bool,
+    trace: &[HookTrace],
+) -> (String, String, Option<Value>) {
+    let rewritten_by = last_modifier(trace);
+    if modified {
+        let now = params["arguments"]["command"]
+            .as_str()
+            .unwrap_or("?")
+            .to_string();
+        outln!(
+            "    {} {} {} {}",
+            st.yellow("✎ rewritten:"),
+            step.command,
+            st.dim("→"),
+            st.bold(&safe(&now))
+        );
+    }
+    let label = if modified {
+        st.yellow("rewritten")
+    } else {
+        st.green("allowed")
+    };
+    (label, rewritten_by, Some(params))
+}
+
+/// Asks approve_tool about a call before_tool let through and, when it is
+/// approved, runs the fake tool and after_tool on its output; a refusal
+/// or a redacted output becomes the verdict.
+async fn run_tool(host: &Host, st: &Style, step: &Step, call: Value, verdict: &mut Verdict) {
+    if !approve(host, st, &call, verdict).await {
+        return;
+    }
+    event(host, "agent.tool.exec_start", call.clone());
+    let mut result = call;
+    result["result"] = json!({"for_llm": step.output});
+    result["duration_ms"] = json!(1);
+    outln!(
+        "    {:<13}{} {:?}",
+        "tool runs",
+        st.dim("(fake) prints"),
+        first_line(step.output)
+    );
+    after_tool(host, st, result, verdict).await;
+    event(
+        host,
+        "agent.tool.exec_end",
+        json!({"command": step.command}),
+    );
+}
+
+/// approve_tool: whether the call may run. A refusal is the verdict; a
+/// stage that could not run keeps the tool from running too.
+async fn approve(host: &Host, st: &Style, call: &Value, verdict: &mut Verdict) -> bool {
+    let stage = Stage::ApproveTool;
+    match run_stage(host, st, stage, call.clone(), &mut verdict.spent).await {
+        Ok((Outcome::Refused { reason, by }, _)) => {
+            outln!("    {} {}", st.red("⛔ refused:"), safe(&reason));
+            verdict.decision = st.red("refused");
+            verdict.by = by;
+            false
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    }
+}
+
+/// after_tool on the tool's output: an output a hook rewrote is shown as
+/// the model sees it, and is the verdict.
+async fn after_tool(host: &Host, st: &Style, result: Value, verdict: &mut Verdict) {
+    let stage = Stage::AfterTool;
+    let Ok((outcome, trace)) = run_stage(host, st, stage, result, &mut verdict.spent).await else {
+        return;
+    };
+    if let Outcome::Continue {
+        params,
+        modified: true,
+        ..
+    } = outcome
+    {
+        let text = params["result"]["for_llm"].as_str().unwrap_or("");
+        outln!(
+            "    {} {:?}",
+            st.yellow("✎ output rewritten, the model sees:"),
+            text
+        );
+        verdict.decision = st.yellow("output redacted");
+        verdict.by = last_modifier(&trace);
+    }
+}
+
+/// Prints the `n`th call's verdict and returns its row of the summary.
+fn conclude(st: &Style, n: usize, step: &Step, verdict: Verdict) -> [String; 5] {
+    let Verdict {
+        decision,
+        by,
+        spent,
+    } = verdict;
+    outln!(
+        "    {} {}{}",
+        st.bold("⇒"),
+        decision,
+        if by.is_empty() {
+            String::new()
+        } else {
+            st.dim(&format!(" (by {})", safe(&by)))
+        }
+    );
+    [
+        n.to_string(),
+        step.command.to_string(),
+        strip_ansi(&decision),
+        if by.is_empty() { "-".into() } else { by },
+        format!("{:.1} ms", spent.as_secs_f64() * 1e3),
+    ]
 }
 
 /// The last hook that rewrote the params, for the summary's "by" column.
