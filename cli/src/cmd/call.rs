@@ -1,11 +1,12 @@
 //! `hookhost call`: run one stage through the configured chain and print
 //! the merged verdict.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use hookhost::Host;
+use hookhost::{Config, Host};
+use hookhost_protocol::chain::ParamsError;
 use hookhost_protocol::{LifecycleEvent, LifecycleParams, Stage};
 use serde_json::Value;
 
@@ -41,79 +42,21 @@ pub struct CallArgs {
 }
 
 pub async fn run(args: CallArgs) -> ExitCode {
-    let (stage, event): (Stage, Option<LifecycleEvent>) = match args.stage.parse::<Stage>() {
-        Ok(Stage::Lifecycle) => {
-            return usage_error("give the lifecycle event itself as STAGE, e.g. session_start");
-        }
-        Ok(s) => (s, None),
-        Err(e) => match args.stage.parse::<LifecycleEvent>() {
-            Ok(ev) => (Stage::Lifecycle, Some(ev)),
-            Err(_) => {
-                return usage_error(format!("{e}, or a lifecycle event ({})", lifecycle_names()));
-            }
-        },
+    let request = match Request::of(&args) {
+        Ok(r) => r,
+        Err(e) => return usage_error(e),
     };
-    let text = match args.input.strip_prefix('@') {
-        Some(path) => match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => return usage_error(format!("--input @{path}: {e}")),
-        },
-        None => args.input.clone(),
-    };
-    let params: Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(e) => return usage_error(format!("--input is not valid JSON: {e}")),
-    };
-    let params = match event {
-        Some(ev) => {
-            let Value::Object(payload) = params else {
-                return usage_error("--input: a lifecycle event's payload must be a JSON object");
-            };
-            let mut p = LifecycleParams::new(ev);
-            p.payload = payload;
-            match serde_json::to_value(&p) {
-                Ok(v) => v,
-                Err(e) => return usage_error(format!("--input: {e}")),
-            }
-        }
-        None => params,
-    };
-    if event.is_none_or(LifecycleEvent::is_request)
-        && let Err(e) = hookhost_protocol::chain::validate_params(stage, &params)
-    {
-        return usage_error(format!("--input: {e}"));
-    }
-    let mut config = match load_config(&args.config) {
+    let config = match config_for(&args.config, &request) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
-    // One stage needs only the hooks configured for it; observers and the
-    // other stages' hooks would only add start-up time.
-    config
-        .processes
-        .retain(|_, p| p.intercept.contains(&stage) || (event.is_some() && !p.observe.is_empty()));
     let host = tokio::select! {
         h = Host::start(config) => h,
         _ = terminated() => return ExitCode::from(130),
     };
     // Start failures are already logged (with the hook's stderr tail).
-    let run = async {
-        match event.filter(|ev| !ev.is_request()) {
-            // A lifecycle event that is not a request only notifies:
-            // observers and the command hooks that list it.
-            Some(ev) => {
-                let payload = params["payload"].as_object().cloned().unwrap_or_default();
-                host.lifecycle(ev, payload).await;
-                Ok(serde_json::json!({"action": "continue"}))
-            }
-            None => host
-                .run_stage(stage, params)
-                .await
-                .map(|outcome| outcome.to_wire(stage)),
-        }
-    };
     let verdict = tokio::select! {
-        v = run => Some(v),
+        v = verdict(&host, request) => Some(v),
         _ = terminated() => None,
     };
     if args.stats && verdict.is_some() {
@@ -127,6 +70,105 @@ pub async fn run(args: CallArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Err(e)) => usage_error(format!("--input: {e}")),
+    }
+}
+
+/// The call the arguments ask for: a stage (or a lifecycle event) and its
+/// params, checked before any hook starts.
+struct Request {
+    stage: Stage,
+    /// The lifecycle event, when `stage` is `Stage::Lifecycle`.
+    event: Option<LifecycleEvent>,
+    params: Value,
+}
+
+impl Request {
+    /// Reads STAGE and --input; `Err` is the usage error to print.
+    fn of(args: &CallArgs) -> Result<Request, String> {
+        let (stage, event) = parse_stage(&args.stage)?;
+        let params = stage_params(event, read_input(&args.input)?)?;
+        if event.is_none_or(LifecycleEvent::is_request)
+            && let Err(e) = hookhost_protocol::chain::validate_params(stage, &params)
+        {
+            return Err(format!("--input: {e}"));
+        }
+        Ok(Request {
+            stage,
+            event,
+            params,
+        })
+    }
+}
+
+/// A stage name, or a lifecycle event's (as `Stage::Lifecycle` and the
+/// event); `lifecycle` alone names no event and is refused.
+fn parse_stage(name: &str) -> Result<(Stage, Option<LifecycleEvent>), String> {
+    match name.parse::<Stage>() {
+        Ok(Stage::Lifecycle) => {
+            Err("give the lifecycle event itself as STAGE, e.g. session_start".to_string())
+        }
+        Ok(s) => Ok((s, None)),
+        Err(e) => match name.parse::<LifecycleEvent>() {
+            Ok(ev) => Ok((Stage::Lifecycle, Some(ev))),
+            Err(_) => Err(format!("{e}, or a lifecycle event ({})", lifecycle_names())),
+        },
+    }
+}
+
+/// --input as JSON: the text itself, or the file named after `@`.
+fn read_input(input: &str) -> Result<Value, String> {
+    let text = match input.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("--input @{path}: {e}"))?,
+        None => input.to_string(),
+    };
+    serde_json::from_str(&text).map_err(|e| format!("--input is not valid JSON: {e}"))
+}
+
+/// The stage's params: --input itself, or for a lifecycle event the
+/// event's params with --input (an object) as its payload.
+fn stage_params(event: Option<LifecycleEvent>, input: Value) -> Result<Value, String> {
+    let Some(ev) = event else {
+        return Ok(input);
+    };
+    let Value::Object(payload) = input else {
+        return Err("--input: a lifecycle event's payload must be a JSON object".to_string());
+    };
+    let mut p = LifecycleParams::new(ev);
+    p.payload = payload;
+    serde_json::to_value(&p).map_err(|e| format!("--input: {e}"))
+}
+
+/// The config with only the hooks the call needs: observers and the other
+/// stages' hooks would only add start-up time.
+fn config_for(path: &Path, request: &Request) -> Result<Config, String> {
+    let mut config = load_config(path)?;
+    let (stage, lifecycle) = (request.stage, request.event.is_some());
+    config
+        .processes
+        .retain(|_, p| p.intercept.contains(&stage) || (lifecycle && !p.observe.is_empty()));
+    Ok(config)
+}
+
+/// Runs the call through the chain: the verdict in the protocol's result
+/// shape for the stage.
+async fn verdict(host: &Host, request: Request) -> Result<Value, ParamsError> {
+    let Request {
+        stage,
+        event,
+        params,
+    } = request;
+    match event.filter(|ev| !ev.is_request()) {
+        // A lifecycle event that is not a request only notifies:
+        // observers and the command hooks that list it.
+        Some(ev) => {
+            let payload = params["payload"].as_object().cloned().unwrap_or_default();
+            host.lifecycle(ev, payload).await;
+            Ok(serde_json::json!({"action": "continue"}))
+        }
+        None => host
+            .run_stage(stage, params)
+            .await
+            .map(|outcome| outcome.to_wire(stage)),
     }
 }
 
