@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use hookhost::{Config, HookKind, Host};
+use hookhost::{Config, HookInfo, HookKind, Host};
 
 use crate::shared::config::load_config;
 use crate::shared::exit::usage_error;
@@ -42,52 +42,7 @@ pub async fn run(args: CheckArgs) -> ExitCode {
     let unmet = unmet_lines(&config);
     let untrusted = super::trust::untrusted_lines(&config, &args.config);
     let host = Host::start(config).await;
-    let mut rows = vec![[
-        "hook".to_string(),
-        "kind".into(),
-        "pid/url".into(),
-        "protocol".into(),
-        "intercepts".into(),
-        "observes".into(),
-        "hello".into(),
-        "scope".into(),
-    ]];
-    for h in host.hooks() {
-        let list = |v: Vec<String>| {
-            if v.is_empty() {
-                "-".to_string()
-            } else {
-                v.join(",")
-            }
-        };
-        let persistent = matches!(h.kind, HookKind::Process | HookKind::Remote);
-        // A persistent hook that never said hello is reported below, as a
-        // start failure; builtins and commands have nothing to say hello.
-        if persistent && h.protocol.is_none() {
-            continue;
-        }
-        let dash = || "-".to_string();
-        rows.push([
-            h.name.clone(),
-            h.kind.as_str().into(),
-            h.pid
-                .map(|p| p.to_string())
-                .or(h.url.clone())
-                .unwrap_or_else(dash),
-            h.protocol.map(|v| format!("v{v}")).unwrap_or_else(dash),
-            list(h.stages.iter().map(|s| s.to_string()).collect()),
-            if persistent {
-                list(h.observes.clone())
-            } else {
-                dash()
-            },
-            h.hello_time
-                .map(|t| format!("{} ms", t.as_millis()))
-                .unwrap_or_else(dash),
-            h.scope.to_string(),
-        ]);
-    }
-    print_table(&rows);
+    print_table(&hook_rows(&host));
     if imported.len() > 1 {
         outln!();
         print_table(&imported);
@@ -99,6 +54,59 @@ pub async fn run(args: CheckArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The table of the hooks that started, a row each, the header first.
+fn hook_rows(host: &Host) -> Vec<[String; 8]> {
+    let mut rows = vec![[
+        "hook".to_string(),
+        "kind".into(),
+        "pid/url".into(),
+        "protocol".into(),
+        "intercepts".into(),
+        "observes".into(),
+        "hello".into(),
+        "scope".into(),
+    ]];
+    rows.extend(host.hooks().into_iter().filter_map(hook_row));
+    rows
+}
+
+/// What a hook is and declared, as a row of [`hook_rows`]; `None` for a
+/// persistent hook that never said hello, which is reported below, as a
+/// start failure (builtins and commands have nothing to say hello).
+fn hook_row(h: HookInfo) -> Option<[String; 8]> {
+    let list = |v: Vec<String>| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(",")
+        }
+    };
+    let persistent = matches!(h.kind, HookKind::Process | HookKind::Remote);
+    if persistent && h.protocol.is_none() {
+        return None;
+    }
+    let dash = || "-".to_string();
+    Some([
+        h.name.clone(),
+        h.kind.as_str().into(),
+        h.pid
+            .map(|p| p.to_string())
+            .or(h.url.clone())
+            .unwrap_or_else(dash),
+        h.protocol.map(|v| format!("v{v}")).unwrap_or_else(dash),
+        list(h.stages.iter().map(|s| s.to_string()).collect()),
+        if persistent {
+            list(h.observes.clone())
+        } else {
+            dash()
+        },
+        h.hello_time
+            .map(|t| format!("{} ms", t.as_millis()))
+            .unwrap_or_else(dash),
+        h.scope.to_string(),
+    ])
 }
 
 /// Prints the hooks that did not start, the untrusted ones and the
