@@ -41,6 +41,8 @@ pub struct CallArgs {
     stats: bool,
 }
 
+/// Runs `hookhost call`: the verdict on stdout, 0; 2 for a usage error
+/// or params the chain refused; 130 when interrupted.
 pub async fn run(args: CallArgs) -> ExitCode {
     let request = match Request::of(&args) {
         Ok(r) => r,

@@ -26,6 +26,8 @@ pub struct CheckArgs {
     config: PathBuf,
 }
 
+/// Runs `hookhost check`: 0 when every enabled hook started, 1 when one
+/// did not or is not trusted, 2 for a config error.
 pub async fn run(args: CheckArgs) -> ExitCode {
     let config = match load_config(&args.config) {
         Ok(c) => c,

@@ -188,6 +188,8 @@ fn event(host: &Host, kind: &str, payload: Value) {
     });
 }
 
+/// Plays the scripted session and prints what each hook did, then a
+/// summary: 0 done, 1 a hook did not start, 2 a config error.
 pub async fn run(args: DemoArgs) -> ExitCode {
     let config = match load(&args) {
         Ok(c) => c,
