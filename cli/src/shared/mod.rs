@@ -2,8 +2,9 @@
 //! a config, the exit code of a usage error, waiting for SIGINT/SIGTERM,
 //! printing (the `out!` macros, terminal-safe text, aligned tables), where
 //! the per-user files live, the descriptor limit, and the daemon's client.
-//! The dispatcher (`cmd/mod.rs`) only dispatches; a subcommand reaches here
-//! rather than back up to it or across to another subcommand.
+//! The dispatcher (`cmd/mod.rs`) only dispatches: a subcommand finds what
+//! it shares here, never back up in the dispatcher, and this module uses
+//! no subcommand.
 
 #[macro_use]
 mod output;
