@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use hookhost_protocol::ErrorObject;
 
-/// A failed call to one hook.
+/// A failed call to one hook. Non-exhaustive: each new kind of hook has
+/// brought its own way to fail (prompt hooks added `Model`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CallError {
     /// No answer before the deadline.
     #[error("no answer within {} ms", .0.as_millis())]
