@@ -26,7 +26,7 @@ use hookhost_protocol::{LifecycleEvent, OnError, Stage};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::config::{BuiltinConfig, Defaults, HookSetConfig, SetHook};
+use crate::config::{BuiltinConfig, Defaults, FailurePolicy, HookSetConfig, SetHook};
 use crate::dialect::Dialect;
 use crate::dialect::matcher::Matcher;
 use crate::dialect::spec::{Event, Matching, Target};
@@ -235,13 +235,36 @@ impl HookSet {
     }
 }
 
-/// What a failing builtin decides: docker-agent fails closed at
-/// pre_tool_use and tool_guard, and warns and goes on elsewhere.
-fn builtin_policy(event: &str) -> OnError {
-    if matches!(event, "pre_tool_use" | "tool_guard") {
-        OnError::Deny
+/// Whether docker-agent's `event` is one of its gates, where a failure
+/// refuses whatever `on_error` says; its event table marks them
+/// (pre_tool_use, tool_guard).
+fn is_gate(event: &str) -> bool {
+    Dialect::DockerAgent
+        .spec()
+        .event(event)
+        .is_some_and(|e| e.fails_closed())
+}
+
+/// Whether a group of hooks at docker-agent's `event` that fails as a
+/// whole (it runs past its deadline) refuses: at a gate, and where the
+/// stage fails closed by default (permission_request: an approver that
+/// cannot answer has not approved), as its hooks would one by one.
+pub(crate) fn fails_closed(event: &str) -> bool {
+    let stage_default = |e: &Event| matches!(e.target, Target::Stage(s) if FailurePolicy::resolve(None, s) == OnError::Deny);
+    is_gate(event)
+        || Dialect::DockerAgent
+            .spec()
+            .event(event)
+            .is_some_and(stage_default)
+}
+
+/// What a failing builtin decides: docker-agent fails closed at its
+/// gates, and warns and goes on elsewhere.
+fn builtin_policy(event: &str) -> FailurePolicy {
+    if is_gate(event) {
+        FailurePolicy::Block
     } else {
-        OnError::Allow
+        FailurePolicy::Warn
     }
 }
 
