@@ -549,7 +549,7 @@ mod tests {
         assert_eq!(c.r#if.as_deref(), Some("true"));
         assert_eq!(c.timeout(), Duration::from_secs(5));
         assert!(toml::from_str::<CommandConfig>("command = \"x\"\nmatchr = \"y\"").is_err());
-        assert!(toml::from_str::<CommandConfig>("on_error = \"deny\"").is_err());
+        assert!(toml::from_str::<CommandConfig>("on_error = \"maybe\"").is_err());
         assert_eq!(CommandConfig::default().timeout(), Duration::from_secs(60));
         let unset = CommandConfig::default();
         assert_eq!(unset.policy(Stage::BeforeTool), OnError::Allow);
