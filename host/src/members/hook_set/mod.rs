@@ -250,12 +250,14 @@ fn is_gate(event: &str) -> bool {
 /// stage fails closed by default (permission_request: an approver that
 /// cannot answer has not approved), as its hooks would one by one.
 pub(crate) fn fails_closed(event: &str) -> bool {
-    let stage_default = |e: &Event| matches!(e.target, Target::Stage(s) if FailurePolicy::resolve(None, s) == OnError::Deny);
-    is_gate(event)
-        || Dialect::DockerAgent
-            .spec()
-            .event(event)
-            .is_some_and(stage_default)
+    let Some(e) = Dialect::DockerAgent.spec().event(event) else {
+        return false;
+    };
+    let by_default = match e.target {
+        Target::Stage(s) => FailurePolicy::resolve(None, s) == OnError::Deny,
+        _ => false,
+    };
+    e.fails_closed() || by_default
 }
 
 /// What a failing builtin decides: docker-agent fails closed at its
@@ -324,5 +326,36 @@ fn inner(
             };
             Ok(Some(Member::builtin(name, &b, Ok(built), t.defaults)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which docker-agent events fail closed, now read from its event
+    /// table and the stage default: a group past its deadline refuses at
+    /// its gates and at permission_request, a builtin only at its gates,
+    /// as the lists these replaced said; every other event goes on.
+    #[test]
+    fn gates_and_the_approver_fail_closed_and_nothing_else() {
+        let names = Dialect::DockerAgent.spec().event_names();
+        let names: Vec<&str> = names.split(", ").collect();
+        assert!(names.len() > 20, "{names:?}");
+        for event in names {
+            let gate = matches!(event, "pre_tool_use" | "tool_guard");
+            assert_eq!(
+                fails_closed(event),
+                gate || event == "permission_request",
+                "{event}"
+            );
+            let want = if gate {
+                FailurePolicy::Block
+            } else {
+                FailurePolicy::Warn
+            };
+            assert_eq!(builtin_policy(event), want, "{event}");
+        }
+        assert!(!fails_closed("no_such_event"));
     }
 }
