@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::scratch;
-use hookhost::Host;
 use hookhost::protocol::{OnError, Stage};
+use hookhost::{FailurePolicy, Host};
 
 use serde_json::{Value, json};
 
@@ -266,7 +266,7 @@ async fn seventh_call(on_error: Option<OnError>, breaker: Option<bool>) -> (Stri
         ],
         &[Stage::BeforeTool],
     );
-    gate.on_error = on_error;
+    gate.on_error = on_error.map(Into::into);
     gate.breaker = breaker;
     let host = Host::start(common::config(vec![("gate", gate)])).await;
     let call = || common::tool_call("shell", json!({}));
@@ -436,7 +436,7 @@ fn gate(command: &[&str]) -> hookhost::ProcessConfig {
         command.iter().map(|s| s.to_string()).collect(),
         Stage::ALL.to_vec(),
     );
-    p.on_error = Some(OnError::Deny);
+    p.on_error = Some(FailurePolicy::Block);
     p.timeout_ms = Some(300);
     p
 }
@@ -444,7 +444,7 @@ fn gate(command: &[&str]) -> hookhost::ProcessConfig {
 /// A remote hook for every stage at `url`, failing closed quickly.
 fn remote_gate(url: String) -> hookhost::RemoteConfig {
     let mut r = hookhost::RemoteConfig::new(url, Stage::ALL.to_vec());
-    r.on_error = Some(OnError::Deny);
+    r.on_error = Some(FailurePolicy::Block);
     r.timeout_ms = Some(300);
     r.connect_timeout_ms = Some(300);
     r

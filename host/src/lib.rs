@@ -43,7 +43,8 @@
 //!   section errors it carries: [`CommandConfigError`],
 //!   [`RemoteConfigError`], [`EnvError`], [`BuiltinError`].
 //! - Config: [`Config`], [`Defaults`], [`ProcessConfig`], [`Transport`],
-//!   [`BuiltinConfig`], [`CommandConfig`], [`CommandOnError`],
+//!   [`BuiltinConfig`], [`CommandConfig`], [`FailurePolicy`] (every
+//!   hook's `on_error`; [`CommandOnError`] is its former name),
 //!   [`RemoteConfig`], [`RemoteTransport`], [`WebhookConfig`]
 //!   ([`WebhookConfigError`]), [`AuditConfig`],
 //!   [`BreakerConfig`].
@@ -130,8 +131,8 @@ mod transport;
 pub use chain::NoAnswer;
 pub use config::{
     AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
-    Config, ConfigError, Defaults, EnvError, Format, HookSource, ProcessConfig, QualityGate,
-    RemoteConfig, RemoteConfigError, RemoteTransport, Scope, ScopeError, Transport,
+    Config, ConfigError, Defaults, EnvError, FailurePolicy, Format, HookSource, ProcessConfig,
+    QualityGate, RemoteConfig, RemoteConfigError, RemoteTransport, Scope, ScopeError, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use config::{Language, UnmetEnv, env_reads, passed_env};

@@ -10,7 +10,7 @@
 use hookhost::protocol::lifecycle::{LifecycleEvent, LifecycleParams};
 use hookhost::protocol::params::{AfterToolParams, BeforeLlmParams, ToolCall};
 use hookhost::{Config, Host, StageOutcome, ToolOutcome};
-use hookhost_testkit::{dialect_example, scratch};
+use hookhost_testkit::{LogSink, dialect_example, scratch};
 use serde_json::{Value, json};
 
 /// A host whose one command hook `guard` runs `body` (a `#!/bin/sh`
@@ -306,58 +306,6 @@ esac"#;
         }
     }
     host.shutdown().await;
-}
-
-thread_local! {
-    /// What `tracing` wrote on this thread since [`LogSink::start`].
-    static THREAD_LOG: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Writes into this thread's [`THREAD_LOG`]. The tests that read the log
-/// run on a current-thread runtime, so every task of their host logs
-/// there; one global subscriber (set once) avoids the callsite-interest
-/// races of per-thread default subscribers in a parallel test binary.
-struct ThreadWriter;
-
-impl std::io::Write for ThreadWriter {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        THREAD_LOG.with(|log| log.borrow_mut().extend_from_slice(b));
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// This thread's log, from [`LogSink::start`] on.
-struct LogSink;
-
-impl LogSink {
-    /// Installs the global subscriber (once) and empties this thread's log.
-    fn start() -> LogSink {
-        static INSTALLED: std::sync::Once = std::sync::Once::new();
-        INSTALLED.call_once(|| {
-            let subscriber = tracing_subscriber::fmt()
-                .with_writer(|| ThreadWriter)
-                .with_ansi(false)
-                .with_max_level(tracing::Level::DEBUG)
-                .finish();
-            tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
-        });
-        THREAD_LOG.with(|log| log.borrow_mut().clear());
-        LogSink
-    }
-
-    /// The lines logged at warn level or above on this thread.
-    fn warnings(&self) -> Vec<String> {
-        THREAD_LOG.with(|log| {
-            String::from_utf8_lossy(&log.borrow())
-                .lines()
-                .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
-                .map(String::from)
-                .collect()
-        })
-    }
 }
 
 /// From docker-agent pkg/runtime/toolexec/hooks_input.go (commit

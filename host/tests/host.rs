@@ -12,11 +12,13 @@ use std::time::{Duration, Instant};
 use hookhost::protocol::Stage;
 use hookhost::protocol::event::RuntimeEvent;
 use hookhost::protocol::params::{AfterLlmParams, LlmResponse, ToolCall};
-use hookhost::{Approval, HookStats, Host, ProcessConfig, StageOutcome, ToolOutcome};
+use hookhost::{
+    Approval, FailurePolicy, HookStats, Host, ProcessConfig, StageOutcome, ToolOutcome,
+};
 use hookhost_protocol::OnError;
 use serde_json::json;
 
-use common::{config, hook, scratch, tool_call};
+use common::{LogSink, config, hook, scratch, tool_call};
 
 fn read_pid(path: &PathBuf) -> i32 {
     for _ in 0..200 {
@@ -262,7 +264,7 @@ async fn a_hook_that_never_answers_hello_is_reported_and_the_others_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fail_closed_guard_that_cannot_start_still_denies() {
     let mut guard = hook(&["--no-hello"], &[Stage::BeforeTool]);
-    guard.on_error = Some(OnError::Deny);
+    guard.on_error = Some(FailurePolicy::Block);
     let mut c = config(vec![("guard", guard)]);
     c.defaults.hello_timeout_ms = 200;
     let host = Host::start(c).await;
@@ -279,12 +281,37 @@ async fn a_fail_closed_guard_that_cannot_start_still_denies() {
     host.shutdown().await;
 }
 
+/// `on_error = "ignore"` on a process hook is `warn` without the warning:
+/// the call goes on, and the failure is logged at debug level only (it
+/// was a config error on a process hook before one vocabulary for every
+/// kind). `warn`, and its alias `allow`, log it as a warning.
+#[tokio::test]
+async fn a_process_hook_under_ignore_fails_quietly() {
+    for (word, quiet) in [("ignore", true), ("warn", false), ("allow", false)] {
+        let log = LogSink::start();
+        let mut slow = hook(&["--sleep-ms", "3000"], &[Stage::BeforeTool]);
+        slow.timeout_ms = Some(200);
+        slow.on_error = FailurePolicy::parse(word);
+        let host = Host::start(config(vec![("slow", slow)])).await;
+        let out = host.before_tool(tool_call("t", json!({}))).await;
+        assert!(
+            matches!(out, ToolOutcome::Continue { .. }),
+            "{word}: {out:?}"
+        );
+        host.shutdown().await;
+        let failed = log.lines("hook failed");
+        assert_eq!(failed.len(), 1, "{word}: {failed:#?}");
+        assert_eq!(failed[0].contains(" WARN "), !quiet, "{word}: {failed:#?}");
+        assert_eq!(failed[0].contains(" DEBUG "), quiet, "{word}: {failed:#?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_past_its_timeout_returns_on_time_with_the_policy_applied() {
     for policy in [OnError::Allow, OnError::Deny] {
         let mut slow = hook(&["--sleep-ms", "3000"], &[Stage::BeforeTool]);
         slow.timeout_ms = Some(200);
-        slow.on_error = Some(policy);
+        slow.on_error = Some(policy.into());
         let host = Host::start(config(vec![("slow", slow)])).await;
         let begun = Instant::now();
         let out = host.before_tool(tool_call("t", json!({}))).await;
@@ -314,7 +341,7 @@ async fn a_hook_killed_mid_call_resolves_pending_calls_and_restarts() {
         ],
         &[Stage::BeforeTool],
     );
-    h.on_error = Some(OnError::Deny);
+    h.on_error = Some(FailurePolicy::Block);
     let host = Host::start(config(vec![("victim", h)])).await;
     let first_pid = read_pid(&pid_file);
     std::fs::remove_file(&pid_file).unwrap();
@@ -503,7 +530,7 @@ async fn runtime_events_reach_observers_in_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_that_keeps_crashing_is_marked_failed_and_skipped_fast() {
     let mut h = hook(&["--crash-on-call"], &[Stage::BeforeTool]);
-    h.on_error = Some(OnError::Deny);
+    h.on_error = Some(FailurePolicy::Block);
     let mut c = config(vec![("crashy", h)]);
     c.defaults.max_restarts = 2;
     let host = Host::start(c).await;

@@ -285,7 +285,7 @@ fn scenario(f: &Fault, policy: OnError) -> Scenario {
     };
     let mut faulty = process("faulty", &f.args, 20);
     faulty.timeout_ms = Some(f.deadline_ms);
-    faulty.on_error = Some(policy);
+    faulty.on_error = Some(policy.into());
     let mut config = common::config(vec![
         ("healthy-a", healthy("healthy-a", &events[0], 10)),
         ("faulty", faulty),

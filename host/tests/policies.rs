@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use hookhost::BuiltinConfig;
 use hookhost::protocol::Stage;
-use hookhost::{Host, ToolOutcome};
-use hookhost_protocol::OnError;
+use hookhost::{FailurePolicy, Host, ToolOutcome};
 use serde_json::{Value, json};
 
 use common::{config, hook, scratch, tool_call};
@@ -121,7 +120,7 @@ async fn the_breaker_opens_on_five_timeouts_but_not_on_five_denies() {
 async fn a_trial_call_dropped_by_the_agent_does_not_wedge_the_breaker() {
     let mut h = hook(&["--delay-from-args"], &[Stage::BeforeTool]);
     h.timeout_ms = Some(300);
-    h.on_error = Some(OnError::Deny);
+    h.on_error = Some(FailurePolicy::Block);
     // A fail-closed hook has no breaker unless asked for one.
     h.breaker = Some(true);
     h.breaker_failures = Some(1);
@@ -149,7 +148,7 @@ async fn a_trial_call_dropped_by_the_agent_does_not_wedge_the_breaker() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_half_open_breaker_recovers_after_a_good_trial_and_reopens_after_a_bad_one() {
     let mut flaky = hook(&["--fail-first", "3"], &[Stage::BeforeTool]);
-    flaky.on_error = Some(OnError::Deny);
+    flaky.on_error = Some(FailurePolicy::Block);
     flaky.breaker = Some(true);
     flaky.breaker_failures = Some(2);
     flaky.breaker_cooldown_ms = Some(200);
@@ -189,7 +188,7 @@ async fn a_spent_chain_budget_skips_the_remaining_hooks_with_their_policies() {
     second.priority = 2;
     let mut third = hook(&[], &[Stage::BeforeTool]);
     third.priority = 3;
-    third.on_error = Some(OnError::Deny);
+    third.on_error = Some(FailurePolicy::Block);
     let mut c = config(vec![("first", first), ("second", second), ("third", third)]);
     c.defaults.chain_budget_ms = 300;
     let host = Host::start(c).await;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use hookhost::RemoteConfig;
 use hookhost::protocol::event::RuntimeEvent;
 use hookhost::protocol::params::ToolCall;
-use hookhost::{Config, Host, ToolOutcome};
+use hookhost::{Config, FailurePolicy, Host, ToolOutcome};
 use hookhost_protocol::{OnError, Stage};
 use serde_json::{Map, Value, json};
 use tokio::net::{TcpListener, TcpStream};
@@ -165,7 +165,7 @@ fn config(remotes: &[(&str, RemoteConfig)]) -> Config {
 
 fn remote(url: &str, on_error: OnError) -> RemoteConfig {
     let mut r = RemoteConfig::new(url, vec![Stage::BeforeTool]);
-    r.on_error = Some(on_error);
+    r.on_error = Some(on_error.into());
     r.timeout_ms = Some(1000);
     r.observe = vec!["*".into()];
     r
@@ -591,33 +591,12 @@ async fn a_chain_mixes_stdio_websocket_and_http_hooks() {
     http.stop();
 }
 
-/// Collects what `tracing` writes on this thread.
-#[derive(Clone, Default)]
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogSink {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// A password in a remote's URL is sent to the server (as basic auth) and
 /// shown nowhere: not in the start failure, the deny reason the model
 /// reads, the audit log or the host's log. The URL is shown without it.
 #[tokio::test]
 async fn credentials_in_a_remote_url_are_shown_nowhere() {
-    let log = LogSink::default();
-    let sink = log.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || sink.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::DEBUG)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let log = hookhost_testkit::LogSink::start();
     let spare = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = spare.local_addr().unwrap().to_string();
     drop(spare);
@@ -641,7 +620,7 @@ async fn credentials_in_a_remote_url_are_shown_nowhere() {
     assert!(reason.contains(&format!("ws://{addr}/hook")), "{reason}");
     host.shutdown().await;
     let written = std::fs::read_to_string(&audit).unwrap();
-    let logged = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let logged = log.text();
     for (place, text) in [
         ("start failure", &failure),
         ("deny reason", &reason),
@@ -712,7 +691,7 @@ async fn a_redirect_is_not_followed_and_the_call_ends_by_policy() {
         let (elsewhere, seen, listener) = recording_listener().await;
         let (addr, server) = redirecting_server(format!("{scheme}://{elsewhere}/stolen")).await;
         let mut r = RemoteConfig::new(format!("{scheme}://{addr}/hook"), vec![Stage::BeforeTool]);
-        r.on_error = Some(OnError::Deny);
+        r.on_error = Some(FailurePolicy::Block);
         r.timeout_ms = Some(1000);
         r.headers
             .insert("Authorization".into(), "Bearer t0ken".into());

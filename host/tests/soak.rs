@@ -54,8 +54,7 @@ use std::time::{Duration, Instant};
 
 use hookhost::protocol::Stage;
 use hookhost::protocol::params::ToolCall;
-use hookhost::{HookInfo, HookStats, HookStatus, Host, ToolOutcome};
-use hookhost_protocol::OnError;
+use hookhost::{FailurePolicy, HookInfo, HookStats, HookStatus, Host, ToolOutcome};
 use serde_json::json;
 use tokio::task::{JoinError, JoinSet};
 
@@ -442,13 +441,13 @@ async fn fifty_thousand_calls_while_the_hook_is_sigkilled_every_200_ms() {
         &[Stage::BeforeTool],
     );
     bystander.priority = 1;
-    bystander.on_error = Some(OnError::Deny);
+    bystander.on_error = Some(FailurePolicy::Block);
     let mut victim = hook(
         &["--name", VICTIM, "--sleep-ms", VICTIM_MS],
         &[Stage::BeforeTool],
     );
     victim.priority = 2;
-    victim.on_error = Some(OnError::Deny);
+    victim.on_error = Some(FailurePolicy::Block);
     let mut c = config(vec![(BYSTANDER, bystander), (VICTIM, victim)]);
     c.defaults.max_restarts = u32::MAX;
     c.defaults.restart_backoff_max_ms = BACKOFF_MAX_MS;

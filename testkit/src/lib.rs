@@ -1,5 +1,6 @@
 //! What hookhost's own integration tests share: where the test hooks are,
-//! configs that run them, scratch folders, and the RELIABILITY.md writer.
+//! configs that run them, scratch folders, log capture, and the
+//! RELIABILITY.md writer.
 //!
 //! The test hooks are this package's binaries. `cargo test --workspace`
 //! builds them before any test runs (a package's binaries are built for its
@@ -8,8 +9,10 @@
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
+pub mod logs;
 pub mod provider;
 
+pub use logs::LogSink;
 pub use provider::read_http_request;
 
 use std::path::PathBuf;

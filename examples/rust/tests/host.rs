@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use hookhost::protocol::Stage;
 use hookhost::protocol::event::RuntimeEvent;
 use hookhost::protocol::params::{AfterToolParams, ToolCall, ToolResult};
-use hookhost::protocol::{OnError, Stage};
-use hookhost::{Approval, Config, Host, ProcessConfig, StageOutcome, ToolOutcome};
+use hookhost::{Approval, Config, FailurePolicy, Host, ProcessConfig, StageOutcome, ToolOutcome};
 use serde_json::{Value, json};
 
 fn examples_dir() -> PathBuf {
@@ -30,9 +30,9 @@ fn config(audit: &Path) -> Config {
     let mut c = Config::empty(examples_dir());
     c.defaults.shutdown_grace_ms = 1000;
     let mut guard = hook(env!("CARGO_BIN_EXE_guard"), 10, &[Stage::BeforeTool]);
-    guard.on_error = Some(OnError::Deny);
+    guard.on_error = Some(FailurePolicy::Block);
     let mut approval = hook(env!("CARGO_BIN_EXE_approval"), 10, &[Stage::ApproveTool]);
-    approval.on_error = Some(OnError::Deny);
+    approval.on_error = Some(FailurePolicy::Block);
     approval.env.insert(
         "APPROVAL_ALLOWLIST".into(),
         "approval_allowlist.toml".into(),

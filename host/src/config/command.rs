@@ -14,6 +14,7 @@ use hookhost_protocol::lifecycle::LifecycleEvent;
 use hookhost_protocol::{OnError, Stage};
 use serde::Deserialize;
 
+use super::on_error::FailurePolicy;
 use super::prompt::ModelConfig;
 use super::trust::Trust;
 use super::webhook::WebhookGuard;
@@ -26,39 +27,6 @@ use crate::policy::scope::{Scope, ScopeError};
 
 /// The longest `timeout` a command hook may set: a day.
 const MAX_TIMEOUT_SECS: u64 = 86_400;
-
-/// What a failure of a command hook (a non-0/2 exit, a timeout, a spawn
-/// failure) decides. When none is configured, approve_tool refuses (an
-/// approver that could not answer has not approved, as for every kind of
-/// hook) and the other stages warn, docker-agent's behaviour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum CommandOnError {
-    /// Go on as if the hook had allowed, and log a warning; docker-agent's
-    /// behaviour, so it is the default outside approve_tool.
-    Warn,
-    /// Go on as if the hook had allowed, logging only at debug level.
-    Ignore,
-    /// Refuse: deny the tool, refuse approval, abort the turn or block the
-    /// lifecycle event, as the stage allows.
-    Block,
-}
-
-impl CommandOnError {
-    /// The chain policy: `block` denies, `warn` and `ignore` allow.
-    pub fn policy(self) -> OnError {
-        match self {
-            CommandOnError::Block => OnError::Deny,
-            CommandOnError::Warn | CommandOnError::Ignore => OnError::Allow,
-        }
-    }
-
-    /// Whether a failure the chain skips is logged only at debug level.
-    pub fn is_quiet(self) -> bool {
-        self == CommandOnError::Ignore
-    }
-}
 
 /// `arg` with `${NAME}` and `$NAME` of each of `vars` replaced by `dir`:
 /// an exec-form hook has no shell to expand them.
@@ -105,9 +73,10 @@ pub struct CommandConfig {
     /// Where the command runs, relative to the config file's folder; that
     /// folder when absent.
     pub working_dir: Option<PathBuf>,
-    /// What a failure decides; `None`: refuse at approve_tool, `warn`
+    /// What a failure decides (`block`, `warn`, `ignore`, or their
+    /// aliases `deny`, `allow`); `None`: refuse at approve_tool, `warn`
     /// elsewhere.
-    pub on_error: Option<CommandOnError>,
+    pub on_error: Option<FailurePolicy>,
     /// A CEL condition, as for process hooks; evaluated by the chain.
     #[serde(rename = "if")]
     pub r#if: Option<String>,
@@ -351,10 +320,7 @@ impl CommandConfig {
         if self.fail_closed_stages().contains(&stage) {
             return OnError::Deny;
         }
-        match self.on_error {
-            Some(o) => o.policy(),
-            None => OnError::default_for(stage),
-        }
+        FailurePolicy::resolve(self.on_error, stage)
     }
 
     /// The stages at which a failure refuses whatever `on_error` says: those
@@ -525,6 +491,7 @@ pub enum CommandConfigError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::CommandOnError;
 
     #[test]
     fn validate_names_the_key() {
@@ -582,7 +549,7 @@ mod tests {
         assert_eq!(c.r#if.as_deref(), Some("true"));
         assert_eq!(c.timeout(), Duration::from_secs(5));
         assert!(toml::from_str::<CommandConfig>("command = \"x\"\nmatchr = \"y\"").is_err());
-        assert!(toml::from_str::<CommandConfig>("on_error = \"deny\"").is_err());
+        assert!(toml::from_str::<CommandConfig>("on_error = \"maybe\"").is_err());
         assert_eq!(CommandConfig::default().timeout(), Duration::from_secs(60));
         let unset = CommandConfig::default();
         assert_eq!(unset.policy(Stage::BeforeTool), OnError::Allow);

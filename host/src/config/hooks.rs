@@ -17,6 +17,7 @@ pub use crate::policy::quality_gate::QualityGate;
 pub use crate::policy::scope::{Scope, ScopeError};
 
 use super::Defaults;
+use super::on_error::FailurePolicy;
 use crate::dialect::Dialect;
 
 /// How a hook process is reached. Only stdio exists today; the key is kept
@@ -64,9 +65,10 @@ pub struct ProcessConfig {
     /// Overrides the stage default deadline for this hook.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
-    /// What a failure of this hook decides; per stage default when absent.
+    /// What a failure of this hook decides (`block`, `warn`, `ignore`, or
+    /// their aliases `deny`, `allow`); per stage default when absent.
     #[serde(default)]
-    pub on_error: Option<OnError>,
+    pub on_error: Option<FailurePolicy>,
     /// Regex on the tool name (anchored); the hook is not called for other
     /// tools at the tool stages.
     #[serde(default)]
@@ -132,9 +134,9 @@ pub struct BuiltinConfig {
     /// Overrides the stage default deadline.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
-    /// What a failure decides.
+    /// What a failure decides, as for process hooks.
     #[serde(default)]
-    pub on_error: Option<OnError>,
+    pub on_error: Option<FailurePolicy>,
     /// Regex on the tool name, as for process hooks.
     #[serde(default)]
     pub matcher: Option<String>,
@@ -277,7 +279,7 @@ impl ProcessConfig {
 
     /// The policy for a failure at `stage`.
     pub fn policy(&self, stage: Stage) -> OnError {
-        self.on_error.unwrap_or(OnError::default_for(stage))
+        FailurePolicy::resolve(self.on_error, stage)
     }
 
     /// The deadline of a call at `stage`.

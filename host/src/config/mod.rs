@@ -14,6 +14,7 @@ pub(crate) mod command;
 mod env_reads;
 mod hooks;
 mod import;
+mod on_error;
 mod picoclaw;
 pub(crate) mod preflight;
 mod prompt;
@@ -30,13 +31,14 @@ use hookhost_protocol::Stage;
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use command::{CommandConfig, CommandConfigError, CommandOnError, HookSource};
+pub use command::{CommandConfig, CommandConfigError, HookSource};
 pub use env_reads::{Language, UnmetEnv, passed as passed_env, reads as env_reads};
 pub use hooks::{
     AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, QualityGate, Scope, ScopeError,
     SpawnKey, Transport,
 };
 pub use import::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
+pub use on_error::{CommandOnError, FailurePolicy};
 pub use prompt::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 #[cfg(feature = "remote")]

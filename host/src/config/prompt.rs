@@ -11,7 +11,8 @@
 use hookhost_protocol::lifecycle::LifecycleEvent;
 use serde::Deserialize;
 
-use super::command::{CommandConfig, CommandOnError};
+use super::command::CommandConfig;
+use super::on_error::FailurePolicy;
 use crate::dialect::Dialect;
 use crate::dialect::spec::Target;
 use crate::policy::scope::Scope;
@@ -188,7 +189,7 @@ pub struct PromptConfig {
     /// `block` when absent, because a guard that could not ask its model
     /// has not allowed anything.
     #[serde(default)]
-    pub on_error: Option<CommandOnError>,
+    pub on_error: Option<FailurePolicy>,
     /// Who the hook is for (agents, tenants, sessions), as for every hook.
     #[serde(default)]
     pub scope: Scope,
@@ -287,7 +288,7 @@ impl PromptConfig {
             rule: self.rule.clone(),
             dialect: self.dialect,
             timeout_ms: Some(self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
-            on_error: Some(self.on_error.unwrap_or(CommandOnError::Block)),
+            on_error: Some(self.on_error.unwrap_or(FailurePolicy::Block)),
             model: Some(Box::new(self.model_config())),
             scope: self.scope.clone(),
             block_on_failure: self.block_on_failure,
@@ -300,6 +301,7 @@ impl PromptConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::CommandOnError;
 
     fn parse(toml: &str) -> Result<PromptConfig, String> {
         toml::from_str(toml).map_err(|e| e.to_string())

@@ -9,11 +9,12 @@
 
 use std::collections::BTreeMap;
 
+use hookhost_protocol::Stage;
 use hookhost_protocol::event::EventPattern;
-use hookhost_protocol::{OnError, Stage};
 use serde::Deserialize;
 
 use super::hooks::{BreakerConfig, QualityGate, Scope, yes};
+use super::on_error::FailurePolicy;
 use crate::observe::redact::display_url;
 
 /// `[hooks.remotes.NAME]`: a hook that runs as a network service, reached
@@ -48,9 +49,10 @@ pub struct RemoteConfig {
     /// `hello_timeout_ms` when absent.
     #[serde(default)]
     pub connect_timeout_ms: Option<u64>,
-    /// What a failure of this hook decides; per stage default when absent.
+    /// What a failure of this hook decides, as for process hooks; per
+    /// stage default when absent.
     #[serde(default)]
-    pub on_error: Option<OnError>,
+    pub on_error: Option<FailurePolicy>,
     /// Regex on the tool name (anchored), as for process hooks.
     #[serde(default)]
     pub matcher: Option<String>,

@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::command::{CommandConfig, CommandConfigError, CommandOnError};
+use super::command::{CommandConfig, CommandConfigError};
 use super::hooks::{claude_code, yes};
+use super::on_error::FailurePolicy;
 use super::remote::{EnvError, resolve_headers};
 use crate::dialect::Dialect;
 use crate::observe::redact::display_url;
@@ -59,10 +60,10 @@ pub struct WebhookConfig {
     /// body. The dialect's command default when absent.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
-    /// What a failure decides (`warn`, `ignore`, `block`), as for command
-    /// hooks; a fail-closed event refuses whatever it says.
+    /// What a failure decides (`block`, `warn`, `ignore`, or `deny`,
+    /// `allow`), as for every hook; a fail-closed event refuses whatever it says.
     #[serde(default)]
-    pub on_error: Option<CommandOnError>,
+    pub on_error: Option<FailurePolicy>,
     /// Allow 127.0.0.0/8 and ::1 (and their IPv6 forms).
     #[serde(default)]
     pub allow_loopback: bool,

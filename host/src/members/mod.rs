@@ -20,7 +20,7 @@ use tokio::time::Instant;
 #[cfg(feature = "remote")]
 use crate::config::RemoteConfig;
 use crate::config::{
-    BreakerConfig, BuiltinConfig, CommandConfig, CommandOnError, Defaults, HookSetConfig,
+    BreakerConfig, BuiltinConfig, CommandConfig, Defaults, FailurePolicy, HookSetConfig,
     ProcessConfig, QualityGate, Scope,
 };
 use crate::dialect::origin::Origin;
@@ -69,13 +69,12 @@ pub struct Member {
     pub kind: MemberKind,
     /// The stages the config asks for.
     intercept: Vec<Stage>,
-    on_error: Option<OnError>,
+    /// What its failures decide, as configured; under `ignore`, those the
+    /// chain lets pass are logged at debug level only.
+    on_error: Option<FailurePolicy>,
     /// Stages where a failure refuses whatever `on_error` says (a
     /// docker-agent pre_tool_use or tool_guard command).
     fail_closed: Vec<Stage>,
-    /// Its failures under an allow policy are logged at debug level only
-    /// (a command hook's `on_error = "ignore"`).
-    quiet_failures: bool,
     timeout_ms: Option<u64>,
     /// Matcher and `if` condition.
     pub filter: Filter,
@@ -183,7 +182,6 @@ impl Member {
                 intercept: config.intercept.clone(),
                 on_error: config.on_error,
                 fail_closed: Vec::new(),
-                quiet_failures: false,
                 timeout_ms: config.timeout_ms,
                 matcher: config.matcher.as_deref(),
                 condition: config.condition.as_deref(),
@@ -219,7 +217,6 @@ impl Member {
                 intercept: config.intercept.clone(),
                 on_error: config.on_error,
                 fail_closed: Vec::new(),
-                quiet_failures: false,
                 timeout_ms: config.timeout_ms,
                 matcher: config.matcher.as_deref(),
                 condition: config.condition.as_deref(),
@@ -262,7 +259,6 @@ impl Member {
                 intercept,
                 on_error: config.on_error,
                 fail_closed: Vec::new(),
-                quiet_failures: false,
                 timeout_ms: config.timeout_ms,
                 matcher: config.matcher.as_deref(),
                 condition: config.condition.as_deref(),
@@ -292,9 +288,8 @@ impl Member {
             Settings {
                 priority: config.priority,
                 intercept: config.stages(),
-                on_error: config.on_error.map(CommandOnError::policy),
+                on_error: config.on_error,
                 fail_closed: config.fail_closed_stages(),
-                quiet_failures: config.on_error.is_some_and(CommandOnError::is_quiet),
                 timeout_ms: Some(config.timeout().as_millis().min(u64::MAX as u128) as u64),
                 matcher: None,
                 condition: config.r#if.as_deref(),
@@ -318,12 +313,11 @@ impl Member {
         tool_names: &Arc<BTreeMap<String, String>>,
         defaults: &Defaults,
     ) -> Member {
-        let closed = ["pre_tool_use", "tool_guard", "permission_request"];
-        let fails_closed = closed.contains(&config.event.as_str());
+        let fails_closed = hook_set::fails_closed(&config.event);
         let on_error = if fails_closed {
-            OnError::Deny
+            FailurePolicy::Block
         } else {
-            OnError::Allow
+            FailurePolicy::Warn
         };
         let timeout = set.timeout(set.stages().first().copied().unwrap_or(Stage::Lifecycle));
         Member::assemble(
@@ -338,7 +332,6 @@ impl Member {
                 } else {
                     Vec::new()
                 },
-                quiet_failures: false,
                 timeout_ms: Some(timeout.as_millis().min(u64::MAX as u128) as u64),
                 matcher: None,
                 condition: None,
@@ -361,8 +354,7 @@ impl Member {
         // cool-down, which anyone able to make it fail could trigger: off
         // unless the config turns it on.
         let fail_closed = s.intercept.iter().any(|st| {
-            s.fail_closed.contains(st)
-                || s.on_error.unwrap_or(OnError::default_for(*st)) == OnError::Deny
+            s.fail_closed.contains(st) || FailurePolicy::resolve(s.on_error, *st) == OnError::Deny
         });
         breaker.enabled = Some(breaker.enabled.unwrap_or(!fail_closed));
         Member {
@@ -372,7 +364,6 @@ impl Member {
             intercept: s.intercept,
             on_error: s.on_error,
             fail_closed: s.fail_closed,
-            quiet_failures: s.quiet_failures,
             timeout_ms: s.timeout_ms,
             filter,
             breaker: Breaker::new(name, &breaker, defaults),
@@ -499,7 +490,7 @@ impl Member {
         if self.fail_closed.contains(&stage) {
             return OnError::Deny;
         }
-        self.on_error.unwrap_or(OnError::default_for(stage))
+        FailurePolicy::resolve(self.on_error, stage)
     }
 
     /// The policy for one failure. A command hook with no `on_error` that
@@ -526,9 +517,10 @@ impl Member {
     }
 
     /// Whether a failure that its policy lets pass is logged only at debug
-    /// level: a command hook's `on_error = "ignore"` is meant to be quiet.
+    /// level: `on_error = "ignore"`, of any kind of hook, is meant to be
+    /// quiet.
     pub fn quiet_failures(&self, stage: Stage) -> bool {
-        self.quiet_failures && self.policy(stage) == OnError::Allow
+        self.on_error.is_some_and(FailurePolicy::is_quiet) && self.policy(stage) == OnError::Allow
     }
 
     /// Its own deadline at `stage`.
@@ -601,9 +593,8 @@ enum Notified {
 struct Settings<'a> {
     priority: i64,
     intercept: Vec<Stage>,
-    on_error: Option<OnError>,
+    on_error: Option<FailurePolicy>,
     fail_closed: Vec<Stage>,
-    quiet_failures: bool,
     timeout_ms: Option<u64>,
     matcher: Option<&'a str>,
     condition: Option<&'a str>,

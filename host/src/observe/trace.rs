@@ -41,7 +41,7 @@ pub(crate) fn call_span(stage: Stage, hook: &str, request_id: &str) -> tracing::
 }
 
 /// Logs a hook's failure: at warn level, or at debug level for a hook
-/// configured to fail quietly (a command hook's `on_error = "ignore"`).
+/// configured to fail quietly (`on_error = "ignore"`, any kind of hook).
 pub(crate) fn log_failure(hook: &str, stage: Stage, policy: OnError, quiet: bool, error: &str) {
     if quiet {
         tracing::debug!(hook = %hook, %stage, on_error = %policy, "hook failed: {error}");

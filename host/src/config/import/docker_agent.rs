@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Bad, File, handler};
-use crate::config::{CommandConfig, CommandOnError};
+use crate::config::{CommandConfig, FailurePolicy};
 use crate::dialect::Dialect;
 use crate::dialect::matcher::Matcher;
 use crate::dialect::spec::Matching;
@@ -264,9 +264,9 @@ fn convert(
 ) -> Result<Converted, String> {
     let on_error = match def.on_error.as_deref() {
         None => None,
-        Some("warn") => Some(CommandOnError::Warn),
-        Some("ignore") => Some(CommandOnError::Ignore),
-        Some("block") if can_block => Some(CommandOnError::Block),
+        Some("warn") => Some(FailurePolicy::Warn),
+        Some("ignore") => Some(FailurePolicy::Ignore),
+        Some("block") if can_block => Some(FailurePolicy::Block),
         Some("block") => return Err(format!("on_error block is not supported by {event}")),
         Some(other) => {
             return Err(format!(

@@ -41,7 +41,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::trust::{self, Trust, TrustStore};
-use super::{CommandConfig, CommandOnError, Config, ConfigError, HookSource, Source, decode};
+use super::{CommandConfig, Config, ConfigError, FailurePolicy, HookSource, Source, decode};
 use crate::dialect::Dialect;
 use crate::dialect::spec::{self, Family};
 pub use docker_agent::{Definition, HookSetConfig, SetEntry, SetHook};
@@ -420,13 +420,13 @@ fn timeout_ms(value: Option<f64>, unit_ms: f64) -> Result<Option<u64>, String> {
 /// to fail closed; else go on with a warning (every agent fails open),
 /// except at a permission request, which keeps the host's default
 /// (refuse) so a broken approver never approves.
-fn on_error(fail_closed: bool, event: &str) -> Option<CommandOnError> {
+fn on_error(fail_closed: bool, event: &str) -> Option<FailurePolicy> {
     if fail_closed {
-        Some(CommandOnError::Block)
+        Some(FailurePolicy::Block)
     } else if event.eq_ignore_ascii_case("PermissionRequest") {
         None
     } else {
-        Some(CommandOnError::Warn)
+        Some(FailurePolicy::Warn)
     }
 }
 

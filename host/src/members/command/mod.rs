@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::config::command::expand_project;
-use crate::config::{CommandConfig, CommandConfigError, CommandOnError};
+use crate::config::{CommandConfig, CommandConfigError, FailurePolicy};
 use crate::dialect::contract;
 use crate::dialect::matcher::{Matcher, Rule};
 use crate::dialect::origin::Origin;
@@ -64,7 +64,7 @@ pub struct CommandHook {
     events: Vec<&'static Event>,
     matcher: Matcher,
     rule: Option<Rule>,
-    on_error: Option<CommandOnError>,
+    on_error: Option<FailurePolicy>,
     loop_limit: Option<u32>,
     /// docker-agent's `strict_output`.
     strict: bool,
@@ -394,7 +394,7 @@ impl CommandHook {
         }
         // A hook the user made fail closed fails on any other exit, whatever
         // its agent would read into the run.
-        if self.on_error == Some(CommandOnError::Block) && !matches!(ending.code, 0 | 2) {
+        if self.on_error == Some(FailurePolicy::Block) && !matches!(ending.code, 0 | 2) {
             return Err(self.exit_error(done));
         }
         let plain = self.spec.plain_is_context(call.event);
@@ -494,7 +494,7 @@ impl CommandHook {
             Err(e) => e,
         };
         self.log_failure(row, &failure);
-        let closed = self.on_error == Some(CommandOnError::Block);
+        let closed = self.on_error == Some(FailurePolicy::Block);
         let block = (row.can_block() && closed).then(|| {
             format!(
                 "command hook `{}` failed (on_error = block): {failure}",
@@ -621,7 +621,7 @@ impl CommandHook {
             _ => false,
         };
         let quiet =
-            self.on_error.is_some_and(CommandOnError::is_quiet) && !row.fails_closed() && !loud;
+            self.on_error.is_some_and(FailurePolicy::is_quiet) && !row.fails_closed() && !loud;
         if quiet {
             tracing::debug!(hook = %self.name, event, "command hook failed: {error}");
         } else {

@@ -26,7 +26,7 @@ use hookhost_protocol::{LifecycleEvent, OnError, Stage};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::config::{BuiltinConfig, Defaults, HookSetConfig, SetHook};
+use crate::config::{BuiltinConfig, Defaults, FailurePolicy, HookSetConfig, SetHook};
 use crate::dialect::Dialect;
 use crate::dialect::matcher::Matcher;
 use crate::dialect::spec::{Event, Matching, Target};
@@ -235,13 +235,38 @@ impl HookSet {
     }
 }
 
-/// What a failing builtin decides: docker-agent fails closed at
-/// pre_tool_use and tool_guard, and warns and goes on elsewhere.
-fn builtin_policy(event: &str) -> OnError {
-    if matches!(event, "pre_tool_use" | "tool_guard") {
-        OnError::Deny
+/// Whether docker-agent's `event` is one of its gates, where a failure
+/// refuses whatever `on_error` says; its event table marks them
+/// (pre_tool_use, tool_guard).
+fn is_gate(event: &str) -> bool {
+    Dialect::DockerAgent
+        .spec()
+        .event(event)
+        .is_some_and(|e| e.fails_closed())
+}
+
+/// Whether a group of hooks at docker-agent's `event` that fails as a
+/// whole (it runs past its deadline) refuses: at a gate, and where the
+/// stage fails closed by default (permission_request: an approver that
+/// cannot answer has not approved), as its hooks would one by one.
+pub(crate) fn fails_closed(event: &str) -> bool {
+    let Some(e) = Dialect::DockerAgent.spec().event(event) else {
+        return false;
+    };
+    let by_default = match e.target {
+        Target::Stage(s) => FailurePolicy::resolve(None, s) == OnError::Deny,
+        _ => false,
+    };
+    e.fails_closed() || by_default
+}
+
+/// What a failing builtin decides: docker-agent fails closed at its
+/// gates, and warns and goes on elsewhere.
+fn builtin_policy(event: &str) -> FailurePolicy {
+    if is_gate(event) {
+        FailurePolicy::Block
     } else {
-        OnError::Allow
+        FailurePolicy::Warn
     }
 }
 
@@ -301,5 +326,36 @@ fn inner(
             };
             Ok(Some(Member::builtin(name, &b, Ok(built), t.defaults)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which docker-agent events fail closed, now read from its event
+    /// table and the stage default: a group past its deadline refuses at
+    /// its gates and at permission_request, a builtin only at its gates,
+    /// as the lists these replaced said; every other event goes on.
+    #[test]
+    fn gates_and_the_approver_fail_closed_and_nothing_else() {
+        let names = Dialect::DockerAgent.spec().event_names();
+        let names: Vec<&str> = names.split(", ").collect();
+        assert!(names.len() > 20, "{names:?}");
+        for event in names {
+            let gate = matches!(event, "pre_tool_use" | "tool_guard");
+            assert_eq!(
+                fails_closed(event),
+                gate || event == "permission_request",
+                "{event}"
+            );
+            let want = if gate {
+                FailurePolicy::Block
+            } else {
+                FailurePolicy::Warn
+            };
+            assert_eq!(builtin_policy(event), want, "{event}");
+        }
+        assert!(!fails_closed("no_such_event"));
     }
 }
