@@ -482,74 +482,40 @@ impl Chain {
     /// Folds one legal decision in: the outcome when it stops the chain,
     /// `None` when the chain goes on, or why the hook failed.
     fn fold(&mut self, hook: &str, decision: &Decision) -> Result<Option<Outcome>, String> {
+        if let Some(outcome) = ending(hook, decision) {
+            return Ok(Some(outcome));
+        }
         let by = hook.to_string();
-        let or = |reason: &Option<String>, verb: &str| {
-            reason
-                .clone()
-                .unwrap_or_else(|| format!("{verb} by hook `{hook}`"))
-        };
-        Ok(match decision {
-            Decision::Continue => None,
-            Decision::Approval {
-                approved: true,
-                reason,
-            } => {
+        match decision {
+            Decision::Approval { reason, .. } => {
                 self.allowed.get_or_insert((by, reason.clone()));
-                None
             }
             Decision::Allow { patch, reason } => {
                 if let Some(patch) = patch {
                     self.patch(patch)?;
                 }
                 self.allowed.get_or_insert((by, reason.clone()));
-                None
             }
-            Decision::Modify(patch) => {
-                self.patch(patch)?;
-                None
-            }
+            Decision::Modify(patch) => self.patch(patch)?,
             Decision::Ask(reason) => {
                 if self.asked.is_none() {
-                    self.asked = Some((by, or(reason, "asked")));
+                    self.asked = Some((by, or_default(reason, "asked", hook)));
                 }
-                None
             }
-            Decision::Respond(result) => Some(Outcome::Respond {
-                result: result.clone(),
-                by,
-            }),
-            Decision::DenyTool(reason) => Some(Outcome::DenyTool {
-                reason: or(reason, "denied"),
-                by,
-            }),
-            Decision::Abort { hard, reason } => Some(Outcome::Abort {
-                hard: *hard,
-                reason: or(reason, "aborted"),
-                by,
-            }),
-            Decision::Approval { reason, .. } => Some(Outcome::Refused {
-                reason: or(reason, "refused"),
-                by,
-            }),
-            Decision::Lifecycle {
-                block: true,
-                reason,
-                ..
-            } => Some(Outcome::Blocked {
-                reason: or(reason, "blocked"),
-                by,
-            }),
             Decision::Lifecycle {
                 additional_context,
                 system_message,
                 summary,
                 ..
-            } => {
-                self.collected
-                    .add(by, additional_context, system_message, summary);
-                None
-            }
-        })
+            } => self
+                .collected
+                .add(by, additional_context, system_message, summary),
+            Decision::Continue
+            | Decision::Respond(_)
+            | Decision::DenyTool(_)
+            | Decision::Abort { .. } => {}
+        }
+        Ok(None)
     }
 
     /// Applies a `modify` patch, or says why it breaks the params.
@@ -840,6 +806,56 @@ impl Decision {
             }),
         }
     }
+}
+
+/// The outcome of a decision that ends the chain (a response, a deny, an
+/// abort, a refusal, a lifecycle block), with its default reason; `None`
+/// for one that lets the chain go on.
+fn ending(hook: &str, decision: &Decision) -> Option<Outcome> {
+    let by = hook.to_string();
+    Some(match decision {
+        Decision::Respond(result) => Outcome::Respond {
+            result: result.clone(),
+            by,
+        },
+        Decision::DenyTool(reason) => Outcome::DenyTool {
+            reason: or_default(reason, "denied", hook),
+            by,
+        },
+        Decision::Abort { hard, reason } => Outcome::Abort {
+            hard: *hard,
+            reason: or_default(reason, "aborted", hook),
+            by,
+        },
+        Decision::Approval {
+            approved: false,
+            reason,
+        } => Outcome::Refused {
+            reason: or_default(reason, "refused", hook),
+            by,
+        },
+        Decision::Lifecycle {
+            block: true,
+            reason,
+            ..
+        } => Outcome::Blocked {
+            reason: or_default(reason, "blocked", hook),
+            by,
+        },
+        Decision::Continue
+        | Decision::Allow { .. }
+        | Decision::Modify(_)
+        | Decision::Ask(_)
+        | Decision::Approval { approved: true, .. }
+        | Decision::Lifecycle { block: false, .. } => return None,
+    })
+}
+
+/// The hook's reason, or "`verb` by hook `hook`" when it gave none.
+fn or_default(reason: &Option<String>, verb: &str, hook: &str) -> String {
+    reason
+        .clone()
+        .unwrap_or_else(|| format!("{verb} by hook `{hook}`"))
 }
 
 #[cfg(test)]

@@ -213,25 +213,9 @@ impl Message {
         let Value::Object(mut obj) = value else {
             return Err(invalid("a message must be a JSON object", None));
         };
-        let id = match obj.get("id") {
-            None => None,
-            Some(Value::Null) => Some(None),
-            Some(v) => match Id::deserialize(v) {
-                Ok(id) => Some(Some(id)),
-                Err(_) => return Err(invalid("`id` must be an integer or a string", None)),
-            },
-        };
+        let id = read_id(&obj)?;
         let readable_id = id.clone().flatten();
-        match obj.get("jsonrpc") {
-            Some(Value::String(v)) if v == JSONRPC_VERSION => {}
-            Some(other) => {
-                return Err(invalid(
-                    format!("`jsonrpc` must be \"2.0\", got {other}"),
-                    readable_id,
-                ));
-            }
-            None => return Err(invalid("missing `jsonrpc: \"2.0\"`", readable_id)),
-        }
+        check_version(&obj, &readable_id)?;
         let params = obj.remove("params");
         // Every method of this protocol takes named params, so positional
         // (array) params are rejected here rather than half-decoded later.
@@ -240,66 +224,10 @@ impl Message {
         {
             return Err(invalid("`params` must be an object", readable_id));
         }
-        if let Some(method) = obj.remove("method") {
-            let Value::String(method) = method else {
-                return Err(invalid("`method` must be a string", readable_id));
-            };
-            if obj.contains_key("result") || obj.contains_key("error") {
-                return Err(invalid(
-                    "a message cannot have both `method` and `result`/`error`",
-                    readable_id,
-                ));
-            }
-            return Ok(match id {
-                None => Message::Notification(Notification {
-                    jsonrpc: Version,
-                    method,
-                    params,
-                }),
-                Some(None) => {
-                    return Err(invalid("a request id must not be null", None));
-                }
-                Some(Some(id)) => Message::Request(Request {
-                    jsonrpc: Version,
-                    id,
-                    method,
-                    params,
-                }),
-            });
+        match obj.remove("method") {
+            Some(method) => call(&obj, id, method, params),
+            None => response(obj, id),
         }
-        let Some(id) = id else {
-            return Err(invalid("a response must have an `id`", None));
-        };
-        let result = obj.remove("result");
-        let error = obj.remove("error");
-        let payload = match (result, error) {
-            (Some(_), None) if id.is_none() => {
-                return Err(invalid(
-                    "a result response needs the request's id, not null",
-                    None,
-                ));
-            }
-            (Some(r), None) => Ok(r),
-            (None, Some(e)) => match ErrorObject::deserialize(&e) {
-                Ok(e) => Err(e),
-                Err(err) => {
-                    return Err(invalid(format!("bad `error` object: {err}"), id));
-                }
-            },
-            (Some(_), Some(_)) => {
-                return Err(invalid(
-                    "a response must not have both `result` and `error`",
-                    id,
-                ));
-            }
-            (None, None) => {
-                return Err(invalid(
-                    "a message needs `method` (request) or `result`/`error` (response)",
-                    id,
-                ));
-            }
-        };
-        Ok(Message::Response(Response { id, payload }))
     }
 
     /// Encodes as one compact line, without the trailing `\n`, in the
@@ -389,6 +317,98 @@ fn id_value(id: Option<&Id>) -> Value {
         Some(Id::Number(n)) => Value::from(*n),
         Some(Id::String(s)) => Value::String(s.clone()),
     }
+}
+
+/// The message's `id`: absent (`None`), `null` (`Some(None)`), or an
+/// integer or string.
+fn read_id(obj: &Map<String, Value>) -> Result<Option<Option<Id>>, DecodeError> {
+    match obj.get("id") {
+        None => Ok(None),
+        Some(Value::Null) => Ok(Some(None)),
+        Some(v) => match Id::deserialize(v) {
+            Ok(id) => Ok(Some(Some(id))),
+            Err(_) => Err(invalid("`id` must be an integer or a string", None)),
+        },
+    }
+}
+
+/// `jsonrpc` must be exactly `"2.0"`.
+fn check_version(obj: &Map<String, Value>, id: &Option<Id>) -> Result<(), DecodeError> {
+    match obj.get("jsonrpc") {
+        Some(Value::String(v)) if v == JSONRPC_VERSION => Ok(()),
+        Some(other) => Err(invalid(
+            format!("`jsonrpc` must be \"2.0\", got {other}"),
+            id.clone(),
+        )),
+        None => Err(invalid("missing `jsonrpc: \"2.0\"`", id.clone())),
+    }
+}
+
+/// A message with a `method`: a request (with an id) or a notification.
+fn call(
+    obj: &Map<String, Value>,
+    id: Option<Option<Id>>,
+    method: Value,
+    params: Option<Value>,
+) -> Result<Message, DecodeError> {
+    let readable_id = id.clone().flatten();
+    let Value::String(method) = method else {
+        return Err(invalid("`method` must be a string", readable_id));
+    };
+    if obj.contains_key("result") || obj.contains_key("error") {
+        return Err(invalid(
+            "a message cannot have both `method` and `result`/`error`",
+            readable_id,
+        ));
+    }
+    match id {
+        None => Ok(Message::Notification(Notification {
+            jsonrpc: Version,
+            method,
+            params,
+        })),
+        Some(None) => Err(invalid("a request id must not be null", None)),
+        Some(Some(id)) => Ok(Message::Request(Request {
+            jsonrpc: Version,
+            id,
+            method,
+            params,
+        })),
+    }
+}
+
+/// A message without a `method`: a response, with exactly one of
+/// `result` (to a request's id) and `error`.
+fn response(mut obj: Map<String, Value>, id: Option<Option<Id>>) -> Result<Message, DecodeError> {
+    let Some(id) = id else {
+        return Err(invalid("a response must have an `id`", None));
+    };
+    let payload = match (obj.remove("result"), obj.remove("error")) {
+        (Some(_), None) if id.is_none() => {
+            return Err(invalid(
+                "a result response needs the request's id, not null",
+                None,
+            ));
+        }
+        (Some(r), None) => Ok(r),
+        (None, Some(e)) => match ErrorObject::deserialize(&e) {
+            Ok(e) => Err(e),
+            Err(err) => return Err(invalid(format!("bad `error` object: {err}"), id)),
+        },
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "a response must not have both `result` and `error`",
+                id,
+            ));
+        }
+        (None, None) => {
+            return Err(invalid(
+                "a message needs `method` (request) or `result`/`error` (response)",
+                id,
+            ));
+        }
+    };
+    Ok(Message::Response(Response { id, payload }))
 }
 
 fn invalid(reason: impl Into<String>, id: Option<Id>) -> DecodeError {

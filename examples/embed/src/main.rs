@@ -22,6 +22,36 @@ fn shell(command: &str) -> ToolCall {
     }
 }
 
+/// One shell call as the agent makes it: the event its observers see,
+/// then the chain's verdict on it, in words.
+async fn before_tool(host: &Host, command: &str) -> String {
+    host.emit(RuntimeEvent {
+        id: host.next_event_id(),
+        kind: "agent.tool.exec_start".into(),
+        time: "2026-11-22T00:00:00Z".into(),
+        source: Some("embed-example".into()),
+        scope: None,
+        severity: None,
+        payload: json!({ "command": command }),
+        extra: Default::default(),
+    });
+    match host.before_tool(shell(command)).await {
+        ToolOutcome::Continue { call, .. } => {
+            format!("run: {}", call.arguments["command"].as_str().unwrap_or("?"))
+        }
+        // This example has no user to ask: it treats an ask as a no.
+        ToolOutcome::Ask { reason, .. } => format!("asked: {reason}"),
+        ToolOutcome::Respond(result) => format!("answered: {}", result.for_llm),
+        ToolOutcome::Deny { reason } => {
+            println!("  ({reason})");
+            "denied".into()
+        }
+        ToolOutcome::Abort { reason, .. } => format!("aborted: {reason}"),
+        // An outcome added in a later hookhost: refuse what is not understood.
+        _ => "refused: an outcome this agent does not know".into(),
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -42,37 +72,12 @@ async fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut ok = true;
-
     for (command, expect) in [
         ("ls", "run: ls -h"),
         ("sudo reboot", "denied"),
         ("echo hi", "run: echo hi"),
     ] {
-        host.emit(RuntimeEvent {
-            id: host.next_event_id(),
-            kind: "agent.tool.exec_start".into(),
-            time: "2026-11-22T00:00:00Z".into(),
-            source: Some("embed-example".into()),
-            scope: None,
-            severity: None,
-            payload: json!({ "command": command }),
-            extra: Default::default(),
-        });
-        let seen = match host.before_tool(shell(command)).await {
-            ToolOutcome::Continue { call, .. } => {
-                format!("run: {}", call.arguments["command"].as_str().unwrap_or("?"))
-            }
-            // This example has no user to ask: it treats an ask as a no.
-            ToolOutcome::Ask { reason, .. } => format!("asked: {reason}"),
-            ToolOutcome::Respond(result) => format!("answered: {}", result.for_llm),
-            ToolOutcome::Deny { reason } => {
-                println!("  ({reason})");
-                "denied".into()
-            }
-            ToolOutcome::Abort { reason, .. } => format!("aborted: {reason}"),
-            // An outcome added in a later hookhost: refuse what is not understood.
-            _ => "refused: an outcome this agent does not know".into(),
-        };
+        let seen = before_tool(&host, command).await;
         println!("before_tool {command:?} -> {seen}");
         ok &= seen == expect;
     }
