@@ -29,6 +29,10 @@
 //! # Ok::<(), hookhost_protocol::chain::ParamsError>(())
 //! ```
 
+// Every public enum says whether it may grow: `#[non_exhaustive]`, or an
+// allow with the reason it is closed.
+#![deny(clippy::exhaustive_enums)]
+
 pub mod action;
 pub mod chain;
 pub mod envelope;

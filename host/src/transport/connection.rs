@@ -409,6 +409,11 @@ impl Connection {
                     Shown(line)
                 )),
             },
+            // A kind of undecodable line added later: skipped, as above.
+            Err(e) => self.warn(format_args!(
+                "skipped an unreadable line ({e}): {}",
+                Shown(line)
+            )),
         }
     }
 
