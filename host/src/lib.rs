@@ -109,6 +109,12 @@
 //!
 //! `ARCHITECTURE.md` in the repository follows one request through them.
 
+// Every public enum says whether it may grow: `#[non_exhaustive]`, or an
+// allow with the reason it is closed.
+#![deny(clippy::exhaustive_enums)]
+// `pub` means reachable from the crate root; anything else is `pub(crate)`.
+#![deny(unreachable_pub)]
+
 mod chain;
 mod config;
 #[cfg(feature = "conformance")]

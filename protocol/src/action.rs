@@ -14,6 +14,8 @@ use crate::stage::Stage;
 /// What a hook tells the host to do. An empty string means `continue`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+// Closed: the actions are the protocol's vocabulary; a hook cannot use a new one before a protocol version bump negotiates it.
+#[allow(clippy::exhaustive_enums)]
 pub enum Action {
     /// Go on unchanged.
     Continue,
@@ -254,6 +256,8 @@ pub struct ApproveToolResult {
 /// no meaning at the other stages, where it stays an unknown action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
+// Closed: an event either proceeds or is blocked.
+#[allow(clippy::exhaustive_enums)]
 pub enum LifecycleAction {
     /// Let the event proceed.
     #[default]
@@ -320,6 +324,8 @@ pub struct LifecycleResult {
 
 /// One hook's answer, decoded and checked against its stage.
 #[derive(Debug, Clone, PartialEq)]
+// Closed: one variant per action the protocol defines; a new one comes with a protocol version bump, and every chain driver must then handle it.
+#[allow(clippy::exhaustive_enums)]
 pub enum Decision {
     /// Go on unchanged.
     Continue,
@@ -372,6 +378,7 @@ pub enum Decision {
 /// Why a hook's result is not acceptable. Each is a hook failure, handled
 /// by that hook's `on_error` policy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ResultError {
     /// The result does not have the stage's shape (names the field).
     #[error("malformed {stage} result: {detail}")]

@@ -28,6 +28,8 @@ use crate::stage::Stage;
 /// a logger must not take the agent down with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// Closed: a failure either fails open or fails closed.
+#[allow(clippy::exhaustive_enums)]
 pub enum OnError {
     /// Skip the hook; the chain goes on as if it had answered `continue`.
     Allow,
@@ -70,6 +72,8 @@ impl fmt::Display for OnError {
 
 /// Whether the driver should call the next hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Closed: continue or stop, by definition.
+#[allow(clippy::exhaustive_enums)]
 pub enum Flow {
     /// Call the next hook with [`Chain::params`].
     Next,
@@ -79,6 +83,8 @@ pub enum Flow {
 
 /// What became of one hook's answer, for traces and audits.
 #[derive(Debug, Clone, PartialEq)]
+// Closed: a hook either answered or failed.
+#[allow(clippy::exhaustive_enums)]
 pub enum StepOutcome {
     /// The hook's decision was applied.
     Applied(Decision),
@@ -102,6 +108,8 @@ pub struct Step {
 
 /// The merged verdict of a whole chain.
 #[derive(Debug, Clone, PartialEq)]
+// Closed: one verdict per kind of final action; a new one comes with a protocol version bump, and every agent adapter must then handle it.
+#[allow(clippy::exhaustive_enums)]
 pub enum Outcome {
     /// Go on with these params (changed by patches when `modified`). At
     /// approve_tool it means that no hook decided: the agent decides as it

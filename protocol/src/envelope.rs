@@ -40,6 +40,8 @@ pub mod error_code {
 /// out for no visible reason.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
+// Closed: JSON-RPC allows only number and string ids.
+#[allow(clippy::exhaustive_enums)]
 pub enum Id {
     /// An integer id (what the host uses).
     Number(i64),
@@ -173,6 +175,8 @@ impl JsonSchema for Version {
 
 /// Any one line of the wire, classified.
 #[derive(Debug, Clone, PartialEq)]
+// Closed: JSON-RPC 2.0 has requests, notifications and responses.
+#[allow(clippy::exhaustive_enums)]
 pub enum Message {
     /// Has `method` and `id`.
     Request(Request),
@@ -184,6 +188,7 @@ pub enum Message {
 
 /// Why a line could not be decoded as a message.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// Not JSON at all (a stray `print`, usually).
     #[error("not JSON: {0}")]

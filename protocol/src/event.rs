@@ -11,6 +11,7 @@ use crate::meta::Meta;
 /// How much a runtime event matters, for filtering in a hook's logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Severity {
     /// Fine-grained detail.
     Debug,
@@ -54,6 +55,7 @@ pub struct RuntimeEvent {
 /// "channel", "name": "telegram"}`), passed on as it came.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum EventSource {
     /// A component's name.
     Name(String),
@@ -121,6 +123,8 @@ pub fn short_name(name: &str) -> Option<&'static str> {
 
 /// A pattern over event kinds, as written in `observe` lists.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+// Closed: the `observe` grammar is `*`, a `prefix.*` or an exact kind.
+#[allow(clippy::exhaustive_enums)]
 pub enum EventPattern {
     /// `*`: every event.
     All,

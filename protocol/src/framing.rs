@@ -13,6 +13,8 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// One read from the stream.
 #[derive(Debug, PartialEq, Eq)]
+// Closed: a read yields a line, an over-long line, or the end.
+#[allow(clippy::exhaustive_enums)]
 pub enum Line {
     /// A complete line (without `\n` and a trailing `\r`) is in the buffer.
     Complete,

@@ -66,6 +66,7 @@ pub struct HelloResult {
 
 /// Why a hello result cannot open the connection.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HelloError {
     /// The hook answered `ok: false`.
     #[error("the hook refused the handshake (ok: false)")]

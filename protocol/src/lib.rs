@@ -29,6 +29,12 @@
 //! # Ok::<(), hookhost_protocol::chain::ParamsError>(())
 //! ```
 
+// Every public enum says whether it may grow: `#[non_exhaustive]`, or an
+// allow with the reason it is closed.
+#![deny(clippy::exhaustive_enums)]
+// `pub` means reachable from the crate root; anything else is `pub(crate)`.
+#![deny(unreachable_pub)]
+
 pub mod action;
 pub mod chain;
 pub mod envelope;

@@ -35,6 +35,7 @@ pub const EVENT_KIND_PREFIX: &str = "lifecycle.";
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum LifecycleEvent {
     /// A session started (`payload.source`: startup, resume, clear, compact).
     SessionStart,

@@ -34,6 +34,8 @@ pub mod method {
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+// Closed: a new stage is a new method, which needs a protocol version bump.
+#[allow(clippy::exhaustive_enums)]
 pub enum Stage {
     /// The request about to go to the model; may be rewritten or aborted.
     BeforeLlm,

@@ -137,6 +137,7 @@ fn check_envelope_case(case: &Value) -> Result<(), String> {
         Ok(Message::Response(_)) => "response",
         Err(DecodeError::Parse(_)) => "parse_error",
         Err(DecodeError::Invalid { .. }) => "invalid",
+        Err(_) => "a decode error the vectors do not name",
     };
     if got_kind != expect {
         return Err(format!(
@@ -153,6 +154,7 @@ fn check_envelope_case(case: &Value) -> Result<(), String> {
         ),
         Err(DecodeError::Parse(_)) => (Value::Null, None, None),
         Err(DecodeError::Invalid { id, .. }) => (id_value(id.as_ref()), None, None),
+        Err(e) => return Err(format!("a decode error the vectors do not name: {e}")),
     };
     if got_id != want_id {
         return Err(format!("expected id {want_id}, got {got_id}: {decoded:?}"));

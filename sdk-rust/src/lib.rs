@@ -181,6 +181,9 @@
 //! itself) is carried as `null` through jsonrpsee and the real id is put
 //! back into the reply.
 
+// `pub` means reachable from the crate root; anything else is `pub(crate)`.
+#![deny(unreachable_pub)]
+
 #[cfg(feature = "ws")]
 mod access;
 mod dispatch;

@@ -184,6 +184,11 @@ impl Session {
                 let e = ErrorObject::new(error_code::INVALID_REQUEST, reason);
                 self.reply(id, e).await;
             }
+            // A kind of undecodable line added later: invalid, with no id to answer.
+            Err(e) => {
+                let e = ErrorObject::new(error_code::INVALID_REQUEST, e.to_string());
+                self.reply(None, e).await;
+            }
         }
     }
 

@@ -40,6 +40,7 @@ const MAX_SCRIPT_BYTES: u64 = 1024 * 1024;
 
 /// How a text reads the environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Language {
     /// A shell script.
     Shell,

@@ -33,9 +33,10 @@ use serde_json::Value;
 
 pub use command::{CommandConfig, CommandConfigError, HookSource};
 pub use env_reads::{Language, UnmetEnv, passed as passed_env, reads as env_reads};
+pub(crate) use hooks::SpawnKey;
 pub use hooks::{
     AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, QualityGate, Scope, ScopeError,
-    SpawnKey, Transport,
+    Transport,
 };
 pub use import::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use on_error::{CommandOnError, FailurePolicy};

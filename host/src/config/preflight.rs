@@ -68,7 +68,7 @@ pub(crate) enum Unusable {
 
 /// Checks every enabled process and command hook of `config`; `path`
 /// names the file in the error.
-pub fn check(config: &Config, path: &Path) -> Result<(), ConfigError> {
+pub(crate) fn check(config: &Config, path: &Path) -> Result<(), ConfigError> {
     if !config.enabled {
         return Ok(());
     }

@@ -116,7 +116,7 @@ impl ModelConfig {
 }
 
 /// The model Claude Code's `prompt` handlers use when they name none.
-pub const CLAUDE_DEFAULT_MODEL: &str = "claude-haiku-4-5";
+pub(super) const CLAUDE_DEFAULT_MODEL: &str = "claude-haiku-4-5";
 const DEFAULT_MAX_TOKENS: u32 = 512;
 const DEFAULT_CACHE_TTL_MS: u64 = 60_000;
 const DEFAULT_CONCURRENCY: usize = 4;

@@ -42,7 +42,7 @@ pub(crate) fn neutral() -> Value {
 
 /// What answers the calls.
 #[derive(Clone)]
-pub enum MemberKind {
+pub(crate) enum MemberKind {
     /// A persistent hook: a process (possibly shared with other members)
     /// or a remote.
     Peer(Arc<Peer>),
@@ -60,7 +60,7 @@ pub enum MemberKind {
 }
 
 /// One hook's place in the chain.
-pub struct Member {
+pub(crate) struct Member {
     /// The configured name.
     pub name: Arc<str>,
     /// Lower runs first; ties break by name.
@@ -377,7 +377,7 @@ impl Member {
     }
 
     /// `process`, `remote`, `builtin`, `command`, `webhook` or `prompt`.
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         match &self.kind {
             MemberKind::Peer(p) => match p.kind {
                 PeerKind::Process => "process",
@@ -401,7 +401,7 @@ impl Member {
 
     /// Whether it is called at `stage`: the config asks for it and, for a
     /// peer, its hello declared it.
-    pub fn intercepts(&self, stage: Stage) -> bool {
+    pub(crate) fn intercepts(&self, stage: Stage) -> bool {
         self.intercept.contains(&stage)
             && match &self.kind {
                 MemberKind::Peer(p) => p.declares(stage),
@@ -413,7 +413,7 @@ impl Member {
     }
 
     /// The stages it is called for now.
-    pub fn stages(&self) -> Vec<Stage> {
+    pub(crate) fn stages(&self) -> Vec<Stage> {
         Stage::ALL
             .into_iter()
             .filter(|s| self.intercepts(*s))
@@ -486,7 +486,7 @@ impl Member {
 
     /// The policy for a failure at `stage`: refuse where it fails closed
     /// (a docker-agent gate), else its `on_error`, else the stage's default.
-    pub fn policy(&self, stage: Stage) -> OnError {
+    pub(crate) fn policy(&self, stage: Stage) -> OnError {
         if self.fail_closed.contains(&stage) {
             return OnError::Deny;
         }
@@ -500,7 +500,7 @@ impl Member {
     /// docker-agent's default `warn` still covers a hook that ran and failed,
     /// and a docker-agent hook's start failure too, as docker-agent decides
     /// it (its gates refuse anyway).
-    pub fn failure_policy(&self, stage: Stage, error: Option<&CallError>) -> OnError {
+    pub(crate) fn failure_policy(&self, stage: Stage, error: Option<&CallError>) -> OnError {
         let unspawned = matches!(&self.kind, MemberKind::Command(c) if !c.start_failure_follows_on_error())
             && matches!(
                 error,
@@ -519,12 +519,12 @@ impl Member {
     /// Whether a failure that its policy lets pass is logged only at debug
     /// level: `on_error = "ignore"`, of any kind of hook, is meant to be
     /// quiet.
-    pub fn quiet_failures(&self, stage: Stage) -> bool {
+    pub(crate) fn quiet_failures(&self, stage: Stage) -> bool {
         self.on_error.is_some_and(FailurePolicy::is_quiet) && self.policy(stage) == OnError::Allow
     }
 
     /// Its own deadline at `stage`.
-    pub fn timeout(&self, stage: Stage) -> Duration {
+    pub(crate) fn timeout(&self, stage: Stage) -> Duration {
         self.timeout_ms
             .map(Duration::from_millis)
             .unwrap_or_else(|| self.defaults.stage_timeout(stage))

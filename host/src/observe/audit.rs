@@ -36,7 +36,7 @@ use crate::observe::redact::redact;
 /// The longest `reason` or `error` written, in characters; longer ones are
 /// cut and end in [`ELLIPSIS`]. Hooks may return whole tool outputs as
 /// reasons, and one runaway hook must not bloat the log.
-pub const MAX_TEXT_CHARS: usize = 256;
+pub(crate) const MAX_TEXT_CHARS: usize = 256;
 
 /// Appended to a cut `reason` or `error`, so a reader knows there was more.
 const ELLIPSIS: char = '…';
@@ -54,7 +54,7 @@ const MAX_BATCH: usize = 1024;
 /// It carries raw values (times, the stage enum, unredacted text) so the
 /// caller does no formatting or redaction on its path; the writer task does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditRecord {
+pub(crate) struct AuditRecord {
     /// When the call started.
     pub ts: SystemTime,
     /// The hook's configured name.
@@ -88,7 +88,7 @@ pub struct AuditRecord {
 /// writer task. `record` never blocks and never fails the caller, because
 /// auditing must not slow down or break the agent it audits.
 #[derive(Clone)]
-pub struct AuditLog {
+pub(crate) struct AuditLog {
     inner: Arc<Inner>,
 }
 
@@ -126,7 +126,7 @@ impl AuditLog {
     /// where a typo points); the error then names the path and the folder.
     /// A new file is created with mode 0600, and a symlink is refused.
     /// Called outside a tokio runtime, this is an error too, not a panic.
-    pub fn open(path: &Path) -> io::Result<AuditLog> {
+    pub(crate) fn open(path: &Path) -> io::Result<AuditLog> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|e| {
             io::Error::other(format!(
                 "audit log {}: needs a tokio runtime to write from: {e}",
@@ -159,7 +159,7 @@ impl AuditLog {
     /// Queues one record (unbounded channel: a clean shutdown loses
     /// nothing). After `close`, records are dropped and counted in
     /// [`AuditLog::lost`], so a late hook call cannot reopen the log.
-    pub fn record(&self, record: AuditRecord) {
+    pub(crate) fn record(&self, record: AuditRecord) {
         // A poisoned lock only means a panic elsewhere while it was held;
         // the `Option` inside is still consistent.
         let queue = self.inner.queue.read().unwrap_or_else(|p| p.into_inner());
@@ -177,7 +177,7 @@ impl AuditLog {
     /// waits for the writer task. Idempotent; safe to call from several
     /// clones, and every caller returns only once the file is flushed.
     /// A `close` that is itself cancelled does not stop the flush.
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         let sender = self
             .inner
             .queue
@@ -195,14 +195,14 @@ impl AuditLog {
 
     /// How many records reached the file (written and flushed), for stats
     /// and tests.
-    pub fn written(&self) -> u64 {
+    pub(crate) fn written(&self) -> u64 {
         self.inner.counts.written.load(Ordering::Relaxed)
     }
 
     /// How many records were lost: write errors, or recorded after close.
     /// Together with [`AuditLog::written`] it accounts for every record once
     /// the log is closed.
-    pub fn lost(&self) -> u64 {
+    pub(crate) fn lost(&self) -> u64 {
         self.inner.counts.lost.load(Ordering::Relaxed)
     }
 }

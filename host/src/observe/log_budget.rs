@@ -11,9 +11,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Warnings a connection may log per window.
-pub const PER_WINDOW: u32 = 10;
+pub(crate) const PER_WINDOW: u32 = 10;
 /// The window.
-pub const WINDOW: Duration = Duration::from_secs(10);
+pub(crate) const WINDOW: Duration = Duration::from_secs(10);
 
 /// A budget of warnings, refilled every window.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// What replaces each secret.
-pub const MASK: &str = "[REDACTED]";
+pub(crate) const MASK: &str = "[REDACTED]";
 
 /// Patterns in the order they apply. A match keeps what a `${1}` names:
 /// the word `Bearer`, a URL's scheme, an AWS key's name. A private key
@@ -80,7 +80,7 @@ static QUERY_SECRET_RE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(QU
 
 /// `text` with every secret-looking token replaced by [`MASK`]; borrowed
 /// when there was nothing to mask.
-pub fn redact(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
     for (re, with) in PATTERNS.iter() {
         if re.is_match(&out) {
@@ -97,7 +97,7 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 /// password in it must reach the server only. Everything else is kept, so
 /// the URL still says where. Every place that shows a hook's URL goes
 /// through this.
-pub fn display_url(url: &str) -> Cow<'_, str> {
+pub(crate) fn display_url(url: &str) -> Cow<'_, str> {
     let start = url.find("://").map_or(0, |i| i + 3);
     let authority_end = url[start..]
         .find(['/', '?', '#'])

@@ -10,7 +10,7 @@ const WINDOW: usize = 4096;
 /// Counters one chain member accumulates; updated on the call path, so
 /// everything is an atomic or a short critical section.
 #[derive(Debug, Default)]
-pub struct MemberStats {
+pub(crate) struct MemberStats {
     /// Calls made (not counting ones filtered out or skipped).
     pub calls: AtomicU64,
     /// Calls that failed (error, timeout, crash, protocol violation).
@@ -37,7 +37,7 @@ struct Ring {
 
 impl MemberStats {
     /// Adds one call's latency.
-    pub fn observe(&self, took: Duration) {
+    pub(crate) fn observe(&self, took: Duration) {
         let us = took.as_micros().min(u64::MAX as u128) as u64;
         let mut ring = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
         if ring.us.len() < WINDOW {
@@ -50,7 +50,7 @@ impl MemberStats {
     }
 
     /// The p50 and p99 of recent calls, in microseconds.
-    pub fn percentiles(&self) -> (Option<u64>, Option<u64>) {
+    pub(crate) fn percentiles(&self) -> (Option<u64>, Option<u64>) {
         let mut sorted = self
             .latencies
             .lock()
@@ -66,7 +66,7 @@ impl MemberStats {
     }
 
     /// Bumps a counter by one.
-    pub fn bump(counter: &AtomicU64) {
+    pub(crate) fn bump(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -29,7 +29,7 @@ pub struct BreakerConfig {
 /// The settings a hook's breaker falls back on (`[hooks.defaults]`'s
 /// `breaker_*` keys, converted by the config).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BreakerLimits {
+pub(crate) struct BreakerLimits {
     /// Failures within `window` that open the breaker.
     pub failures: u32,
     /// The window for `failures`.
@@ -40,7 +40,7 @@ pub struct BreakerLimits {
 
 /// Where a breaker is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BreakerState {
+pub(crate) enum BreakerState {
     /// Calls go through.
     Closed,
     /// Calls are skipped until the cool-down ends.
@@ -54,7 +54,7 @@ pub enum BreakerState {
 
 impl BreakerState {
     /// The name used in logs and stats.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             BreakerState::Closed => "closed",
             BreakerState::Open => "open",
@@ -66,7 +66,7 @@ impl BreakerState {
 
 /// Whether a call may go to the hook.
 #[derive(Debug)]
-pub enum Admission<'a> {
+pub(crate) enum Admission<'a> {
     /// Call it; report the result through the permit.
     Call(Permit<'a>),
     /// Do not call it; the text says why, for the policy's reason.
@@ -79,7 +79,7 @@ pub enum Admission<'a> {
 /// never wait forever for a result that will not come.
 #[derive(Debug)]
 #[must_use = "record the call's result, or the trial is given back"]
-pub struct Permit<'a> {
+pub(crate) struct Permit<'a> {
     breaker: &'a Breaker,
     trial: bool,
     recorded: bool,
@@ -88,7 +88,7 @@ pub struct Permit<'a> {
 impl Permit<'_> {
     /// Reports how the call went: `failed` for errors, timeouts, crashes
     /// and protocol violations; a verdict of any kind is success.
-    pub fn record(mut self, failed: bool) {
+    pub(crate) fn record(mut self, failed: bool) {
         self.recorded = true;
         self.breaker.record(self.trial, failed);
     }
@@ -112,7 +112,7 @@ struct Inner {
 
 /// One hook's breaker.
 #[derive(Debug)]
-pub struct Breaker {
+pub(crate) struct Breaker {
     hook: String,
     /// Off: admits every call and records nothing.
     enabled: bool,
@@ -125,7 +125,11 @@ pub struct Breaker {
 impl Breaker {
     /// A closed breaker with the hook's settings over the defaults; off
     /// when `overrides.enabled` is `Some(false)`.
-    pub fn new(hook: &str, overrides: &BreakerConfig, defaults: impl Into<BreakerLimits>) -> Self {
+    pub(crate) fn new(
+        hook: &str,
+        overrides: &BreakerConfig,
+        defaults: impl Into<BreakerLimits>,
+    ) -> Self {
         let defaults = defaults.into();
         Self {
             hook: hook.to_string(),
@@ -154,7 +158,7 @@ impl Breaker {
     }
 
     /// The state now (an open breaker past its cool-down reads half-open).
-    pub fn state(&self) -> BreakerState {
+    pub(crate) fn state(&self) -> BreakerState {
         if !self.enabled {
             return BreakerState::Off;
         }
@@ -168,7 +172,7 @@ impl Breaker {
     }
 
     /// Asks to call the hook now.
-    pub fn admit(&self) -> Admission<'_> {
+    pub(crate) fn admit(&self) -> Admission<'_> {
         if !self.enabled {
             return self.permit(false);
         }

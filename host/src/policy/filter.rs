@@ -38,7 +38,7 @@ use super::scope::Scope;
 
 /// What a filter says about one call.
 #[derive(Debug, Clone, PartialEq)]
-pub enum FilterVerdict {
+pub(crate) enum FilterVerdict {
     /// Call the hook.
     Run,
     /// Do not call it: the scope, the matcher or the `if` expression said
@@ -79,7 +79,7 @@ pub enum FilterError {
 /// Sync), so the chain can decide whether to call a hook without IPC and
 /// without compiling anything per call.
 #[derive(Clone, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// Who the hook is for; `None` is every call.
     scope: Option<Arc<Scope>>,
     /// The anchored tool-name regex; `None` matches every tool.
@@ -108,7 +108,10 @@ impl Filter {
     /// "`if`: unknown variable `toool` (known: stage, tool, arguments, meta,
     /// model)" or "`if`: syntax error: ...". Without the `cel` feature any
     /// `if` is an error that names the feature.
-    pub fn new(matcher: Option<&str>, condition: Option<&str>) -> Result<Filter, FilterError> {
+    pub(crate) fn new(
+        matcher: Option<&str>,
+        condition: Option<&str>,
+    ) -> Result<Filter, FilterError> {
         let matcher = match matcher {
             None | Some("") | Some("*") => None,
             Some(pattern) => Some(compile_matcher(pattern)?),
@@ -129,13 +132,13 @@ impl Filter {
 
     /// The same filter, for the calls `scope` covers only (a global scope
     /// changes nothing).
-    pub fn scoped(mut self, scope: &Scope) -> Filter {
+    pub(crate) fn scoped(mut self, scope: &Scope) -> Filter {
         self.scope = (!scope.is_global()).then(|| Arc::new(scope.clone()));
         self
     }
 
     /// True when none is set, so the chain can skip evaluation entirely.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         #[cfg(feature = "cel")]
         let no_condition = self.condition.is_none();
         #[cfg(not(feature = "cel"))]
@@ -156,7 +159,7 @@ impl Filter {
     /// and for the expression alike; `arguments` or `meta` that are present
     /// but not objects are passed as they are, so an expression that treats
     /// them as maps fails loudly. Never panics.
-    pub fn evaluate(&self, stage: Stage, params: &Value) -> FilterVerdict {
+    pub(crate) fn evaluate(&self, stage: Stage, params: &Value) -> FilterVerdict {
         if let Some(scope) = &self.scope {
             if !scope.matches(params.get("meta")) {
                 return FilterVerdict::Skip;

@@ -44,6 +44,8 @@ pub(super) fn reply(message: &Result<Message, DecodeError>, opts: &Options) -> R
             error_code::INVALID_REQUEST,
             reason.clone(),
         )),
+        // A kind of undecodable line added later: invalid, with no id to answer.
+        Err(e) => Reply::Now(error(None, error_code::INVALID_REQUEST, e.to_string())),
     }
 }
 

@@ -33,7 +33,7 @@ pub(super) struct Arrival {
 
 impl Arrival {
     /// Classifies one line read at `at`.
-    pub fn from_line(line: usize, at: Duration, bytes: &[u8]) -> Self {
+    pub(super) fn from_line(line: usize, at: Duration, bytes: &[u8]) -> Self {
         let value = match serde_json::from_slice::<Value>(bytes) {
             Ok(v) => v,
             Err(e) => return Self::unreadable(line, at, DecodeError::Parse(e.to_string())),
@@ -58,7 +58,7 @@ impl Arrival {
     }
 
     /// A line that is not JSON at all (or too long to read).
-    pub fn unreadable(line: usize, at: Duration, why: DecodeError) -> Self {
+    pub(super) fn unreadable(line: usize, at: Duration, why: DecodeError) -> Self {
         Arrival {
             line,
             at,
@@ -69,7 +69,7 @@ impl Arrival {
     }
 
     /// The request on this line: its id, method and params.
-    pub fn request(&self) -> Option<(&Id, &str, Option<&Value>)> {
+    pub(super) fn request(&self) -> Option<(&Id, &str, Option<&Value>)> {
         match &self.message {
             Ok(Message::Request(r)) => Some((&r.id, r.method.as_str(), r.params.as_ref())),
             _ => None,
@@ -77,7 +77,7 @@ impl Arrival {
     }
 
     /// The notification on this line: its method and params.
-    pub fn notification(&self) -> Option<(&str, Option<&Value>)> {
+    pub(super) fn notification(&self) -> Option<(&str, Option<&Value>)> {
         match &self.message {
             Ok(Message::Notification(n)) => Some((n.method.as_str(), n.params.as_ref())),
             _ => None,
@@ -85,13 +85,13 @@ impl Arrival {
     }
 
     /// The stage this line's request calls, if it is a stage call.
-    pub fn stage(&self) -> Option<Stage> {
+    pub(super) fn stage(&self) -> Option<Stage> {
         self.request().and_then(|(_, m, _)| Stage::from_method(m))
     }
 
     /// The id a `$/cancel_request` on this line names, when its params
     /// have one.
-    pub fn cancel_id(&self) -> Option<Id> {
+    pub(super) fn cancel_id(&self) -> Option<Id> {
         match self.notification() {
             Some((method::CANCEL_REQUEST, Some(params))) => {
                 CancelParams::deserialize(params).ok().map(|p| p.id)
@@ -101,7 +101,7 @@ impl Arrival {
     }
 
     /// A short name for the line in a detail: `hook.before_tool id 3`.
-    pub fn describe(&self) -> String {
+    pub(super) fn describe(&self) -> String {
         match (&self.message, &self.raw_id) {
             (Ok(Message::Request(r)), _) => format!("{} id {}", r.method, r.id),
             (Ok(Message::Notification(n)), _) => n.method.clone(),
@@ -133,7 +133,7 @@ pub(super) struct Record {
 
 impl Record {
     /// The requests before `line` that had `id`: the latest one.
-    pub fn request_before(&self, line: usize, id: &Id) -> Option<&Arrival> {
+    pub(super) fn request_before(&self, line: usize, id: &Id) -> Option<&Arrival> {
         self.arrivals
             .iter()
             .take_while(|a| a.line < line)

@@ -9,7 +9,7 @@ use hookhost_protocol::{HelloResult, Stage};
 
 /// What the hook gets called for: config narrowed by its hello declaration.
 #[derive(Debug, Clone, Default)]
-pub struct Effective {
+pub(crate) struct Effective {
     /// Event kinds forwarded to it.
     pub observe: Vec<EventPattern>,
 }

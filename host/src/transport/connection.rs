@@ -39,7 +39,7 @@ const REPLY_HEADROOM: usize = 64 * 1024;
 /// What is read of an exited hook's stdout beyond the largest answer
 /// accepted: more than any pipe holds, so only a process that outlived
 /// the hook and floods the pipe reaches it.
-pub const DRAIN_BYTES: usize = 1 << 20;
+pub(crate) const DRAIN_BYTES: usize = 1 << 20;
 
 type Reply = Result<Value, CallError>;
 
@@ -126,7 +126,7 @@ pub(crate) fn reply_cap(max_line: usize, largest: usize) -> usize {
 }
 
 /// A live connection; cheap to share, every method takes `&self`.
-pub struct Connection {
+pub(crate) struct Connection {
     hook: Arc<str>,
     next_id: AtomicI64,
     pending: Mutex<Pending>,
@@ -147,7 +147,7 @@ pub struct Connection {
 }
 
 /// The tasks behind a connection, for the supervisor to end.
-pub struct ConnectionTasks {
+pub(crate) struct ConnectionTasks {
     /// Reads and routes stdout.
     pub reader: JoinHandle<()>,
     /// Writes to stdin what callers could not write at once; it ends when
@@ -157,7 +157,7 @@ pub struct ConnectionTasks {
 
 impl Connection {
     /// Starts the reader and writer tasks over a hook's pipes.
-    pub fn start<W, R>(
+    pub(crate) fn start<W, R>(
         hook: Arc<str>,
         stdin: W,
         stdout: R,
@@ -203,18 +203,18 @@ impl Connection {
     }
 
     /// The hook's name, for logs.
-    pub fn hook(&self) -> &str {
+    pub(crate) fn hook(&self) -> &str {
         &self.hook
     }
 
     /// Whether the connection is over.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.lock().closed.is_some()
     }
 
     /// Calls `method` and waits for the answer until `deadline`. `budget`
     /// is the deadline's length, for the timeout message.
-    pub async fn request(
+    pub(crate) async fn request(
         &self,
         method: &str,
         params: &Value,
@@ -252,7 +252,11 @@ impl Connection {
 
     /// Sends a notification, waiting for room in the write queue until
     /// `deadline`. The line must be a complete encoded message.
-    pub async fn notify_line(&self, line: Arc<[u8]>, deadline: Instant) -> Result<(), CallError> {
+    pub(crate) async fn notify_line(
+        &self,
+        line: Arc<[u8]>,
+        deadline: Instant,
+    ) -> Result<(), CallError> {
         match self.out.send(&line, deadline).await {
             Ok(()) => Ok(()),
             Err(SendError::Full) => Err(CallError::Timeout(Duration::ZERO)),
@@ -299,7 +303,7 @@ impl Connection {
 
     /// Ends the connection: every pending call and every later one fails
     /// with `why`. The first reason given wins.
-    pub fn close(&self, why: CallError) {
+    pub(crate) fn close(&self, why: CallError) {
         let waiting = {
             let mut p = self.lock();
             if p.closed.is_none() {
@@ -318,14 +322,14 @@ impl Connection {
     /// the hook to exit). When that takes longer than `within` (a hook
     /// that stopped reading), the writer is stopped instead, which drops
     /// the pipe it holds and so closes stdin at once.
-    pub async fn close_stdin(&self, tasks: &ConnectionTasks, within: Duration) {
+    pub(crate) async fn close_stdin(&self, tasks: &ConnectionTasks, within: Duration) {
         if !self.out.close(Instant::now() + within).await {
             tasks.writer.abort();
         }
     }
 
     /// Resolves when the hook's stdout has ended (at once if it has).
-    pub async fn stdout_closed(&self) {
+    pub(crate) async fn stdout_closed(&self) {
         let notified = self.stdout_closed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
@@ -341,7 +345,7 @@ impl Connection {
     /// `within`, and at most [`DRAIN_BYTES`] beyond the largest answer
     /// now accepted (a process that escaped the hook's group may still
     /// hold the pipe, or flood it). Whether the end was reached.
-    pub async fn drain(&self, within: Duration) -> bool {
+    pub(crate) async fn drain(&self, within: Duration) -> bool {
         let cap = self.reply_cap.load(Ordering::Relaxed);
         self.drain_left
             .store(cap.saturating_add(DRAIN_BYTES), Ordering::Relaxed);
@@ -363,7 +367,7 @@ impl Connection {
     }
 
     /// How many calls wait for an answer.
-    pub fn pending_count(&self) -> usize {
+    pub(crate) fn pending_count(&self) -> usize {
         self.lock().waiting.len()
     }
 
@@ -409,6 +413,11 @@ impl Connection {
                     Shown(line)
                 )),
             },
+            // A kind of undecodable line added later: skipped, as above.
+            Err(e) => self.warn(format_args!(
+                "skipped an unreadable line ({e}): {}",
+                Shown(line)
+            )),
         }
     }
 

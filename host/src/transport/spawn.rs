@@ -25,7 +25,7 @@ const STDERR_LINE_MAX: usize = 16 * 1024;
 /// Why a hook could not be started.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot start {program:?} in {dir}: {source}")]
-pub struct SpawnError {
+pub(crate) struct SpawnError {
     /// The program.
     pub program: String,
     /// Its working directory.
@@ -35,7 +35,7 @@ pub struct SpawnError {
 }
 
 /// A running hook process with its pipes taken out.
-pub struct Running {
+pub(crate) struct Running {
     child: Box<dyn ChildWrapper>,
     pgid: i32,
     exited: Option<ExitStatus>,
@@ -45,7 +45,7 @@ pub struct Running {
 }
 
 /// The pipes of a fresh process.
-pub struct Pipes {
+pub(crate) struct Pipes {
     /// Where requests go.
     pub stdin: ChildStdin,
     /// Where answers come from.
@@ -68,7 +68,7 @@ fn program_path(program: &str, dir: &Path) -> PathBuf {
 /// Sets up what every child the host starts (process and command hooks)
 /// gets: piped stdio, an environment of only `PATH`, the `inherit_env`
 /// names and `env`, and no descriptor but 0, 1 and 2.
-pub fn isolate(
+pub(crate) fn isolate(
     cmd: &mut tokio::process::Command,
     inherit_env: &[String],
     env: &BTreeMap<String, String>,
@@ -128,7 +128,7 @@ fn only_standard_fds(cmd: &mut tokio::process::Command) {
 /// What to run and how: built by the caller from its config, so that this
 /// floor knows nothing of configs.
 #[derive(Debug, Clone, Copy)]
-pub struct SpawnSpec<'a> {
+pub(crate) struct SpawnSpec<'a> {
     /// argv: the program and its arguments. Never run through a shell.
     pub command: &'a [String],
     /// The working directory (already resolved).
@@ -140,7 +140,7 @@ pub struct SpawnSpec<'a> {
 }
 
 /// Spawns the hook in its own process group with a clean environment.
-pub fn spawn(spec: &SpawnSpec<'_>) -> Result<(Running, Pipes), SpawnError> {
+pub(crate) fn spawn(spec: &SpawnSpec<'_>) -> Result<(Running, Pipes), SpawnError> {
     let dir = spec.dir;
     let program = spec.command.first().cloned().unwrap_or_default();
     let err = |source| SpawnError {
@@ -192,7 +192,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<(Running, Pipes), SpawnError> {
 
 impl Running {
     /// Waits for the hook process itself to exit.
-    pub async fn wait(&mut self) -> ExitStatus {
+    pub(crate) async fn wait(&mut self) -> ExitStatus {
         if let Some(s) = self.exited {
             return s;
         }
@@ -211,7 +211,7 @@ impl Running {
     /// conformance checker asks after each check, so that a hook that died
     /// is restarted before the next one.
     #[cfg(feature = "conformance")]
-    pub fn has_exited(&mut self) -> bool {
+    pub(crate) fn has_exited(&mut self) -> bool {
         if self.exited.is_none()
             && let Ok(Some(status)) = self.child.try_wait()
         {
@@ -241,13 +241,13 @@ impl Running {
     /// Sends SIGKILL to whatever is left of the group, without waiting
     /// for it: what a process of the group wrote is still read, and the
     /// pipes reach their end once the group is gone.
-    pub fn signal_kill(&self) {
+    pub(crate) fn signal_kill(&self) {
         self.signal_group(libc::SIGKILL);
     }
 
     /// Kills whatever is left of the group at once (after a crash, or for
     /// grandchildren still holding the pipes).
-    pub async fn kill(&mut self) {
+    pub(crate) async fn kill(&mut self) {
         self.signal_group(libc::SIGKILL);
         self.wait().await;
         self.reap_group(Duration::from_millis(200)).await;
@@ -255,7 +255,7 @@ impl Running {
 
     /// The graceful end: `close_stdin` has been done by the caller; wait
     /// `grace`, then SIGTERM the group, wait `grace`, then SIGKILL.
-    pub async fn stop(&mut self, grace: Duration) {
+    pub(crate) async fn stop(&mut self, grace: Duration) {
         if tokio::time::timeout(grace, self.wait()).await.is_err() {
             tracing::debug!(
                 pid = self.pid,
@@ -301,7 +301,7 @@ impl Drop for Running {
 
 /// The last lines a hook wrote to stderr, for reports about it.
 #[derive(Debug, Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
     fn push(&self, line: String) {
@@ -313,7 +313,7 @@ impl StderrTail {
     }
 
     /// The kept lines, oldest first, joined with newlines.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let t = self.0.lock().unwrap_or_else(|p| p.into_inner());
         t.iter().cloned().collect::<Vec<_>>().join("\n")
     }
@@ -321,7 +321,7 @@ impl StderrTail {
 
 /// Drains a hook's stderr into `tracing` (target `hookhost::hook_stderr`,
 /// field `hook`) line by line, and keeps the tail. Ends at EOF.
-pub async fn drain_stderr(hook: Arc<str>, stderr: ChildStderr, tail: StderrTail) {
+pub(crate) async fn drain_stderr(hook: Arc<str>, stderr: ChildStderr, tail: StderrTail) {
     let mut reader = LineReader::new(
         tokio::io::BufReader::with_capacity(64 * 1024, stderr),
         STDERR_LINE_MAX,

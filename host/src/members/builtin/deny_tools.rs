@@ -20,7 +20,7 @@ use super::{
 };
 
 /// The registry name, also the prefix of the default denial reason.
-pub const NAME: &str = "deny_tools";
+pub(crate) const NAME: &str = "deny_tools";
 
 /// The `config` table as written.
 #[derive(Debug, Deserialize)]
@@ -45,7 +45,7 @@ struct Rule {
 
 /// The built hook: a list of anchored regexes and an optional fixed reason.
 #[derive(Debug)]
-pub struct DenyTools {
+pub(crate) struct DenyTools {
     /// In config order; the first match names the pattern in the reason.
     rules: Vec<Rule>,
     /// The configured reason, if any.
@@ -55,7 +55,7 @@ pub struct DenyTools {
 impl DenyTools {
     /// Builds from the `config` table. Errors name the bad key or the
     /// regex that does not compile, so the operator knows what to fix.
-    pub fn from_config(config: &Value) -> Result<Self, SettingsError> {
+    pub(crate) fn from_config(config: &Value) -> Result<Self, SettingsError> {
         let settings: Settings = parse_config(config)?;
         if settings.tools.is_empty() {
             return Err(SettingsError::Key {
@@ -119,7 +119,9 @@ impl BuiltinHook for DenyTools {
 }
 
 /// The registry's factory for `deny_tools`.
-pub fn factory(config: &Value) -> Result<Arc<dyn BuiltinHook>, Box<dyn Error + Send + Sync>> {
+pub(crate) fn factory(
+    config: &Value,
+) -> Result<Arc<dyn BuiltinHook>, Box<dyn Error + Send + Sync>> {
     Ok(Arc::new(DenyTools::from_config(config)?))
 }
 

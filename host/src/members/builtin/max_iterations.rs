@@ -19,7 +19,7 @@ use super::{
 };
 
 /// The registry name, also the prefix of the abort reason.
-pub const NAME: &str = "max_iterations";
+pub(crate) const NAME: &str = "max_iterations";
 
 /// The `config` table as written.
 #[derive(Debug, Deserialize)]
@@ -31,7 +31,7 @@ struct Settings {
 
 /// The built hook.
 #[derive(Debug)]
-pub struct MaxIterations {
+pub(crate) struct MaxIterations {
     /// The last iteration allowed to run; at least 1.
     max: u64,
 }
@@ -39,7 +39,7 @@ pub struct MaxIterations {
 impl MaxIterations {
     /// Builds from the `config` table. `max` is required and at least 1,
     /// since a limit of 0 would abort every turn before its first step.
-    pub fn from_config(config: &Value) -> Result<Self, SettingsError> {
+    pub(crate) fn from_config(config: &Value) -> Result<Self, SettingsError> {
         let settings: Settings = parse_config(config)?;
         if settings.max == 0 {
             return Err(SettingsError::Key {
@@ -82,7 +82,9 @@ impl BuiltinHook for MaxIterations {
 }
 
 /// The registry's factory for `max_iterations`.
-pub fn factory(config: &Value) -> Result<Arc<dyn BuiltinHook>, Box<dyn Error + Send + Sync>> {
+pub(crate) fn factory(
+    config: &Value,
+) -> Result<Arc<dyn BuiltinHook>, Box<dyn Error + Send + Sync>> {
     Ok(Arc::new(MaxIterations::from_config(config)?))
 }
 

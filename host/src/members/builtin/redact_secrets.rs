@@ -21,7 +21,7 @@ use super::{
 use crate::observe::redact::redact;
 
 /// The registry name.
-pub const NAME: &str = "redact_secrets";
+pub(crate) const NAME: &str = "redact_secrets";
 
 /// The tool result fields that hold text someone reads.
 const FIELDS: [&str; 2] = ["for_llm", "for_user"];
@@ -34,11 +34,11 @@ struct Settings {}
 
 /// The built hook; it has no settings.
 #[derive(Debug)]
-pub struct RedactSecrets;
+pub(crate) struct RedactSecrets;
 
 impl RedactSecrets {
     /// Builds from the `config` table, which must be empty (or absent).
-    pub fn from_config(config: &Value) -> Result<Self, SettingsError> {
+    pub(crate) fn from_config(config: &Value) -> Result<Self, SettingsError> {
         let Settings {} = parse_config(config)?;
         Ok(Self)
     }
@@ -81,7 +81,9 @@ impl BuiltinHook for RedactSecrets {
 }
 
 /// The registry's factory for `redact_secrets`.
-pub fn factory(config: &Value) -> Result<Arc<dyn BuiltinHook>, Box<dyn Error + Send + Sync>> {
+pub(crate) fn factory(
+    config: &Value,
+) -> Result<Arc<dyn BuiltinHook>, Box<dyn Error + Send + Sync>> {
     Ok(Arc::new(RedactSecrets::from_config(config)?))
 }
 

@@ -60,7 +60,7 @@ enum Headers {
 /// A `url` or header that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct HttpConfigError(pub(crate) String);
+pub(super) struct HttpConfigError(pub(crate) String);
 
 /// `$NAME` and `${NAME}` in a header value, from the host's environment,
 /// for names in `allowed`; any other name becomes empty, as Claude Code

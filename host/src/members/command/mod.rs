@@ -55,7 +55,7 @@ pub(crate) use run::OUTPUT_CAP;
 /// A command hook ready to run: its config resolved once (dialect, events,
 /// program, folder, matcher), so each call only spawns.
 #[derive(Debug)]
-pub struct CommandHook {
+pub(crate) struct CommandHook {
     name: Arc<str>,
     spec: &'static Spec,
     /// The variables its agent sets (the dialect's, or a family member's).
@@ -107,7 +107,7 @@ impl CommandHook {
     /// directory (the config's [`command_dir`](crate::Config::command_dir)).
     /// A relative program path in `args` that contains a slash is resolved
     /// against it; a bare name is looked up on `PATH`.
-    pub fn new(
+    pub(crate) fn new(
         name: &str,
         config: &CommandConfig,
         dir: &Path,
@@ -176,7 +176,7 @@ impl CommandHook {
     /// Whether this hook runs for lifecycle event `event` (by hookhost's
     /// snake_case name, request or not), so the host can skip building an
     /// input nobody reads.
-    pub fn handles(&self, event: &str) -> bool {
+    pub(crate) fn handles(&self, event: &str) -> bool {
         self.events
             .iter()
             .any(|e| matches!(e.target, Target::Lifecycle(n) if n == event))
@@ -283,7 +283,7 @@ impl CommandHook {
     /// counts as an error, or an answer that cannot be read is a
     /// [`CallError`], which the chain resolves with
     /// [`CommandConfig::policy`]: never a silent allow.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         stage: Stage,
         params: &Value,

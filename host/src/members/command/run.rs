@@ -28,7 +28,7 @@ use crate::error::CallError;
 /// The most output kept per stream; the rest is read and thrown away, so a
 /// chatty script never blocks on a full pipe and never fills the host's
 /// memory.
-pub const OUTPUT_CAP: usize = 1024 * 1024;
+pub(crate) const OUTPUT_CAP: usize = 1024 * 1024;
 
 /// How long, once the script has exited, its pipes may still deliver what
 /// it wrote. Only a grandchild that inherited them keeps them open longer,

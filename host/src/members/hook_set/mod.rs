@@ -47,7 +47,7 @@ const SEQUENTIAL: [&str; 4] = [
 ];
 
 /// One group, ready to run.
-pub struct HookSet {
+pub(crate) struct HookSet {
     name: Arc<str>,
     event: &'static Event,
     sequential: bool,
@@ -120,7 +120,7 @@ impl HookSet {
 
     /// The stages it is called at: its event's stage, or lifecycle for a
     /// lifecycle event that waits on an answer.
-    pub fn stages(&self) -> Vec<Stage> {
+    pub(crate) fn stages(&self) -> Vec<Stage> {
         match self.event.target {
             Target::Stage(s) => vec![s],
             Target::Lifecycle(n) => match n.parse::<LifecycleEvent>() {
@@ -131,12 +131,12 @@ impl HookSet {
     }
 
     /// Whether it runs for lifecycle event `event`.
-    pub fn handles(&self, event: &str) -> bool {
+    pub(crate) fn handles(&self, event: &str) -> bool {
         matches!(self.event.target, Target::Lifecycle(n) if n == event)
     }
 
     /// The longest of its hooks' deadlines: the group's own.
-    pub fn timeout(&self, stage: Stage) -> Duration {
+    pub(crate) fn timeout(&self, stage: Stage) -> Duration {
         let each = self.hooks.iter().map(|h| h.timeout(stage));
         if self.sequential {
             each.sum()
@@ -186,7 +186,7 @@ impl HookSet {
     /// Runs the group for one chain call and answers with the merged
     /// result. It never fails as a whole: each hook's failure is judged by
     /// that hook's own policy inside the merge.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         stage: Stage,
         params: &Value,
@@ -218,7 +218,7 @@ impl HookSet {
     /// Runs its hooks for a lifecycle event nobody waits on, all at once;
     /// their output is only logged, as for a lone command hook, and the
     /// first block (in the group's order) is given back.
-    pub async fn notify(&self, event: &str, payload: &Value) -> Option<String> {
+    pub(crate) async fn notify(&self, event: &str, payload: &Value) -> Option<String> {
         if !self.handles(event) {
             return None;
         }

@@ -40,13 +40,13 @@ pub(crate) use sources::Source;
 
 /// The longest context one builtin adds, in bytes; more is cut at a
 /// character boundary and marked.
-pub const MAX_CONTEXT: usize = 32 * 1024;
+pub(crate) const MAX_CONTEXT: usize = 32 * 1024;
 
 /// The most read of one prompt file, in bytes.
-pub const MAX_FILE: usize = 32 * 1024;
+pub(crate) const MAX_FILE: usize = 32 * 1024;
 
 /// How long a git command may run before it is killed.
-pub const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The names and what each reads, in docker-agent's order.
 pub(crate) const NAMES: [&str; 8] = [
@@ -62,7 +62,7 @@ pub(crate) const NAMES: [&str; 8] = [
 
 /// One context builtin, built.
 #[derive(Debug)]
-pub struct ContextHook {
+pub(crate) struct ContextHook {
     /// Its registry name, for error texts.
     name: &'static str,
     /// The events it answers; every other lifecycle event continues.

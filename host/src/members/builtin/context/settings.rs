@@ -59,7 +59,7 @@ pub(super) enum Bad {
 
 impl Settings {
     /// Reads `config` for builtin `name`.
-    pub fn parse(name: &'static str, config: &Value) -> Result<Settings, Bad> {
+    pub(super) fn parse(name: &'static str, config: &Value) -> Result<Settings, Bad> {
         let mut raw: Raw = parse_config(config)?;
         let source = source(name, &mut raw)?;
         let events = match raw.events.take() {

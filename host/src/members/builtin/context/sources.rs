@@ -42,14 +42,14 @@ pub(crate) enum Source {
 impl Source {
     /// Whether it reads the working directory (all but the date and the
     /// user).
-    pub fn needs_dir(&self) -> bool {
+    pub(crate) fn needs_dir(&self) -> bool {
         !matches!(self, Source::Date | Source::UserInfo)
     }
 
     /// The text for `dir`; `None` when there is nothing to say (not a git
     /// repository, no prompt file found). An error is a failure of the
     /// hook (a git that would not finish, an unreadable folder).
-    pub async fn read(&self, dir: &Path) -> Result<Option<String>, String> {
+    pub(crate) async fn read(&self, dir: &Path) -> Result<Option<String>, String> {
         match self {
             Source::Date => Ok(Some(format!("Today's date: {}", local_date()))),
             Source::EnvironmentInfo => Ok(Some(environment(dir))),
