@@ -82,7 +82,9 @@ async fn walk(run: &mut Run<'_>, members: &[Arc<Member>], chain: &mut Chain) {
         if step(run, m, gate, chain).await == Flow::Stop {
             if let Some(origin) = run.origin {
                 let rest = &members[place + 1..];
-                origin.verdict_by_own(own_all_along(run, m, rest, chain, origin));
+                if origin.later_answer_wins() {
+                    origin.verdict_by_own(own_all_along(run, m, rest, chain, origin));
+                }
                 hear_the_rest(run, rest, chain, origin).await;
             }
             return;

@@ -368,7 +368,7 @@ impl Origin {
     /// Whether the agent lets a later hook's permission answer override an
     /// earlier one's at this event: Copilot CLI at permissionRequest
     /// (its hooks' outputs are merged in order, later keys winning).
-    fn later_answer_wins(&self) -> bool {
+    pub(crate) fn later_answer_wins(&self) -> bool {
         self.dialect == Dialect::Copilot
             && matches!(self.event.target, Target::Stage(Stage::ApproveTool))
     }

@@ -316,7 +316,10 @@ impl CommandHook {
     /// agent to run all of the event's hooks in sequence (Gemini CLI's
     /// `hookPlanner.ts`).
     pub(crate) fn makes_sequential(&self, origin: &Origin, stage: Stage, params: &Value) -> bool {
-        let Some(event) = self.event_for(stage, params).filter(|_| self.sequential) else {
+        if !self.sequential {
+            return false;
+        }
+        let Some(event) = self.event_for(stage, params) else {
             return false;
         };
         let call = self.call_for(event, params);
