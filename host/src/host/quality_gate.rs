@@ -121,7 +121,7 @@ impl GateCounts {
         let Some(gate) = members
             .iter()
             .find(|m| *m.name == **by)
-            .and_then(|m| m.gate)
+            .and_then(|m| m.quality_gate)
         else {
             return (outcome, None); // a hook that is no gate: a plain block
         };

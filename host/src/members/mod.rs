@@ -93,7 +93,7 @@ pub(crate) struct Member {
     pub scope: Scope,
     /// Its quality gate at subagent_stop (`block_on_failure`,
     /// `max_retries`), when it is one.
-    pub gate: Option<QualityGate>,
+    pub quality_gate: Option<QualityGate>,
 }
 
 /// A member's config section and the defaults it was built with: equal
@@ -372,7 +372,7 @@ impl Member {
             picoclaw: false,
             configured: s.configured,
             scope: s.scope.clone(),
-            gate: s.gate,
+            quality_gate: s.gate,
         }
     }
 
