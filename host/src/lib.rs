@@ -42,7 +42,9 @@
 //!   come up), [`ConfigError`] (a config that does not load) and the
 //!   section errors it carries: [`CommandConfigError`],
 //!   [`RemoteConfigError`], [`EnvError`], [`BuiltinError`].
-//! - Config: [`Config`], [`Defaults`], [`ProcessConfig`], [`Transport`],
+//! - Config: [`Config`], [`Defaults`], [`HookSpec`] (one hook of any kind:
+//!   its name, [`HookSettings`] and [`Backend`]; [`Config::hooks`]),
+//!   [`ProcessConfig`], [`Transport`],
 //!   [`BuiltinConfig`], [`CommandConfig`], [`FailurePolicy`] (every
 //!   hook's `on_error`; [`CommandOnError`] is its former name),
 //!   [`RemoteConfig`], [`RemoteTransport`], [`WebhookConfig`]
@@ -136,9 +138,10 @@ mod transport;
 
 pub use chain::NoAnswer;
 pub use config::{
-    AuditConfig, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError, CommandOnError,
-    Config, ConfigError, Defaults, EnvError, FailurePolicy, Format, HookSource, ProcessConfig,
-    QualityGate, RemoteConfig, RemoteConfigError, RemoteTransport, Scope, ScopeError, Transport,
+    AuditConfig, Backend, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError,
+    CommandOnError, Config, ConfigError, Defaults, EnvError, FailurePolicy, Format, HookSettings,
+    HookSource, HookSpec, ProcessConfig, QualityGate, RemoteConfig, RemoteConfigError,
+    RemoteTransport, Scope, ScopeError, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use config::{Language, UnmetEnv, env_reads, passed_env};

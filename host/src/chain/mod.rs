@@ -197,7 +197,9 @@ fn quality_gate(
     chain: &Chain,
     reply: Result<Value, NoAnswer>,
 ) -> Result<Value, NoAnswer> {
-    let Some(gate) = m.quality_gate else { return reply };
+    let Some(gate) = m.quality_gate else {
+        return reply;
+    };
     if chain.event() != Some(LifecycleEvent::SubagentStop) {
         return reply;
     }

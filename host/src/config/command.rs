@@ -6,6 +6,7 @@
 //! nothing from the members that run it; `members::command` reads the
 //! event table from here.
 
+use super::settings::{HookSettings, section};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,8 +23,7 @@ use crate::dialect::Dialect;
 use crate::dialect::matcher::{Matcher, MatcherError, Rule, RuleError};
 use crate::dialect::spec::{self, EnvValue, Target};
 use crate::policy::filter::{Filter, FilterError};
-use crate::policy::quality_gate::QualityGate;
-use crate::policy::scope::{Scope, ScopeError};
+use crate::policy::scope::ScopeError;
 
 /// The longest `timeout` a command hook may set: a day.
 const MAX_TIMEOUT_SECS: u64 = 86_400;
@@ -43,12 +43,11 @@ pub(crate) fn expand_project(arg: &str, vars: &[&str], dir: &Path) -> String {
 /// The keys follow docker-agent's hook entries, so an existing entry can be
 /// moved over by renaming little more than its event list.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(remote = "Self", deny_unknown_fields, default)]
 pub struct CommandConfig {
-    /// Off switch for one hook.
-    pub enabled: bool,
-    /// Lower runs first; ties break by name, across all kinds of hooks.
-    pub priority: i64,
+    /// The keys every kind shares (read as the section's own: `deref`).
+    #[serde(skip)]
+    pub settings: HookSettings,
     /// A shell string, run with `sh -c` (as docker-agent and Claude Code
     /// do). Exclusive with `args`.
     pub command: Option<String>,
@@ -58,9 +57,6 @@ pub struct CommandConfig {
     /// `permission_request`, `before_llm_call`, `after_llm_call`, or a
     /// lifecycle event (`session_start`, `stop`, ...).
     pub events: Vec<String>,
-    /// Regex on the tool name, anchored; `*` or empty matches every tool.
-    /// Applies to the tool events only.
-    pub matcher: Option<String>,
     /// Seconds before the run is killed; the dialect's default when absent
     /// (60 s for docker-agent). docker-agent reads 0 or a negative number
     /// as its default too: a negative number loads as 0.
@@ -73,20 +69,9 @@ pub struct CommandConfig {
     /// Where the command runs, relative to the config file's folder; that
     /// folder when absent.
     pub working_dir: Option<PathBuf>,
-    /// What a failure decides (`block`, `warn`, `ignore`, or their
-    /// aliases `deny`, `allow`); `None`: refuse at approve_tool, `warn`
-    /// elsewhere.
-    pub on_error: Option<FailurePolicy>,
-    /// A CEL condition, as for process hooks; evaluated by the chain.
-    #[serde(rename = "if")]
-    pub r#if: Option<String>,
     /// Which agent's hook format the command speaks: its event names, its
     /// stdin, its answers, its matcher rules. docker-agent when absent.
     pub dialect: Dialect,
-    /// Milliseconds before the run is killed; exclusive with `timeout`, for
-    /// dialects that count in milliseconds (Gemini CLI) or a deadline
-    /// under a second.
-    pub timeout_ms: Option<u64>,
     /// An HTTP hook instead of a command: the event is POSTed here as the
     /// dialect's JSON and the response body read as its stdout would be.
     /// Exclusive with `command` and `args`.
@@ -121,12 +106,6 @@ pub struct CommandConfig {
     /// read from TOML.
     #[serde(skip)]
     pub source: Option<HookSource>,
-    /// Who the hook is for, as for process hooks.
-    pub scope: Scope,
-    /// Its quality gate at `subagent_stop`, as for process hooks.
-    pub block_on_failure: Option<bool>,
-    /// Its quality gate's retries, as for process hooks.
-    pub max_retries: Option<u32>,
     /// Gemini CLI's `sequential: true` on the hook's definition (its
     /// matcher group): when any hook the agent would run for an event has
     /// it, each of the event's Gemini hooks gets the input as the one
@@ -135,6 +114,8 @@ pub struct CommandConfig {
     #[serde(skip)]
     pub sequential: bool,
 }
+
+section!(CommandConfig);
 
 /// `timeout`: whole seconds, a negative number read as 0 (docker-agent's
 /// "use the default"), so a docker-agent entry with `timeout: -1` loads.
@@ -174,20 +155,15 @@ impl HookSource {
 impl Default for CommandConfig {
     fn default() -> Self {
         Self {
-            enabled: true,
-            priority: 0,
+            settings: HookSettings::default(),
             command: None,
             args: None,
             events: Vec::new(),
-            matcher: None,
             timeout: None,
             env: BTreeMap::new(),
             inherit_env: Vec::new(),
             working_dir: None,
-            on_error: None,
-            r#if: None,
             dialect: Dialect::DockerAgent,
-            timeout_ms: None,
             url: None,
             model: None,
             webhook: None,
@@ -198,9 +174,6 @@ impl Default for CommandConfig {
             strict_output: false,
             source: None,
             sequential: false,
-            scope: Scope::default(),
-            block_on_failure: None,
-            max_retries: None,
         }
     }
 }
@@ -242,17 +215,12 @@ impl CommandConfig {
         if let Some(rule) = &self.rule {
             Rule::new(rule)?;
         }
-        Filter::new(None, self.r#if.as_deref())?;
+        Filter::new(None, self.condition.as_deref())?;
         self.scope.validate()?;
         if self.quality_gate().is_some() && !self.lists_subagent_stop() {
             return Err(CommandConfigError::GateOffSubagentStop);
         }
         Ok(())
-    }
-
-    /// Its quality gate at `subagent_stop`, when it sets either key.
-    pub fn quality_gate(&self) -> Option<QualityGate> {
-        QualityGate::from_keys(self.block_on_failure, self.max_retries)
     }
 
     /// Whether one of its events is `subagent_stop` in its dialect.
@@ -546,7 +514,7 @@ mod tests {
         assert!(c.enabled);
         assert_eq!(c.on_error, Some(CommandOnError::Block));
         assert_eq!(c.policy(Stage::BeforeTool), OnError::Deny);
-        assert_eq!(c.r#if.as_deref(), Some("true"));
+        assert_eq!(c.condition.as_deref(), Some("true"));
         assert_eq!(c.timeout(), Duration::from_secs(5));
         assert!(toml::from_str::<CommandConfig>("command = \"x\"\nmatchr = \"y\"").is_err());
         assert!(toml::from_str::<CommandConfig>("on_error = \"maybe\"").is_err());

@@ -3,12 +3,13 @@
 //! `[hooks.audit]` log. Plain data with serde's strict decoding; what serde
 //! cannot check is in [`super::validate`].
 
+use super::settings::{HookSettings, section};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use hookhost_protocol::Stage;
 use hookhost_protocol::event::EventPattern;
-use hookhost_protocol::{OnError, Stage};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -17,7 +18,6 @@ pub use crate::policy::quality_gate::QualityGate;
 pub use crate::policy::scope::{Scope, ScopeError};
 
 use super::Defaults;
-use super::on_error::FailurePolicy;
 use crate::dialect::Dialect;
 
 /// How a hook process is reached. Only stdio exists today; the key is kept
@@ -33,14 +33,11 @@ pub enum Transport {
 
 /// `[hooks.processes.NAME]`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct ProcessConfig {
-    /// Off switch for one hook.
-    #[serde(default = "yes")]
-    pub enabled: bool,
-    /// Lower runs first; ties break by name.
-    #[serde(default)]
-    pub priority: i64,
+    /// The keys every kind shares (read as the section's own: `deref`).
+    #[serde(skip)]
+    pub settings: HookSettings,
     /// Always stdio.
     #[serde(default)]
     pub transport: Transport,
@@ -62,36 +59,6 @@ pub struct ProcessConfig {
     /// Stages to call the hook for.
     #[serde(default)]
     pub intercept: Vec<Stage>,
-    /// Overrides the stage default deadline for this hook.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// What a failure of this hook decides (`block`, `warn`, `ignore`, or
-    /// their aliases `deny`, `allow`); per stage default when absent.
-    #[serde(default)]
-    pub on_error: Option<FailurePolicy>,
-    /// Regex on the tool name (anchored); the hook is not called for other
-    /// tools at the tool stages.
-    #[serde(default)]
-    pub matcher: Option<String>,
-    /// A CEL condition over `stage`, `tool`, `arguments`, `meta`, `model`;
-    /// the hook is called only when it is true.
-    #[serde(default, rename = "if")]
-    pub condition: Option<String>,
-    /// `false` turns this hook's breaker off. Unset, it is on unless the
-    /// hook fails closed (its policy is deny at a stage it intercepts): an
-    /// open breaker would refuse every call for the cool-down, and whoever
-    /// can make the hook fail five times could trigger that.
-    #[serde(default)]
-    pub breaker: Option<bool>,
-    /// Overrides `breaker_failures` for this hook.
-    #[serde(default)]
-    pub breaker_failures: Option<u32>,
-    /// Overrides `breaker_window_ms` for this hook.
-    #[serde(default)]
-    pub breaker_window_ms: Option<u64>,
-    /// Overrides `breaker_cooldown_ms` for this hook.
-    #[serde(default)]
-    pub breaker_cooldown_ms: Option<u64>,
     /// Speak PicoClaw's variant of the wire to this hook: PascalCase `meta`
     /// keys beside the snake_case ones, `duration` in nanoseconds at
     /// after_tool, and a payload sent with `continue` applied as PicoClaw
@@ -99,90 +66,36 @@ pub struct ProcessConfig {
     /// config; never read from a file.
     #[serde(skip)]
     pub picoclaw: bool,
-    /// Who the hook is for: `{ agents, tenants, sessions }` from the call's
-    /// `meta`; every call when absent (`policy/scope.rs`).
-    #[serde(default)]
-    pub scope: Scope,
-    /// At `subagent_stop`: `false` makes this hook's block a logged
-    /// failure that lets the result through (GoClaw's quality gate);
-    /// default `true` when `max_retries` is set.
-    #[serde(default)]
-    pub block_on_failure: Option<bool>,
-    /// At `subagent_stop`: how many of this hook's blocks in a row send
-    /// the sub-agent back with the reason as feedback, before the result
-    /// is let through with the failure recorded (GoClaw's quality gate).
-    #[serde(default)]
-    pub max_retries: Option<u32>,
 }
+
+section!(ProcessConfig);
 
 /// `[hooks.builtins.NAME]`: an in-process hook from the registry.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct BuiltinConfig {
-    /// Off switch.
-    #[serde(default = "yes")]
-    pub enabled: bool,
-    /// Lower runs first; ties break by name, across process hooks too.
-    #[serde(default)]
-    pub priority: i64,
+    /// The keys every kind shares (read as the section's own: `deref`).
+    #[serde(skip)]
+    pub settings: HookSettings,
     /// The builtin's own settings.
     #[serde(default = "empty_object")]
     pub config: Value,
     /// Narrows the stages the builtin answers.
     #[serde(default)]
     pub intercept: Option<Vec<Stage>>,
-    /// Overrides the stage default deadline.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// What a failure decides, as for process hooks.
-    #[serde(default)]
-    pub on_error: Option<FailurePolicy>,
-    /// Regex on the tool name, as for process hooks.
-    #[serde(default)]
-    pub matcher: Option<String>,
-    /// A CEL condition, as for process hooks.
-    #[serde(default, rename = "if")]
-    pub condition: Option<String>,
-    /// `false` turns this hook's breaker off. Unset, it is on unless the
-    /// hook fails closed (its policy is deny at a stage it intercepts): an
-    /// open breaker would refuse every call for the cool-down, and whoever
-    /// can make the hook fail five times could trigger that.
-    #[serde(default)]
-    pub breaker: Option<bool>,
-    /// Overrides `breaker_failures`.
-    #[serde(default)]
-    pub breaker_failures: Option<u32>,
-    /// Overrides `breaker_window_ms`.
-    #[serde(default)]
-    pub breaker_window_ms: Option<u64>,
-    /// Overrides `breaker_cooldown_ms`.
-    #[serde(default)]
-    pub breaker_cooldown_ms: Option<u64>,
-    /// Who the hook is for, as for process hooks.
-    #[serde(default)]
-    pub scope: Scope,
-    /// Its quality gate at `subagent_stop`, as for process hooks.
-    #[serde(default)]
-    pub block_on_failure: Option<bool>,
-    /// Its quality gate's retries, as for process hooks.
-    #[serde(default)]
-    pub max_retries: Option<u32>,
 }
 
-impl BuiltinConfig {
-    /// Its breaker overrides.
-    pub fn breaker(&self) -> BreakerConfig {
-        BreakerConfig {
-            enabled: self.breaker,
-            breaker_failures: self.breaker_failures,
-            breaker_window_ms: self.breaker_window_ms,
-            breaker_cooldown_ms: self.breaker_cooldown_ms,
-        }
-    }
+section!(BuiltinConfig);
 
-    /// Its quality gate at `subagent_stop`, when it sets either key.
-    pub fn quality_gate(&self) -> Option<QualityGate> {
-        QualityGate::from_keys(self.block_on_failure, self.max_retries)
+impl BuiltinConfig {
+    /// A builtin with its own settings `config`, answering every stage it
+    /// offers, every other setting at its default; for embedding and tests.
+    pub fn new(config: Value) -> Self {
+        Self {
+            settings: HookSettings::default(),
+            config,
+            intercept: None,
+        }
     }
 }
 
@@ -227,8 +140,7 @@ impl ProcessConfig {
     /// other setting at its default; handy for embedding and tests.
     pub fn new(command: Vec<String>, intercept: Vec<Stage>) -> Self {
         Self {
-            enabled: true,
-            priority: 0,
+            settings: HookSettings::default(),
             transport: Transport::Stdio,
             command,
             dir: None,
@@ -236,34 +148,8 @@ impl ProcessConfig {
             inherit_env: Vec::new(),
             observe: Vec::new(),
             intercept,
-            timeout_ms: None,
-            on_error: None,
-            matcher: None,
-            condition: None,
-            breaker: None,
-            breaker_failures: None,
-            breaker_window_ms: None,
-            breaker_cooldown_ms: None,
             picoclaw: false,
-            scope: Scope::default(),
-            block_on_failure: None,
-            max_retries: None,
         }
-    }
-
-    /// Its breaker overrides.
-    pub fn breaker(&self) -> BreakerConfig {
-        BreakerConfig {
-            enabled: self.breaker,
-            breaker_failures: self.breaker_failures,
-            breaker_window_ms: self.breaker_window_ms,
-            breaker_cooldown_ms: self.breaker_cooldown_ms,
-        }
-    }
-
-    /// Its quality gate at `subagent_stop`, when it sets either key.
-    pub fn quality_gate(&self) -> Option<QualityGate> {
-        QualityGate::from_keys(self.block_on_failure, self.max_retries)
     }
 
     /// The key two hooks must share to run as one process: the same argv,
@@ -275,11 +161,6 @@ impl ProcessConfig {
             env: self.env.clone(),
             inherit_env: self.inherit_env.clone(),
         }
-    }
-
-    /// The policy for a failure at `stage`.
-    pub fn policy(&self, stage: Stage) -> OnError {
-        FailurePolicy::resolve(self.on_error, stage)
     }
 
     /// The deadline of a call at `stage`.

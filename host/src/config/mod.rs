@@ -12,6 +12,7 @@
 
 pub(crate) mod command;
 mod env_reads;
+mod hook_spec;
 mod hooks;
 mod import;
 mod on_error;
@@ -19,6 +20,7 @@ mod picoclaw;
 pub(crate) mod preflight;
 mod prompt;
 mod remote;
+mod settings;
 pub(crate) mod trust;
 mod validate;
 mod webhook;
@@ -33,6 +35,9 @@ use serde_json::Value;
 
 pub use command::{CommandConfig, CommandConfigError, HookSource};
 pub use env_reads::{Language, UnmetEnv, passed as passed_env, reads as env_reads};
+#[cfg(test)]
+pub(crate) use hook_spec::group_fails_closed;
+pub use hook_spec::{Backend, HookSpec};
 pub(crate) use hooks::SpawnKey;
 pub use hooks::{
     AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, QualityGate, Scope, ScopeError,
@@ -44,6 +49,7 @@ pub use prompt::{ModelConfig, PromptConfig, PromptConfigError, Provider};
 pub use remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport};
 #[cfg(feature = "remote")]
 pub(crate) use remote::{expand_env, resolve_headers};
+pub use settings::HookSettings;
 use trust::TrustStore;
 pub use webhook::{WebhookConfig, WebhookConfigError, WebhookGuard};
 
@@ -557,7 +563,7 @@ impl Config {
                 &at,
                 "`if`",
                 "cel",
-                c.r#if.is_none() || cfg!(feature = "cel"),
+                c.condition.is_none() || cfg!(feature = "cel"),
             )?;
             c.validate().map_err(|e| src.invalid(&at, e))?;
             self.commands.insert(name, c);
@@ -578,7 +584,7 @@ impl Config {
                 &at,
                 "`if`",
                 "cel",
-                p.r#if.is_none() || cfg!(feature = "cel"),
+                p.condition.is_none() || cfg!(feature = "cel"),
             )?;
             p.validate().map_err(|e| src.invalid(&at, e))?;
             p.command().validate().map_err(|e| src.invalid(&at, e))?;

@@ -8,6 +8,7 @@
 //! policy), so it becomes a [`CommandConfig`] whose runner is the model
 //! instead of a program: see [`PromptConfig::command`].
 
+use super::settings::{HookSettings, section};
 use hookhost_protocol::lifecycle::LifecycleEvent;
 use serde::Deserialize;
 
@@ -15,7 +16,6 @@ use super::command::CommandConfig;
 use super::on_error::FailurePolicy;
 use crate::dialect::Dialect;
 use crate::dialect::spec::Target;
-use crate::policy::scope::Scope;
 
 /// Which HTTP API the model is reached through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -128,14 +128,11 @@ const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 
 /// `[hooks.prompts.NAME]`: one prompt hook as configured.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct PromptConfig {
-    /// Off switch for one hook.
-    #[serde(default = "super::hooks::yes")]
-    pub enabled: bool,
-    /// Lower runs first; ties break by name, across all kinds of hooks.
-    #[serde(default)]
-    pub priority: i64,
+    /// The keys every kind shares (read as the section's own: `deref`).
+    #[serde(skip)]
+    pub settings: HookSettings,
     /// `openai` or `anthropic`.
     pub provider: Provider,
     /// The API's base URL; the provider's public one when absent.
@@ -154,18 +151,9 @@ pub struct PromptConfig {
     pub dialect: Dialect,
     /// The dialect's event names the hook runs for.
     pub events: Vec<String>,
-    /// Regex on the tool name (the dialect's matcher rules).
-    #[serde(default)]
-    pub matcher: Option<String>,
-    /// A CEL condition, as for every hook.
-    #[serde(default, rename = "if")]
-    pub r#if: Option<String>,
     /// A Claude Code permission rule the tool call must match.
     #[serde(default)]
     pub rule: Option<String>,
-    /// The deadline of one evaluation, retries included; 30 s when absent.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
     /// The most tokens the model may write per call (512).
     #[serde(default)]
     pub max_tokens: Option<u32>,
@@ -185,22 +173,9 @@ pub struct PromptConfig {
     /// larger one fails the call, decided by `on_error`.
     #[serde(default)]
     pub max_input_bytes: Option<usize>,
-    /// What a failure decides (no answer, a malformed one, a spent cap):
-    /// `block` when absent, because a guard that could not ask its model
-    /// has not allowed anything.
-    #[serde(default)]
-    pub on_error: Option<FailurePolicy>,
-    /// Who the hook is for (agents, tenants, sessions), as for every hook.
-    #[serde(default)]
-    pub scope: Scope,
-    /// A quality gate at `subagent_stop` (GoClaw's `agent` evaluator run
-    /// as a prompt), as for every hook.
-    #[serde(default)]
-    pub block_on_failure: Option<bool>,
-    /// The quality gate's retries.
-    #[serde(default)]
-    pub max_retries: Option<u32>,
 }
+
+section!(PromptConfig);
 
 /// Why a `[hooks.prompts]` entry cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -223,7 +198,7 @@ pub enum PromptConfigError {
 impl PromptConfig {
     /// Checks what serde cannot: a filter, and bounds that can hold.
     pub fn validate(&self) -> Result<(), PromptConfigError> {
-        if self.matcher.is_none() && self.r#if.is_none() && self.rule.is_none() {
+        if self.matcher.is_none() && self.condition.is_none() && self.rule.is_none() {
             return Err(PromptConfigError::Unfiltered);
         }
         let bad = PromptConfigError::Bad;
@@ -280,19 +255,15 @@ impl PromptConfig {
     /// the model as its runner.
     pub fn command(&self) -> CommandConfig {
         CommandConfig {
-            enabled: self.enabled,
-            priority: self.priority,
+            settings: HookSettings {
+                timeout_ms: Some(self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
+                on_error: Some(self.on_error.unwrap_or(FailurePolicy::Block)),
+                ..self.settings.clone()
+            },
             events: self.events.clone(),
-            matcher: self.matcher.clone(),
-            r#if: self.r#if.clone(),
             rule: self.rule.clone(),
             dialect: self.dialect,
-            timeout_ms: Some(self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
-            on_error: Some(self.on_error.unwrap_or(FailurePolicy::Block)),
             model: Some(Box::new(self.model_config())),
-            scope: self.scope.clone(),
-            block_on_failure: self.block_on_failure,
-            max_retries: self.max_retries,
             ..CommandConfig::default()
         }
     }

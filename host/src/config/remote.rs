@@ -7,28 +7,24 @@
 //! feature can refuse it by name ([`super::ConfigError::MissingFeature`])
 //! rather than as an unknown key.
 
+use super::settings::{HookSettings, section};
 use std::collections::BTreeMap;
 
 use hookhost_protocol::Stage;
 use hookhost_protocol::event::EventPattern;
 use serde::Deserialize;
 
-use super::hooks::{BreakerConfig, QualityGate, Scope, yes};
-use super::on_error::FailurePolicy;
 use crate::observe::redact::display_url;
 
 /// `[hooks.remotes.NAME]`: a hook that runs as a network service, reached
 /// over WebSocket (`ws://`, `wss://`) or HTTP (`http://`, `https://`) with
 /// the same protocol as a process (spec/protocol.md section 2.2).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct RemoteConfig {
-    /// Off switch for one hook.
-    #[serde(default = "yes")]
-    pub enabled: bool,
-    /// Lower runs first; ties break by name, across every kind of hook.
-    #[serde(default)]
-    pub priority: i64,
+    /// The keys every kind shares (read as the section's own: `deref`).
+    #[serde(skip)]
+    pub settings: HookSettings,
     /// Where the hook service listens.
     pub url: String,
     /// Sent on the WebSocket upgrade and on every HTTP request. A value may
@@ -42,48 +38,13 @@ pub struct RemoteConfig {
     /// Stages to call the hook for.
     #[serde(default)]
     pub intercept: Vec<Stage>,
-    /// Overrides the stage default deadline for this hook.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
     /// How long one connection attempt (TCP, TLS and upgrade) may take;
     /// `hello_timeout_ms` when absent.
     #[serde(default)]
     pub connect_timeout_ms: Option<u64>,
-    /// What a failure of this hook decides, as for process hooks; per
-    /// stage default when absent.
-    #[serde(default)]
-    pub on_error: Option<FailurePolicy>,
-    /// Regex on the tool name (anchored), as for process hooks.
-    #[serde(default)]
-    pub matcher: Option<String>,
-    /// A CEL condition, as for process hooks.
-    #[serde(default, rename = "if")]
-    pub condition: Option<String>,
-    /// `false` turns this hook's breaker off. Unset, it is on unless the
-    /// hook fails closed (its policy is deny at a stage it intercepts): an
-    /// open breaker would refuse every call for the cool-down, and whoever
-    /// can make the hook fail five times could trigger that.
-    #[serde(default)]
-    pub breaker: Option<bool>,
-    /// Overrides `breaker_failures` for this hook.
-    #[serde(default)]
-    pub breaker_failures: Option<u32>,
-    /// Overrides `breaker_window_ms` for this hook.
-    #[serde(default)]
-    pub breaker_window_ms: Option<u64>,
-    /// Overrides `breaker_cooldown_ms` for this hook.
-    #[serde(default)]
-    pub breaker_cooldown_ms: Option<u64>,
-    /// Who the hook is for, as for process hooks.
-    #[serde(default)]
-    pub scope: Scope,
-    /// Its quality gate at `subagent_stop`, as for process hooks.
-    #[serde(default)]
-    pub block_on_failure: Option<bool>,
-    /// Its quality gate's retries, as for process hooks.
-    #[serde(default)]
-    pub max_retries: Option<u32>,
 }
+
+section!(RemoteConfig);
 
 /// How a remote hook is reached, from its URL's scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,24 +62,12 @@ impl RemoteConfig {
     /// its default; handy for embedding and tests.
     pub fn new(url: impl Into<String>, intercept: Vec<Stage>) -> Self {
         Self {
-            enabled: true,
-            priority: 0,
+            settings: HookSettings::default(),
             url: url.into(),
             headers: BTreeMap::new(),
             observe: Vec::new(),
             intercept,
-            timeout_ms: None,
             connect_timeout_ms: None,
-            on_error: None,
-            matcher: None,
-            condition: None,
-            breaker: None,
-            breaker_failures: None,
-            breaker_window_ms: None,
-            breaker_cooldown_ms: None,
-            scope: Scope::default(),
-            block_on_failure: None,
-            max_retries: None,
         }
     }
 
@@ -136,21 +85,6 @@ impl RemoteConfig {
             "http" | "https" => Ok(RemoteTransport::Http),
             _ => Err(RemoteConfigError::Scheme { scheme }),
         }
-    }
-
-    /// Its breaker overrides.
-    pub fn breaker(&self) -> BreakerConfig {
-        BreakerConfig {
-            enabled: self.breaker,
-            breaker_failures: self.breaker_failures,
-            breaker_window_ms: self.breaker_window_ms,
-            breaker_cooldown_ms: self.breaker_cooldown_ms,
-        }
-    }
-
-    /// Its quality gate at `subagent_stop`, when it sets either key.
-    pub fn quality_gate(&self) -> Option<QualityGate> {
-        QualityGate::from_keys(self.block_on_failure, self.max_retries)
     }
 
     /// The parsed `observe` list (validated at load).

@@ -10,29 +10,25 @@
 //! The section is always understood, so that a build without the `remote`
 //! feature refuses it by name.
 
+use super::settings::{HookSettings, section};
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use super::command::{CommandConfig, CommandConfigError};
-use super::hooks::{claude_code, yes};
-use super::on_error::FailurePolicy;
+use super::hooks::claude_code;
 use super::remote::{EnvError, resolve_headers};
 use crate::dialect::Dialect;
 use crate::observe::redact::display_url;
-use crate::policy::scope::Scope;
 
 /// `[hooks.webhooks.NAME]`: one webhook as configured. Every key is part
 /// of the contract; an unknown one is a load error naming it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct WebhookConfig {
-    /// Off switch for one hook.
-    #[serde(default = "yes")]
-    pub enabled: bool,
-    /// Lower runs first; ties break by name, across every kind of hook.
-    #[serde(default)]
-    pub priority: i64,
+    /// The keys every kind shares (read as the section's own: `deref`).
+    #[serde(skip)]
+    pub settings: HookSettings,
     /// Where the event is POSTed: `http://` or `https://`.
     pub url: String,
     /// Whose hook format the body and the answer are in; Claude Code's
@@ -42,12 +38,6 @@ pub struct WebhookConfig {
     /// The dialect's event names (`PreToolUse`, `Stop`, ...).
     #[serde(default)]
     pub events: Vec<String>,
-    /// The dialect's matcher on the tool name (or lifecycle field).
-    #[serde(default)]
-    pub matcher: Option<String>,
-    /// A CEL condition, as for every hook.
-    #[serde(default, rename = "if")]
-    pub condition: Option<String>,
     /// A Claude Code permission rule (`Bash(rm *)`) the call must match.
     #[serde(default)]
     pub rule: Option<String>,
@@ -56,14 +46,6 @@ pub struct WebhookConfig {
     /// rather than sending an empty secret.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// The deadline of one call: connect, send, every retry and the whole
-    /// body. The dialect's command default when absent.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// What a failure decides (`block`, `warn`, `ignore`, or `deny`,
-    /// `allow`), as for every hook; a fail-closed event refuses whatever it says.
-    #[serde(default)]
-    pub on_error: Option<FailurePolicy>,
     /// Allow 127.0.0.0/8 and ::1 (and their IPv6 forms).
     #[serde(default)]
     pub allow_loopback: bool,
@@ -73,16 +55,9 @@ pub struct WebhookConfig {
     /// Allow 169.254.0.0/16 and fe80::/10.
     #[serde(default)]
     pub allow_link_local: bool,
-    /// Who the hook is for, as for process hooks.
-    #[serde(default)]
-    pub scope: Scope,
-    /// Its quality gate at `subagent_stop`, as for process hooks.
-    #[serde(default)]
-    pub block_on_failure: Option<bool>,
-    /// Its quality gate's retries, as for process hooks.
-    #[serde(default)]
-    pub max_retries: Option<u32>,
 }
+
+section!(WebhookConfig);
 
 /// What a webhook adds to the command hook it runs as: its SSRF
 /// allowances and its `${env:NAME}` header templates, read at every
@@ -133,23 +108,15 @@ impl WebhookConfig {
     /// setting at its default (no local targets); for embedding and tests.
     pub fn new(url: impl Into<String>, events: &[&str]) -> Self {
         Self {
-            enabled: true,
-            priority: 0,
+            settings: HookSettings::default(),
             url: url.into(),
             dialect: Dialect::ClaudeCode,
             events: events.iter().map(|e| e.to_string()).collect(),
-            matcher: None,
-            condition: None,
             rule: None,
             headers: BTreeMap::new(),
-            timeout_ms: None,
-            on_error: None,
             allow_loopback: false,
             allow_private: false,
             allow_link_local: false,
-            scope: Scope::default(),
-            block_on_failure: None,
-            max_retries: None,
         }
     }
 
@@ -158,15 +125,10 @@ impl WebhookConfig {
     /// templates as the command's [`WebhookGuard`].
     pub fn command(&self) -> CommandConfig {
         CommandConfig {
-            enabled: self.enabled,
-            priority: self.priority,
+            settings: self.settings.clone(),
             events: self.events.clone(),
-            matcher: self.matcher.clone(),
-            r#if: self.condition.clone(),
             rule: self.rule.clone(),
             dialect: self.dialect,
-            timeout_ms: self.timeout_ms,
-            on_error: self.on_error,
             url: Some(self.url.clone()),
             webhook: Some(Box::new(WebhookGuard {
                 allow_loopback: self.allow_loopback,
@@ -174,9 +136,6 @@ impl WebhookConfig {
                 allow_link_local: self.allow_link_local,
                 headers: self.headers.clone(),
             })),
-            scope: self.scope.clone(),
-            block_on_failure: self.block_on_failure,
-            max_retries: self.max_retries,
             ..CommandConfig::default()
         }
     }

@@ -12,9 +12,9 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::plan::{self, Build, MemberPlan, PeerKey, PeerPlan, PeerSpec, Plan};
+use super::plan::{self, MemberPlan, PeerKey, PeerPlan, PeerSpec, Plan};
 use super::{Host, ReloadReport, StartFailure, lock};
-use crate::config::{BuiltinConfig, Config, Defaults, HookSetConfig};
+use crate::config::{Backend, BuiltinConfig, Config, Defaults, HookSetConfig};
 use crate::error::StartError;
 use crate::members::command::CommandHook;
 use crate::members::hook_set::{self, HookSet};
@@ -172,13 +172,13 @@ impl Host {
         };
         let mut members: Vec<Arc<Member>> = Vec::new();
         for m in &plan.members {
-            let kept = old.get(&m.name).filter(|_| m.reuse);
+            let kept = old.get(&m.spec.name).filter(|_| m.reuse);
             let Some(member) = self.member(m, kept, config, peers, failures) else {
                 continue;
             };
             match kept.filter(|k| Arc::ptr_eq(k, &member)) {
-                Some(_) => report.unchanged.push(m.name.clone()),
-                None => report.changed.push(m.name.clone()),
+                Some(_) => report.unchanged.push(m.spec.name.clone()),
+                None => report.changed.push(m.spec.name.clone()),
             }
             members.push(member);
         }
@@ -188,7 +188,8 @@ impl Host {
     }
 
     /// One member of the new chain: `kept` when the plan reuses it, else
-    /// built; none for a command hook that cannot be set up.
+    /// built from its spec; none for a hook whose peer is gone or whose
+    /// command cannot be set up.
     fn member(
         &self,
         m: &MemberPlan,
@@ -197,26 +198,43 @@ impl Host {
         peers: &BTreeMap<PeerKey, Arc<Peer>>,
         failures: &[StartFailure],
     ) -> Option<Arc<Member>> {
-        let defaults = &config.defaults;
-        let name = m.name.as_str();
-        let built = match &m.build {
-            Build::Process { config: p, peer } => {
-                let peer = peers.get(peer)?.clone();
-                kept.cloned()
-                    .unwrap_or_else(|| Arc::new(Member::process(name, p, peer, defaults)))
-            }
+        let kind = self.answerer(m, kept.is_some(), config, peers, failures)?;
+        let kind = match (kept, kind) {
+            (Some(k), _) => return Some(k.clone()),
+            (None, Some(kind)) => kind,
+            (None, None) => return None,
+        };
+        Some(Arc::new(Member::new(&m.spec, kind, &config.defaults)))
+    }
+
+    /// What answers a hook, by its backend: the one place a kind of hook
+    /// is built. `None` when the member cannot be had at all; `Some(None)`
+    /// when the kept member serves and building it anew would only
+    /// repeat (or report again) the work.
+    fn answerer(
+        &self,
+        m: &MemberPlan,
+        kept: bool,
+        config: &Config,
+        peers: &BTreeMap<PeerKey, Arc<Peer>>,
+        failures: &[StartFailure],
+    ) -> Option<Option<MemberKind>> {
+        let name = m.spec.name.as_str();
+        #[cfg(not(feature = "remote"))]
+        let _ = failures;
+        let kind = match &m.spec.backend {
+            Backend::Process(_) => MemberKind::Peer(peers.get(m.peer.as_ref()?)?.clone()),
             #[cfg(feature = "remote")]
-            Build::Remote { config: c, peer } => kept.cloned().unwrap_or_else(|| {
-                let peer = peers
-                    .get(peer)
-                    .cloned()
-                    .ok_or_else(|| unbuilt(name, failures));
-                Arc::new(Member::remote(name, c, peer, defaults))
-            }),
-            Build::Builtin(b) => kept
-                .cloned()
-                .unwrap_or_else(|| self.builtin(name, b, defaults)),
-            Build::Command {
+            Backend::Remote(_) => {
+                let peer = m.peer.as_ref().and_then(|k| peers.get(k)).cloned();
+                MemberKind::or_unavailable(
+                    peer.ok_or_else(|| unbuilt(name, failures)),
+                    MemberKind::Peer,
+                )
+            }
+            #[cfg(not(feature = "remote"))]
+            Backend::Remote(_) => return None,
+            Backend::Command {
                 config: c,
                 tool_names,
             } => {
@@ -225,63 +243,55 @@ impl Host {
                     tracing::error!(hook = %name, "command hook `{name}` cannot be set up: {e}");
                     self.failed(name, e);
                 });
-                let hook = Arc::new(hook.ok()?);
-                kept.cloned()
-                    .unwrap_or_else(|| Arc::new(Member::command(name, c, hook, defaults)))
+                MemberKind::Command(Arc::new(hook.ok()?))
             }
-            Build::HookSet {
+            _ if kept => return Some(None),
+            Backend::Builtin(b) => self.builtin(name, b),
+            Backend::HookSet {
                 config: c,
                 tool_names,
-            } => match kept {
-                Some(k) => k.clone(),
-                None => self.hook_set(name, c, tool_names, defaults)?,
-            },
+            } => MemberKind::HookSet(Arc::new(self.hook_set(
+                name,
+                c,
+                tool_names,
+                &config.defaults,
+            )?)),
         };
-        #[cfg(not(feature = "remote"))]
-        let _ = failures;
-        Some(built)
+        Some(Some(kind))
     }
 
-    /// A builtin's member; one that cannot be built fails every call (its
+    /// A builtin's answerer; one that cannot be built fails every call (its
     /// policy answers) and is reported.
-    fn builtin(&self, name: &str, b: &BuiltinConfig, defaults: &Defaults) -> Arc<Member> {
+    fn builtin(&self, name: &str, b: &BuiltinConfig) -> MemberKind {
         let built = self.inner.registry.build(name, &b.config).map_err(|e| {
             tracing::error!(hook = %name, "builtin `{name}` cannot be built: {e}");
             let why = e.to_string();
             self.failed(name, e);
             why
         });
-        Arc::new(Member::builtin(name, b, built, defaults))
+        MemberKind::or_unavailable(built, MemberKind::Builtin)
     }
 
-    /// A docker-agent hook group's member; one whose command cannot be set
-    /// up is reported and left out, as a lone command hook is.
+    /// A docker-agent hook group; one whose command cannot be set up is
+    /// reported and left out, as a lone command hook is.
     fn hook_set(
         &self,
         name: &str,
         c: &HookSetConfig,
         tool_names: &Arc<BTreeMap<String, String>>,
         defaults: &Defaults,
-    ) -> Option<Arc<Member>> {
+    ) -> Option<HookSet> {
         let tools = hook_set::Tools {
             registry: &self.inner.registry,
             tool_names,
             defaults,
         };
-        match HookSet::build(name, c, &tools) {
-            Ok(set) => Some(Arc::new(Member::hook_set(
-                name,
-                c,
-                Arc::new(set),
-                tool_names,
-                defaults,
-            ))),
-            Err(why) => {
+        HookSet::build(name, c, &tools)
+            .map_err(|why| {
                 tracing::error!(hook = %name, "hook group `{name}` cannot be set up: {why}");
                 self.failed(name, std::io::Error::other(why));
-                None
-            }
-        }
+            })
+            .ok()
     }
 
     /// Reports a builtin or command hook that could not be built.

@@ -6,15 +6,12 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use hookhost_protocol::event::EventPattern;
 
 #[cfg(feature = "remote")]
 use crate::config::RemoteConfig;
-use crate::config::{
-    BuiltinConfig, CommandConfig, Config, Defaults, Format, HookSetConfig, ProcessConfig, SpawnKey,
-};
+use crate::config::{Backend, Config, Defaults, Format, HookSpec, ProcessConfig, SpawnKey};
 use crate::members::{Configured, Member};
 
 /// What identifies a running peer across a reload.
@@ -47,39 +44,14 @@ pub(super) struct PeerPlan {
     pub(super) spec: PeerSpec,
 }
 
-/// What a member is built from.
-#[derive(Debug, Clone)]
-pub(super) enum Build {
-    /// A process hook answered by the peer under `peer`.
-    Process {
-        config: ProcessConfig,
-        peer: PeerKey,
-    },
-    /// A remote hook answered by the peer under `peer`.
-    #[cfg(feature = "remote")]
-    Remote { config: RemoteConfig, peer: PeerKey },
-    /// A builtin.
-    Builtin(BuiltinConfig),
-    /// A one-shot command hook, with the config's `[hooks.tool_names]`
-    /// (one map shared by every command hook of the plan), part of what
-    /// makes it unchanged on reload.
-    Command {
-        config: CommandConfig,
-        tool_names: Arc<BTreeMap<String, String>>,
-    },
-    /// A docker-agent hook group, with the same `[hooks.tool_names]`.
-    HookSet {
-        config: HookSetConfig,
-        tool_names: Arc<BTreeMap<String, String>>,
-    },
-}
-
 /// One member of the new chain.
 #[derive(Debug, Clone)]
 pub(super) struct MemberPlan {
-    pub(super) name: String,
-    pub(super) build: Build,
-    /// Its settings and peer are as they were: the running member (its
+    /// The hook.
+    pub(super) spec: HookSpec,
+    /// The peer that answers it, for a process or remote.
+    pub(super) peer: Option<PeerKey>,
+    /// Its spec and peer are as they were: the running member (its
     /// breaker, figures, built builtin) is kept.
     pub(super) reuse: bool,
 }
@@ -164,15 +136,17 @@ pub(super) fn plan(running: &Running, config: &Config) -> Plan {
         .filter(|k| !kept.contains(k))
         .cloned()
         .collect();
-    plan.members = members(config)
+    plan.members = config
+        .hooks()
         .into_iter()
-        .map(|(name, build)| {
-            let reuse = reusable(running, &kept, &name, &build, defaults);
-            MemberPlan { name, build, reuse }
+        .map(|spec| {
+            let peer = peer_key(config, &spec);
+            let reuse = reusable(running, &kept, &spec, peer.as_ref(), defaults);
+            MemberPlan { spec, peer, reuse }
         })
         .collect();
     plan.observe = observe_lists(config);
-    let names: BTreeSet<&str> = plan.members.iter().map(|m| m.name.as_str()).collect();
+    let names: BTreeSet<&str> = plan.members.iter().map(|m| m.spec.name.as_str()).collect();
     plan.removed = running
         .members
         .keys()
@@ -195,50 +169,51 @@ fn same_peer(running: &PeerSpec, wanted: &PeerSpec) -> bool {
     }
 }
 
-/// Whether the running member `name` can stay: the same settings, usable,
+/// Whether the running member of `spec` can stay: an equal spec, usable,
 /// and (for a peer's member) answered by the same peer, which is kept.
 fn reusable(
     running: &Running,
     kept: &BTreeSet<&PeerKey>,
-    name: &str,
-    build: &Build,
+    spec: &HookSpec,
+    peer: Option<&PeerKey>,
     defaults: &Defaults,
 ) -> bool {
-    let Some(old) = running.members.get(name) else {
+    let Some(old) = running.members.get(&spec.name) else {
         return false;
-    };
-    let (configured, peer) = match build {
-        Build::Process { config, peer } => (Configured::process(config, defaults), Some(peer)),
-        #[cfg(feature = "remote")]
-        Build::Remote { config, peer } => (Configured::remote(config, defaults), Some(peer)),
-        Build::Builtin(b) => (Configured::builtin(b, defaults), None),
-        Build::Command { config, tool_names } => {
-            (Configured::command(config, tool_names, defaults), None)
-        }
-        Build::HookSet { config, tool_names } => {
-            (Configured::hook_set(config, tool_names, defaults), None)
-        }
     };
     let same_peer = match peer {
         Some(key) => old.peer.as_ref() == Some(key) && kept.contains(key),
         None => old.peer.is_none(),
     };
-    old.usable && old.configured == configured && same_peer
+    old.usable && old.configured == Configured::of(spec, defaults) && same_peer
+}
+
+/// The peer that answers a hook: a process by its spawn key (its folder
+/// resolved), a remote by name; none for the other kinds.
+fn peer_key(config: &Config, spec: &HookSpec) -> Option<PeerKey> {
+    match &spec.backend {
+        Backend::Process(p) => Some(PeerKey::Process(resolved(config, p).spawn_key())),
+        #[cfg(feature = "remote")]
+        Backend::Remote(_) => Some(PeerKey::Remote(spec.name.clone())),
+        _ => None,
+    }
+}
+
+/// A process hook with its folder resolved.
+fn resolved(config: &Config, p: &ProcessConfig) -> ProcessConfig {
+    let mut p = p.clone();
+    p.dir = Some(config.hook_dir(&p));
+    p
 }
 
 /// The enabled process hooks with their folders resolved, by name.
-fn processes(config: &Config) -> Vec<(&String, ProcessConfig)> {
-    if !config.enabled {
-        return Vec::new();
-    }
+fn processes(config: &Config) -> Vec<(String, ProcessConfig)> {
     config
-        .processes
-        .iter()
-        .filter(|(_, p)| p.enabled)
-        .map(|(name, p)| {
-            let mut p = p.clone();
-            p.dir = Some(config.hook_dir(&p));
-            (name, p)
+        .hooks()
+        .into_iter()
+        .filter_map(|h| match &h.backend {
+            Backend::Process(p) => Some((h.name.clone(), resolved(config, p))),
+            _ => None,
         })
         .collect()
 }
@@ -273,8 +248,7 @@ fn wanted_peers(config: &Config) -> BTreeMap<PeerKey, PeerPlan> {
     #[cfg(feature = "remote")]
     for (name, c) in remotes(config) {
         let key = PeerKey::Remote(name.clone());
-        let spec = PeerSpec::Remote(c.clone());
-        let name = name.clone();
+        let spec = PeerSpec::Remote(c);
         peers.insert(key.clone(), PeerPlan { key, name, spec });
     }
     peers
@@ -296,67 +270,15 @@ fn widen(shared: &mut ProcessConfig, other: &ProcessConfig) {
 
 /// The enabled remotes.
 #[cfg(feature = "remote")]
-fn remotes(config: &Config) -> impl Iterator<Item = (&String, &RemoteConfig)> {
+fn remotes(config: &Config) -> Vec<(String, RemoteConfig)> {
     config
-        .remotes
-        .iter()
-        .filter(move |(_, c)| config.enabled && c.enabled)
-}
-
-/// Every member the config asks for, in config order.
-fn members(config: &Config) -> Vec<(String, Build)> {
-    let mut out = Vec::new();
-    for (name, p) in processes(config) {
-        let peer = PeerKey::Process(p.spawn_key());
-        let config = config.processes.get(name).cloned().unwrap_or(p);
-        out.push((name.clone(), Build::Process { config, peer }));
-    }
-    if config.enabled {
-        for (name, b) in config.builtins.iter().filter(|(_, b)| b.enabled) {
-            out.push((name.clone(), Build::Builtin(b.clone())));
-        }
-    }
-    #[cfg(feature = "remote")]
-    for (name, c) in remotes(config) {
-        let peer = PeerKey::Remote(name.clone());
-        out.push((
-            name.clone(),
-            Build::Remote {
-                config: c.clone(),
-                peer,
-            },
-        ));
-    }
-    if config.enabled {
-        let tool_names = Arc::new(config.tool_names.clone());
-        for (name, c) in command_hooks(config) {
-            let build = Build::Command {
-                config: c,
-                tool_names: tool_names.clone(),
-            };
-            out.push((name.clone(), build));
-        }
-        for (name, c) in &config.hook_sets {
-            let build = Build::HookSet {
-                config: c.clone(),
-                tool_names: tool_names.clone(),
-            };
-            out.push((name.clone(), build));
-        }
-    }
-    out
-}
-
-/// The enabled hooks that run as command hooks: `[hooks.commands]`, and
-/// prompt hooks and webhooks as the command hooks they describe.
-fn command_hooks(config: &Config) -> impl Iterator<Item = (&String, CommandConfig)> {
-    let commands = config.commands.iter().map(|(n, c)| (n, c.clone()));
-    let prompts = config.prompts.iter().map(|(n, p)| (n, p.command()));
-    let webhooks = config.webhooks.iter().map(|(n, w)| (n, w.command()));
-    commands
-        .chain(prompts)
-        .chain(webhooks)
-        .filter(|(_, c)| c.enabled)
+        .hooks()
+        .into_iter()
+        .filter_map(|h| match h.backend {
+            Backend::Remote(r) => Some((h.name, *r)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What each process peer observes: the union of its sharers' lists.
@@ -400,30 +322,14 @@ mod tests {
             .members
             .iter()
             .map(|m| {
-                let (configured, peer) = match &m.build {
-                    Build::Process { config: c, peer } => {
-                        (Configured::process(c, &config.defaults), Some(peer.clone()))
-                    }
-                    #[cfg(feature = "remote")]
-                    Build::Remote { config: c, peer } => {
-                        (Configured::remote(c, &config.defaults), Some(peer.clone()))
-                    }
-                    Build::Builtin(b) => (Configured::builtin(b, &config.defaults), None),
-                    Build::Command {
-                        config: c,
-                        tool_names,
-                    } => (Configured::command(c, tool_names, &config.defaults), None),
-                    Build::HookSet {
-                        config: c,
-                        tool_names,
-                    } => (Configured::hook_set(c, tool_names, &config.defaults), None),
-                };
+                let configured = Configured::of(&m.spec, &config.defaults);
+                let peer = m.peer.clone();
                 let running = RunningMember {
                     configured,
                     peer,
                     usable: true,
                 };
-                (m.name.clone(), running)
+                (m.spec.name.clone(), running)
             })
             .collect();
         Running { peers, members }
@@ -443,7 +349,7 @@ intercept = ["after_tool"]
         let p = plan(&Running::default(), &config(TWO));
         assert_eq!(p.start.len(), 2);
         assert!(p.keep.is_empty() && p.stop.is_empty() && p.removed.is_empty());
-        let names: Vec<&str> = p.members.iter().map(|m| m.name.as_str()).collect();
+        let names: Vec<&str> = p.members.iter().map(|m| m.spec.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         assert!(p.members.iter().all(|m| !m.reuse));
     }
@@ -498,7 +404,7 @@ observe = ["llm.*"]
         let reused: Vec<(&str, bool)> = p
             .members
             .iter()
-            .map(|m| (m.name.as_str(), m.reuse))
+            .map(|m| (m.spec.name.as_str(), m.reuse))
             .collect();
         assert_eq!(reused, [("a", true), ("b", false)]);
     }
@@ -513,7 +419,7 @@ observe = ["llm.*"]
         let reused: Vec<(&str, bool)> = p
             .members
             .iter()
-            .map(|m| (m.name.as_str(), m.reuse))
+            .map(|m| (m.spec.name.as_str(), m.reuse))
             .collect();
         assert_eq!(reused, [("a", true), ("b", false)]);
     }

@@ -598,10 +598,9 @@ exit 2"#,
             marker.display()
         ),
     );
-    let config = CommandConfig {
-        matcher: Some("shell|edit_file".into()),
-        ..CommandConfig::shell(&shell_path(&path), &["pre_tool_use", "permission_request"])
-    };
+    let mut config =
+        CommandConfig::shell(&shell_path(&path), &["pre_tool_use", "permission_request"]);
+    config.matcher = Some("shell|edit_file".into());
     let hook = CommandHook::new("m", &config, &dir, Default::default()).expect("valid hook");
     for tool in ["read_file", "shell_exec", "my_shell"] {
         let r = call(&hook, Stage::BeforeTool, &tool_call(tool, json!({}))).await;

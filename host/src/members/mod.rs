@@ -9,7 +9,6 @@ mod picoclaw;
 #[cfg(feature = "remote")]
 pub(crate) mod prompt;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,12 +16,7 @@ use hookhost_protocol::{LifecycleEvent, OnError, Stage};
 use serde_json::Value;
 use tokio::time::Instant;
 
-#[cfg(feature = "remote")]
-use crate::config::RemoteConfig;
-use crate::config::{
-    BreakerConfig, BuiltinConfig, CommandConfig, Defaults, FailurePolicy, HookSetConfig,
-    ProcessConfig, QualityGate, Scope,
-};
+use crate::config::{Backend, Defaults, FailurePolicy, HookSpec, QualityGate, Scope};
 use crate::dialect::origin::Origin;
 use crate::error::CallError;
 use crate::members::builtin::BuiltinHook;
@@ -31,7 +25,7 @@ use crate::members::hook_set::HookSet;
 use crate::observe::stats::MemberStats;
 use crate::policy::breaker::Breaker;
 use crate::policy::filter::Filter;
-use crate::supervise::peer::{Peer, PeerKind};
+use crate::supervise::peer::Peer;
 
 /// The answer of a hook (or group) that has nothing to say: `continue`,
 /// at every stage. At approve_tool it decides nothing (never an
@@ -96,301 +90,91 @@ pub(crate) struct Member {
     pub quality_gate: Option<QualityGate>,
 }
 
-/// A member's config section and the defaults it was built with: equal
-/// values mean an unchanged member.
+/// A member's spec and the defaults it was built with: equal values mean
+/// an unchanged member.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Configured {
-    section: Section,
+    spec: HookSpec,
     defaults: Defaults,
 }
 
-/// The config section a member comes from.
-#[derive(Debug, Clone, PartialEq)]
-enum Section {
-    Process(ProcessConfig),
-    #[cfg(feature = "remote")]
-    Remote(RemoteConfig),
-    Builtin(BuiltinConfig),
-    Command(CommandConfig, Arc<BTreeMap<String, String>>),
-    HookSet(HookSetConfig, Arc<BTreeMap<String, String>>),
-}
-
 impl Configured {
-    /// A process hook's settings.
-    pub(crate) fn process(config: &ProcessConfig, defaults: &Defaults) -> Configured {
-        Configured::of(Section::Process(config.clone()), defaults)
-    }
-
-    /// A remote hook's settings.
-    #[cfg(feature = "remote")]
-    pub(crate) fn remote(config: &RemoteConfig, defaults: &Defaults) -> Configured {
-        Configured::of(Section::Remote(config.clone()), defaults)
-    }
-
-    /// A builtin's settings.
-    pub(crate) fn builtin(config: &BuiltinConfig, defaults: &Defaults) -> Configured {
-        Configured::of(Section::Builtin(config.clone()), defaults)
-    }
-
-    /// A command hook's settings, with the `[hooks.tool_names]` it
-    /// translates by.
-    pub(crate) fn command(
-        config: &CommandConfig,
-        tool_names: &Arc<BTreeMap<String, String>>,
-        defaults: &Defaults,
-    ) -> Configured {
-        Configured::of(
-            Section::Command(config.clone(), tool_names.clone()),
-            defaults,
-        )
-    }
-
-    /// A docker-agent hook group's settings, with `[hooks.tool_names]`.
-    pub(crate) fn hook_set(
-        config: &HookSetConfig,
-        tool_names: &Arc<BTreeMap<String, String>>,
-        defaults: &Defaults,
-    ) -> Configured {
-        Configured::of(
-            Section::HookSet(config.clone(), tool_names.clone()),
-            defaults,
-        )
-    }
-
-    fn of(section: Section, defaults: &Defaults) -> Configured {
+    /// What a member built from `spec` under `defaults` is configured with.
+    pub(crate) fn of(spec: &HookSpec, defaults: &Defaults) -> Configured {
         Configured {
-            section,
+            spec: spec.clone(),
             defaults: defaults.clone(),
         }
+    }
+}
+
+impl MemberKind {
+    /// What a built builtin (or a peer) answers with, or, when it could
+    /// not be had, a member that fails every call with why.
+    pub(crate) fn or_unavailable<T>(built: Result<T, String>, kind: fn(T) -> MemberKind) -> Self {
+        built.map_or_else(MemberKind::Unavailable, kind)
     }
 }
 
 impl Member {
-    /// A member answered by a process peer (possibly shared with other
-    /// members).
-    pub(crate) fn process(
-        name: &str,
-        config: &ProcessConfig,
-        peer: Arc<Peer>,
-        defaults: &Defaults,
-    ) -> Member {
-        let mut member = Member::assemble(
-            name,
-            MemberKind::Peer(peer),
-            Settings {
-                priority: config.priority,
-                intercept: config.intercept.clone(),
-                on_error: config.on_error,
-                fail_closed: Vec::new(),
-                timeout_ms: config.timeout_ms,
-                matcher: config.matcher.as_deref(),
-                condition: config.condition.as_deref(),
-                breaker: config.breaker(),
-                configured: Configured::process(config, defaults),
-                scope: &config.scope,
-                gate: config.quality_gate(),
-            },
-            defaults,
-        );
-        member.picoclaw = config.picoclaw;
-        member
-    }
-
-    /// A member answered by a hook service over the network (or by
-    /// nothing, when its connector could not be built).
-    #[cfg(feature = "remote")]
-    pub(crate) fn remote(
-        name: &str,
-        config: &RemoteConfig,
-        peer: Result<Arc<Peer>, String>,
-        defaults: &Defaults,
-    ) -> Member {
-        let kind = match peer {
-            Ok(p) => MemberKind::Peer(p),
-            Err(why) => MemberKind::Unavailable(why),
-        };
-        Member::assemble(
-            name,
-            kind,
-            Settings {
-                priority: config.priority,
-                intercept: config.intercept.clone(),
-                on_error: config.on_error,
-                fail_closed: Vec::new(),
-                timeout_ms: config.timeout_ms,
-                matcher: config.matcher.as_deref(),
-                condition: config.condition.as_deref(),
-                breaker: config.breaker(),
-                configured: Configured::remote(config, defaults),
-                scope: &config.scope,
-                gate: config.quality_gate(),
-            },
-            defaults,
-        )
-    }
-
-    /// A member answered by a builtin (or by nothing, when it could not be
-    /// built).
-    pub(crate) fn builtin(
-        name: &str,
-        config: &BuiltinConfig,
-        built: Result<Arc<dyn BuiltinHook>, String>,
-        defaults: &Defaults,
-    ) -> Member {
-        let (kind, offered) = match built {
-            Ok(b) => {
-                let offered = b.intercepts();
-                (MemberKind::Builtin(b), offered)
-            }
-            Err(why) => (MemberKind::Unavailable(why), Stage::ALL.to_vec()),
-        };
-        let intercept = match &config.intercept {
-            Some(narrowed) => offered
-                .into_iter()
-                .filter(|s| narrowed.contains(s))
-                .collect(),
-            None => offered,
-        };
-        Member::assemble(
-            name,
-            kind,
-            Settings {
-                priority: config.priority,
-                intercept,
-                on_error: config.on_error,
-                fail_closed: Vec::new(),
-                timeout_ms: config.timeout_ms,
-                matcher: config.matcher.as_deref(),
-                condition: config.condition.as_deref(),
-                breaker: config.breaker(),
-                configured: Configured::builtin(config, defaults),
-                scope: &config.scope,
-                gate: config.quality_gate(),
-            },
-            defaults,
-        )
-    }
-
-    /// A member answered by a one-shot command. Its docker-agent `matcher`
-    /// is applied by the command itself; `if` is the member's filter. Its
-    /// deadline is the command's `timeout` (default 60 s), still bounded
-    /// by the chain budget.
-    pub(crate) fn command(
-        name: &str,
-        config: &CommandConfig,
-        hook: Arc<CommandHook>,
-        defaults: &Defaults,
-    ) -> Member {
-        let configured = Configured::command(config, hook.tool_names(), defaults);
-        Member::assemble(
-            name,
-            MemberKind::Command(hook),
-            Settings {
-                priority: config.priority,
-                intercept: config.stages(),
-                on_error: config.on_error,
-                fail_closed: config.fail_closed_stages(),
-                timeout_ms: Some(config.timeout().as_millis().min(u64::MAX as u128) as u64),
-                matcher: None,
-                condition: config.r#if.as_deref(),
-                breaker: BreakerConfig::default(),
-                configured,
-                scope: &config.scope,
-                gate: config.quality_gate(),
-            },
-            defaults,
-        )
-    }
-
-    /// A member answered by a docker-agent hook group. A group that runs
-    /// past its deadline fails closed where docker-agent's event does
-    /// (pre_tool_use, tool_guard, permission_request) and goes on
-    /// elsewhere, as its hooks would one by one.
-    pub(crate) fn hook_set(
-        name: &str,
-        config: &HookSetConfig,
-        set: Arc<HookSet>,
-        tool_names: &Arc<BTreeMap<String, String>>,
-        defaults: &Defaults,
-    ) -> Member {
-        let fails_closed = hook_set::fails_closed(&config.event);
-        let on_error = if fails_closed {
-            FailurePolicy::Block
-        } else {
-            FailurePolicy::Warn
-        };
-        let timeout = set.timeout(set.stages().first().copied().unwrap_or(Stage::Lifecycle));
-        Member::assemble(
-            name,
-            MemberKind::HookSet(set.clone()),
-            Settings {
-                priority: config.priority,
-                intercept: set.stages(),
-                on_error: Some(on_error),
-                fail_closed: if fails_closed {
-                    set.stages()
-                } else {
-                    Vec::new()
-                },
-                timeout_ms: Some(timeout.as_millis().min(u64::MAX as u128) as u64),
-                matcher: None,
-                condition: None,
-                breaker: BreakerConfig {
-                    enabled: Some(false),
-                    ..BreakerConfig::default()
-                },
-                configured: Configured::hook_set(config, tool_names, defaults),
-                scope: &Scope::default(),
-                gate: None,
-            },
-            defaults,
-        )
-    }
-
-    fn assemble(name: &str, kind: MemberKind, s: Settings<'_>, defaults: &Defaults) -> Member {
-        let (kind, filter) = with_filter(kind, s.matcher, s.condition, s.scope);
-        let mut breaker = s.breaker;
+    /// The member of `spec`, answered by `kind` (what its backend built).
+    /// The one constructor: every setting is read from the spec here, and
+    /// what a backend decides itself (its stages, its deadline, where it
+    /// fails closed) is asked of it.
+    pub(crate) fn new(spec: &HookSpec, kind: MemberKind, defaults: &Defaults) -> Member {
+        let s = &spec.settings;
+        let intercept = stages(spec, &kind);
+        let fail_closed = spec.backend.fail_closed(&intercept);
+        let timeout_ms = deadline_ms(spec, &kind, &intercept);
+        let matcher = s
+            .matcher
+            .as_deref()
+            .filter(|_| spec.backend.filters_by_matcher());
+        let (kind, filter) = with_filter(kind, matcher, s.condition.as_deref(), &s.scope);
         // A fail-closed hook's open breaker would refuse every call for the
         // cool-down, which anyone able to make it fail could trigger: off
         // unless the config turns it on.
-        let fail_closed = s.intercept.iter().any(|st| {
-            s.fail_closed.contains(st) || FailurePolicy::resolve(s.on_error, *st) == OnError::Deny
+        let fails_closed = intercept.iter().any(|st| {
+            fail_closed.contains(st) || FailurePolicy::resolve(s.on_error, *st) == OnError::Deny
         });
-        breaker.enabled = Some(breaker.enabled.unwrap_or(!fail_closed));
+        let mut breaker = s.breaker();
+        breaker.enabled = Some(breaker.enabled.unwrap_or(!fails_closed));
         Member {
-            name: name.into(),
+            name: spec.name.as_str().into(),
             priority: s.priority,
             kind,
-            intercept: s.intercept,
+            intercept,
             on_error: s.on_error,
-            fail_closed: s.fail_closed,
-            timeout_ms: s.timeout_ms,
+            fail_closed,
+            timeout_ms,
             filter,
-            breaker: Breaker::new(name, &breaker, defaults),
+            breaker: Breaker::new(&spec.name, &breaker, defaults),
             stats: MemberStats::default(),
             defaults: defaults.clone(),
-            picoclaw: false,
-            configured: s.configured,
+            picoclaw: matches!(&spec.backend, Backend::Process(p) if p.picoclaw),
+            configured: Configured::of(spec, defaults),
             scope: s.scope.clone(),
-            quality_gate: s.gate,
+            quality_gate: s.quality_gate(),
         }
     }
 
-    /// `process`, `remote`, `builtin`, `command`, `webhook` or `prompt`.
+    /// A builtin's member, for the chain's tests: [`Member::new`] with
+    /// `built`, or a member that fails every call with why.
+    #[cfg(test)]
+    pub(crate) fn builtin(
+        name: &str,
+        config: &crate::config::BuiltinConfig,
+        built: Result<Arc<dyn BuiltinHook>, String>,
+        defaults: &Defaults,
+    ) -> Member {
+        let kind = MemberKind::or_unavailable(built, MemberKind::Builtin);
+        Member::new(&HookSpec::builtin(name, config), kind, defaults)
+    }
+
+    /// Its kind's name (`process`, `remote`, `builtin`, `command`,
+    /// `webhook`, `prompt`, `hook_set`), from its backend.
     pub(crate) fn kind_name(&self) -> &'static str {
-        match &self.kind {
-            MemberKind::Peer(p) => match p.kind {
-                PeerKind::Process => "process",
-                #[cfg(feature = "remote")]
-                PeerKind::Remote { .. } => "remote",
-            },
-            MemberKind::Command(c) if c.is_prompt() => "prompt",
-            #[cfg(feature = "remote")]
-            MemberKind::Command(c) if c.webhook_url().is_some() => "webhook",
-            MemberKind::Command(_) => "command",
-            MemberKind::HookSet(_) => "hook_set",
-            MemberKind::Builtin(_) | MemberKind::Unavailable(_) => "builtin",
-        }
+        self.configured.spec.backend.kind()
     }
 
     /// Whether its calls note a model's usage (a prompt hook), so the call
@@ -588,22 +372,45 @@ enum Notified {
     HookSet(Arc<HookSet>),
 }
 
-/// What every kind of member is configured with, whatever its config
-/// section calls it.
-struct Settings<'a> {
-    priority: i64,
-    intercept: Vec<Stage>,
-    on_error: Option<FailurePolicy>,
-    fail_closed: Vec<Stage>,
-    timeout_ms: Option<u64>,
-    matcher: Option<&'a str>,
-    condition: Option<&'a str>,
-    breaker: BreakerConfig,
-    configured: Configured,
-    /// Who it is for (`scope`).
-    scope: &'a Scope,
-    /// Its quality gate at subagent_stop.
-    gate: Option<QualityGate>,
+/// The stages it is called for, as its backend decides them: a process's
+/// or remote's `intercept`; a builtin's offer (every stage when it could
+/// not be built), narrowed by `intercept`; a command hook's events; a
+/// group's event.
+fn stages(spec: &HookSpec, kind: &MemberKind) -> Vec<Stage> {
+    match (&spec.backend, kind) {
+        (Backend::Process(p), _) => p.intercept.clone(),
+        (Backend::Remote(r), _) => r.intercept.clone(),
+        (Backend::Builtin(b), kind) => {
+            let offered = match kind {
+                MemberKind::Builtin(built) => built.intercepts(),
+                _ => Stage::ALL.to_vec(),
+            };
+            match &b.intercept {
+                Some(narrowed) => offered
+                    .into_iter()
+                    .filter(|s| narrowed.contains(s))
+                    .collect(),
+                None => offered,
+            }
+        }
+        (Backend::Command { config, .. }, _) => config.stages(),
+        (Backend::HookSet { .. }, MemberKind::HookSet(set)) => set.stages(),
+        (Backend::HookSet { .. }, _) => Vec::new(),
+    }
+}
+
+/// Its own deadline: a command hook's `timeout` (its dialect's default
+/// when unset), a group's (its hooks' together), else `timeout_ms` (the
+/// stage's default when unset). Always bounded by the chain budget.
+fn deadline_ms(spec: &HookSpec, kind: &MemberKind, stages: &[Stage]) -> Option<u64> {
+    let ms = |d: Duration| Some(d.as_millis().min(u64::MAX as u128) as u64);
+    match (&spec.backend, kind) {
+        (Backend::Command { config, .. }, _) => ms(config.timeout()),
+        (_, MemberKind::HookSet(set)) => {
+            ms(set.timeout(stages.first().copied().unwrap_or(Stage::Lifecycle)))
+        }
+        _ => spec.settings.timeout_ms,
+    }
 }
 
 /// Compiles the filters; a config built in code can skip `Config::parse`'s

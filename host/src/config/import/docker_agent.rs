@@ -283,17 +283,18 @@ fn convert(
     match def.kind.as_str() {
         "command" => {
             let command = command.ok_or("command is required for command hooks")?;
-            Ok(Ok(SetHook::Command(Box::new(CommandConfig {
+            let mut hook = CommandConfig {
                 command: Some(command),
                 events: vec![event.to_string()],
                 timeout,
                 env: def.env.clone(),
                 working_dir: Some(working_dir(def.working_dir.as_deref(), &file.project)),
-                on_error,
                 strict_output: def.strict_output,
                 dialect: Dialect::DockerAgent,
                 ..CommandConfig::default()
-            }))))
+            };
+            hook.on_error = on_error;
+            Ok(Ok(SetHook::Command(Box::new(hook))))
         }
         "builtin" => {
             let name =

@@ -432,11 +432,12 @@ fn on_error(fail_closed: bool, event: &str) -> Option<FailurePolicy> {
 
 /// A command hook running the shell string `command`, failing as asked.
 fn shell_hook(command: String, fail_closed: bool, event: &str) -> CommandConfig {
-    CommandConfig {
+    let mut hook = CommandConfig {
         command: Some(command),
-        on_error: on_error(fail_closed, event),
         ..CommandConfig::default()
-    }
+    };
+    hook.on_error = on_error(fail_closed, event);
+    hook
 }
 
 /// Walks `{event: [entry]}`, Cursor's and Copilot's flat shape, in the

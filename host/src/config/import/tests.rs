@@ -177,7 +177,7 @@ fn claude_handlers_keep_their_timeouts_rules_failure_modes_and_kinds() {
     assert_eq!(guard.command.as_deref(), Some("./guard.sh"));
     assert_eq!(guard.timeout_ms, Some(60_000));
     assert_eq!(guard.rule.as_deref(), Some("Bash(rm *)"));
-    assert_eq!(guard.r#if, None);
+    assert_eq!(guard.condition, None);
     assert_eq!(guard.on_error, Some(CommandOnError::Block));
     assert_eq!(guard.working_dir, Some(dir.join("proj")));
 

@@ -101,14 +101,14 @@ fn hook(opts: &CommandOptions, events: &[&'static Event]) -> Result<CommandHook,
     let mut config = CommandConfig {
         dialect: opts.dialect,
         events: events.iter().map(|e| e.native.to_string()).collect(),
-        timeout_ms: Some(
-            u64::try_from(opts.timeout.as_millis())
-                .unwrap_or(u64::MAX)
-                .max(1),
-        ),
         env: opts.env.iter().cloned().collect(),
         ..CommandConfig::default()
     };
+    config.timeout_ms = Some(
+        u64::try_from(opts.timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1),
+    );
     match opts.command.as_slice() {
         [one] => config.command = Some(one.clone()),
         argv => config.args = Some(argv.to_vec()),

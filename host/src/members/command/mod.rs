@@ -168,11 +168,6 @@ impl CommandHook {
         self.untrusted.as_deref()
     }
 
-    /// The `[hooks.tool_names]` it translates by.
-    pub(crate) fn tool_names(&self) -> &Arc<BTreeMap<String, String>> {
-        &self.tool_names
-    }
-
     /// Whether this hook runs for lifecycle event `event` (by hookhost's
     /// snake_case name, request or not), so the host can skip building an
     /// input nobody reads.

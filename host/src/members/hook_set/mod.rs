@@ -22,19 +22,19 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookhost_protocol::{LifecycleEvent, OnError, Stage};
+use hookhost_protocol::{LifecycleEvent, Stage};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::config::{BuiltinConfig, Defaults, FailurePolicy, HookSetConfig, SetHook};
+use crate::config::{BuiltinConfig, Defaults, FailurePolicy, HookSetConfig, HookSpec, SetHook};
 use crate::dialect::Dialect;
 use crate::dialect::matcher::Matcher;
 use crate::dialect::spec::{Event, Matching, Target};
 use crate::dialect::stdin::Call;
 use crate::error::CallError;
-use crate::members::Member;
 use crate::members::builtin::{self, BuiltinRegistry};
 use crate::members::command::CommandHook;
+use crate::members::{Member, MemberKind};
 use merge::Merge;
 
 /// The docker-agent events whose hooks form a pipeline (the events that
@@ -245,21 +245,6 @@ fn is_gate(event: &str) -> bool {
         .is_some_and(|e| e.fails_closed())
 }
 
-/// Whether a group of hooks at docker-agent's `event` that fails as a
-/// whole (it runs past its deadline) refuses: at a gate, and where the
-/// stage fails closed by default (permission_request: an approver that
-/// cannot answer has not approved), as its hooks would one by one.
-pub(crate) fn fails_closed(event: &str) -> bool {
-    let Some(e) = Dialect::DockerAgent.spec().event(event) else {
-        return false;
-    };
-    let by_default = match e.target {
-        Target::Stage(s) => FailurePolicy::resolve(None, s) == OnError::Deny,
-        _ => false,
-    };
-    e.fails_closed() || by_default
-}
-
 /// What a failing builtin decides: docker-agent fails closed at its
 /// gates, and warns and goes on elsewhere.
 fn builtin_policy(event: &str) -> FailurePolicy {
@@ -291,7 +276,9 @@ fn inner(
             let dir = c.working_dir.clone().unwrap_or_default();
             let built = CommandHook::new(name, c, &dir, t.tool_names.clone())
                 .map_err(|e| format!("hook `{name}`: {e}"))?;
-            Ok(Some(Member::command(name, c, Arc::new(built), t.defaults)))
+            let spec = HookSpec::command(name, (**c).clone(), t.tool_names);
+            let kind = MemberKind::Command(Arc::new(built));
+            Ok(Some(Member::new(&spec, kind, t.defaults)))
         }
         SetHook::Builtin {
             name: builtin,
@@ -307,24 +294,15 @@ fn inner(
                 );
                 return Ok(None);
             };
-            let b = BuiltinConfig {
-                enabled: true,
-                priority: 0,
-                config,
-                intercept: None,
-                timeout_ms: None,
-                on_error: Some(builtin_policy(&set.event)),
-                matcher: None,
-                condition: None,
-                breaker: Some(false),
-                breaker_failures: None,
-                breaker_window_ms: None,
-                breaker_cooldown_ms: None,
-                scope: Default::default(),
-                block_on_failure: None,
-                max_retries: None,
-            };
-            Ok(Some(Member::builtin(name, &b, Ok(built), t.defaults)))
+            let mut b = BuiltinConfig::new(config);
+            b.on_error = Some(builtin_policy(&set.event));
+            b.breaker = Some(false);
+            let kind = MemberKind::Builtin(built);
+            Ok(Some(Member::new(
+                &HookSpec::builtin(name, &b),
+                kind,
+                t.defaults,
+            )))
         }
     }
 }
@@ -332,6 +310,7 @@ fn inner(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::group_fails_closed as fails_closed;
 
     /// Which docker-agent events fail closed, now read from its event
     /// table and the stage default: a group past its deadline refuses at
