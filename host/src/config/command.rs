@@ -6,7 +6,9 @@
 //! nothing from the members that run it; `members::command` reads the
 //! event table from here.
 
-use super::settings::{HookSettings, section};
+use super::read::Kind;
+use super::settings::{HookSettings, SettingsError, section};
+use super::{Config, HookSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,7 +24,7 @@ use super::webhook::WebhookGuard;
 use crate::dialect::Dialect;
 use crate::dialect::matcher::{Matcher, MatcherError, Rule, RuleError};
 use crate::dialect::spec::{self, EnvValue, Target};
-use crate::policy::filter::{Filter, FilterError};
+use crate::policy::filter::FilterError;
 use crate::policy::scope::ScopeError;
 
 /// The longest `timeout` a command hook may set: a day.
@@ -215,8 +217,7 @@ impl CommandConfig {
         if let Some(rule) = &self.rule {
             Rule::new(rule)?;
         }
-        Filter::new(None, self.condition.as_deref())?;
-        self.scope.validate()?;
+        self.settings.check(false)?;
         if self.quality_gate().is_some() && !self.lists_subagent_stop() {
             return Err(CommandConfigError::GateOffSubagentStop);
         }
@@ -448,12 +449,32 @@ pub enum CommandConfigError {
     /// A `scope` list that would match nothing.
     #[error(transparent)]
     Scope(#[from] ScopeError),
+    /// A shared key the command reads like every hook (`timeout_ms`,
+    /// `if`, `scope`).
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
     /// `block_on_failure` or `max_retries` on a hook that does not run at
     /// `subagent_stop`, where alone they mean something.
     #[error(
         "`block_on_failure` and `max_retries` apply at subagent_stop only, which `events` does not list"
     )]
     GateOffSubagentStop,
+}
+
+impl Kind for CommandConfig {
+    const NOUN: &'static str = "command hook";
+
+    fn section(config: &mut Config) -> &mut BTreeMap<String, Self> {
+        &mut config.commands
+    }
+
+    fn spec(&self, name: &str, tool_names: &std::sync::Arc<BTreeMap<String, String>>) -> HookSpec {
+        HookSpec::command(name, self.clone(), tool_names)
+    }
+
+    fn check(&self, _: &Config, _: &str) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
 }
 
 #[cfg(test)]

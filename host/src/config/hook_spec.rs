@@ -17,6 +17,7 @@ use super::command::CommandConfig;
 use super::hooks::{BuiltinConfig, ProcessConfig};
 use super::import::HookSetConfig;
 use super::on_error::FailurePolicy;
+use super::read::Kind;
 use super::remote::RemoteConfig;
 use super::settings::HookSettings;
 
@@ -171,10 +172,12 @@ impl HookSpec {
             true => FailurePolicy::Block,
             false => FailurePolicy::Warn,
         };
-        let mut settings = HookSettings::default();
-        settings.priority = config.priority;
-        settings.on_error = Some(on_error);
-        settings.breaker = Some(false);
+        let settings = HookSettings {
+            priority: config.priority,
+            on_error: Some(on_error),
+            breaker: Some(false),
+            ..HookSettings::default()
+        };
         let backend = Backend::HookSet {
             config: Box::new(config.clone()),
             tool_names: tool_names.clone(),
@@ -192,20 +195,15 @@ impl Config {
             return Vec::new();
         }
         let tool_names = Arc::new(self.tool_names.clone());
+        let tn = &tool_names;
         let sections = [
-            each(&self.processes, HookSpec::process),
-            each(&self.builtins, HookSpec::builtin),
+            specs(&self.processes, tn),
+            specs(&self.builtins, tn),
             #[cfg(feature = "remote")]
-            each(&self.remotes, HookSpec::remote),
-            each(&self.commands, |n, c| {
-                HookSpec::command(n, c.clone(), &tool_names)
-            }),
-            each(&self.prompts, |n, p| {
-                HookSpec::command(n, p.command(), &tool_names)
-            }),
-            each(&self.webhooks, |n, w| {
-                HookSpec::command(n, w.command(), &tool_names)
-            }),
+            specs(&self.remotes, tn),
+            specs(&self.commands, tn),
+            specs(&self.prompts, tn),
+            specs(&self.webhooks, tn),
         ];
         let groups = self
             .hook_sets
@@ -221,6 +219,9 @@ impl Config {
 }
 
 /// One section's hooks as specs, by name.
-fn each<T>(section: &BTreeMap<String, T>, spec: impl Fn(&str, &T) -> HookSpec) -> Vec<HookSpec> {
-    section.iter().map(|(n, c)| spec(n, c)).collect()
+fn specs<T: Kind>(
+    section: &BTreeMap<String, T>,
+    tool_names: &Arc<BTreeMap<String, String>>,
+) -> Vec<HookSpec> {
+    section.iter().map(|(n, c)| c.spec(n, tool_names)).collect()
 }

@@ -3,7 +3,9 @@
 //! `[hooks.audit]` log. Plain data with serde's strict decoding; what serde
 //! cannot check is in [`super::validate`].
 
+use super::read::Kind;
 use super::settings::{HookSettings, section};
+use super::{Config, HookSpec, validate};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -177,5 +179,50 @@ impl ProcessConfig {
             .iter()
             .filter_map(|p| EventPattern::parse(p).ok())
             .collect()
+    }
+}
+
+impl Kind for ProcessConfig {
+    const NOUN: &'static str = "hook";
+
+    fn section(config: &mut Config) -> &mut BTreeMap<String, Self> {
+        &mut config.processes
+    }
+
+    fn spec(&self, name: &str, _: &std::sync::Arc<BTreeMap<String, String>>) -> HookSpec {
+        HookSpec::process(name, self)
+    }
+
+    fn check(&self, _: &Config, _: &str) -> Result<(), String> {
+        validate::process(self).map_err(|e| e.to_string())?;
+        validate::gate(self.quality_gate(), Some(&self.intercept)).map_err(|e| e.to_string())
+    }
+
+    fn picoclaw(name: &str, raw: &mut Value) {
+        super::picoclaw::process(name, raw);
+    }
+
+    fn read_by_picoclaw(&mut self) {
+        self.picoclaw = true;
+    }
+}
+
+impl Kind for BuiltinConfig {
+    const NOUN: &'static str = "builtin";
+
+    fn section(config: &mut Config) -> &mut BTreeMap<String, Self> {
+        &mut config.builtins
+    }
+
+    fn spec(&self, name: &str, _: &std::sync::Arc<BTreeMap<String, String>>) -> HookSpec {
+        HookSpec::builtin(name, self)
+    }
+
+    fn check(&self, _: &Config, _: &str) -> Result<(), String> {
+        validate::gate(self.quality_gate(), self.intercept.as_deref()).map_err(|e| e.to_string())
+    }
+
+    fn picoclaw(name: &str, raw: &mut Value) {
+        super::picoclaw::off_unless_enabled("builtin", name, raw);
     }
 }

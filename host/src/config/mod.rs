@@ -19,6 +19,7 @@ mod on_error;
 mod picoclaw;
 pub(crate) mod preflight;
 mod prompt;
+mod read;
 mod remote;
 mod settings;
 pub(crate) mod trust;
@@ -55,9 +56,7 @@ pub use webhook::{WebhookConfig, WebhookConfigError, WebhookGuard};
 
 use crate::dialect::{Dialect, tools};
 use crate::policy::breaker::BreakerLimits;
-use crate::policy::filter::Filter;
 use hooks::yes;
-use validate::Invalid;
 
 /// Everything the host needs to run a set of hooks.
 #[derive(Debug, Clone, PartialEq)]
@@ -295,25 +294,6 @@ impl Source<'_> {
             feature,
         })
     }
-
-    /// Compiles a hook's filters once, so a bad one is a load error; an
-    /// `if` needs the `cel` feature.
-    fn filter(
-        &self,
-        location: &str,
-        matcher: Option<&str>,
-        condition: Option<&str>,
-    ) -> Result<(), ConfigError> {
-        self.needs(
-            location,
-            "`if`",
-            "cel",
-            condition.is_none() || cfg!(feature = "cel"),
-        )?;
-        Filter::new(matcher, condition)
-            .map(|_| ())
-            .map_err(|e| self.invalid(location, e))
-    }
 }
 
 /// The top level of a PicoClaw-shaped JSON config: only `hooks` is read.
@@ -504,9 +484,9 @@ impl Config {
             }
             self.defaults = src.decode("[hooks.defaults]", d)?;
         }
-        self.read_builtins(src, section.builtins)?;
-        self.read_commands(src, section.commands)?;
-        self.read_prompts(src, section.prompts)?;
+        self.read_section_of::<BuiltinConfig>(src, section.builtins)?;
+        self.read_section_of::<CommandConfig>(src, section.commands)?;
+        self.read_section_of::<PromptConfig>(src, section.prompts)?;
         if let Some(raw) = section.import {
             import::read(self, src, raw)?;
         }
@@ -523,133 +503,10 @@ impl Config {
         if let Some(raw) = section.audit {
             self.audit = Some(src.decode("[hooks.audit]", raw)?);
         }
-        self.read_processes(src, section.processes)?;
-        self.read_remotes(src, section.remotes)?;
-        self.read_webhooks(src, section.webhooks)?;
+        self.read_section_of::<ProcessConfig>(src, section.processes)?;
+        self.read_section_of::<RemoteConfig>(src, section.remotes)?;
+        self.read_section_of::<WebhookConfig>(src, section.webhooks)?;
         validate::defaults(&self.defaults).map_err(|e| src.invalid("[hooks.defaults]", e))
-    }
-
-    fn read_builtins(
-        &mut self,
-        src: &Source<'_>,
-        raw: BTreeMap<String, Value>,
-    ) -> Result<(), ConfigError> {
-        for (name, mut raw) in raw {
-            let at = format!("builtin `{name}`");
-            if self.format == Format::PicoClaw {
-                picoclaw::off_unless_enabled("builtin", &name, &mut raw);
-            }
-            let b: BuiltinConfig = src.decode(&at, raw)?;
-            src.filter(&at, b.matcher.as_deref(), b.condition.as_deref())?;
-            validate::scope_and_gate(&b.scope, b.quality_gate(), b.intercept.as_deref())
-                .map_err(|e| src.invalid(&at, e))?;
-            if b.timeout_ms == Some(0) {
-                return Err(src.invalid(&at, Invalid::Zero("timeout_ms")));
-            }
-            self.builtins.insert(name, b);
-        }
-        Ok(())
-    }
-
-    fn read_commands(
-        &mut self,
-        src: &Source<'_>,
-        raw: BTreeMap<String, Value>,
-    ) -> Result<(), ConfigError> {
-        for (name, raw) in raw {
-            let at = format!("command hook `{name}`");
-            let c: CommandConfig = src.decode(&at, raw)?;
-            src.needs(
-                &at,
-                "`if`",
-                "cel",
-                c.condition.is_none() || cfg!(feature = "cel"),
-            )?;
-            c.validate().map_err(|e| src.invalid(&at, e))?;
-            self.commands.insert(name, c);
-        }
-        Ok(())
-    }
-
-    fn read_prompts(
-        &mut self,
-        src: &Source<'_>,
-        raw: BTreeMap<String, Value>,
-    ) -> Result<(), ConfigError> {
-        for (name, raw) in raw {
-            let at = format!("prompt hook `{name}`");
-            src.needs(&at, "a prompt hook", "remote", cfg!(feature = "remote"))?;
-            let p: PromptConfig = src.decode(&at, raw)?;
-            src.needs(
-                &at,
-                "`if`",
-                "cel",
-                p.condition.is_none() || cfg!(feature = "cel"),
-            )?;
-            p.validate().map_err(|e| src.invalid(&at, e))?;
-            p.command().validate().map_err(|e| src.invalid(&at, e))?;
-            if self.commands.contains_key(&name) {
-                return Err(src.invalid(&at, "a command hook has the same name"));
-            }
-            self.prompts.insert(name, p);
-        }
-        Ok(())
-    }
-
-    fn read_processes(
-        &mut self,
-        src: &Source<'_>,
-        raw: BTreeMap<String, Value>,
-    ) -> Result<(), ConfigError> {
-        for (name, mut raw) in raw {
-            let at = format!("hook `{name}`");
-            if self.format == Format::PicoClaw {
-                picoclaw::process(&name, &mut raw);
-            }
-            let mut hook: ProcessConfig = src.decode(&at, raw)?;
-            hook.picoclaw = self.format == Format::PicoClaw;
-            validate::process(&hook).map_err(|e| src.invalid(&at, e))?;
-            validate::scope_and_gate(&hook.scope, hook.quality_gate(), Some(&hook.intercept))
-                .map_err(|e| src.invalid(&at, e))?;
-            src.filter(&at, hook.matcher.as_deref(), hook.condition.as_deref())?;
-            self.processes.insert(name, hook);
-        }
-        Ok(())
-    }
-
-    fn read_remotes(
-        &mut self,
-        src: &Source<'_>,
-        raw: BTreeMap<String, Value>,
-    ) -> Result<(), ConfigError> {
-        for (name, raw) in raw {
-            let at = format!("remote hook `{name}`");
-            src.needs(&at, "a remote hook", "remote", cfg!(feature = "remote"))?;
-            let hook: RemoteConfig = src.decode(&at, raw)?;
-            validate::remote(&hook).map_err(|e| src.invalid(&at, e))?;
-            validate::scope_and_gate(&hook.scope, hook.quality_gate(), Some(&hook.intercept))
-                .map_err(|e| src.invalid(&at, e))?;
-            src.filter(&at, hook.matcher.as_deref(), hook.condition.as_deref())?;
-            self.remotes.insert(name, hook);
-        }
-        Ok(())
-    }
-
-    fn read_webhooks(
-        &mut self,
-        src: &Source<'_>,
-        raw: BTreeMap<String, Value>,
-    ) -> Result<(), ConfigError> {
-        for (name, raw) in raw {
-            let at = format!("webhook `{name}`");
-            src.needs(&at, "a webhook", "remote", cfg!(feature = "remote"))?;
-            let hook: WebhookConfig = src.decode(&at, raw)?;
-            let cel = hook.condition.is_none() || cfg!(feature = "cel");
-            src.needs(&at, "`if`", "cel", cel)?;
-            hook.validate().map_err(|e| src.invalid(&at, e))?;
-            self.webhooks.insert(name, hook);
-        }
-        Ok(())
     }
 
     /// Where the audit log goes, resolved against the config's folder.

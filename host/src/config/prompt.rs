@@ -8,9 +8,12 @@
 //! policy), so it becomes a [`CommandConfig`] whose runner is the model
 //! instead of a program: see [`PromptConfig::command`].
 
+use super::read::Kind;
 use super::settings::{HookSettings, section};
+use super::{Config, HookSpec};
 use hookhost_protocol::lifecycle::LifecycleEvent;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 use super::command::CommandConfig;
 use super::on_error::FailurePolicy;
@@ -266,6 +269,29 @@ impl PromptConfig {
             model: Some(Box::new(self.model_config())),
             ..CommandConfig::default()
         }
+    }
+}
+
+impl Kind for PromptConfig {
+    const NOUN: &'static str = "prompt hook";
+    const NEEDS: Option<(&'static str, &'static str, bool)> =
+        Some(("a prompt hook", "remote", cfg!(feature = "remote")));
+
+    fn section(config: &mut Config) -> &mut BTreeMap<String, Self> {
+        &mut config.prompts
+    }
+
+    fn spec(&self, name: &str, tool_names: &std::sync::Arc<BTreeMap<String, String>>) -> HookSpec {
+        HookSpec::command(name, self.command(), tool_names)
+    }
+
+    fn check(&self, config: &Config, name: &str) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())?;
+        self.command().validate().map_err(|e| e.to_string())?;
+        if config.commands.contains_key(name) {
+            return Err("a command hook has the same name".into());
+        }
+        Ok(())
     }
 }
 

@@ -7,7 +7,9 @@
 //! feature can refuse it by name ([`super::ConfigError::MissingFeature`])
 //! rather than as an unknown key.
 
+use super::read::Kind;
 use super::settings::{HookSettings, section};
+use super::{Config, HookSpec, validate};
 use std::collections::BTreeMap;
 
 use hookhost_protocol::Stage;
@@ -185,4 +187,23 @@ pub(crate) fn expand_env(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+impl Kind for RemoteConfig {
+    const NOUN: &'static str = "remote hook";
+    const NEEDS: Option<(&'static str, &'static str, bool)> =
+        Some(("a remote hook", "remote", cfg!(feature = "remote")));
+
+    fn section(config: &mut Config) -> &mut BTreeMap<String, Self> {
+        &mut config.remotes
+    }
+
+    fn spec(&self, name: &str, _: &std::sync::Arc<BTreeMap<String, String>>) -> HookSpec {
+        HookSpec::remote(name, self)
+    }
+
+    fn check(&self, _: &Config, _: &str) -> Result<(), String> {
+        validate::remote(self).map_err(|e| e.to_string())?;
+        validate::gate(self.quality_gate(), Some(&self.intercept)).map_err(|e| e.to_string())
+    }
 }

@@ -13,8 +13,9 @@ use serde_json::{Map, Value};
 
 use super::on_error::FailurePolicy;
 use crate::policy::breaker::BreakerConfig;
+use crate::policy::filter::{Filter, FilterError};
 use crate::policy::quality_gate::QualityGate;
-use crate::policy::scope::Scope;
+use crate::policy::scope::{Scope, ScopeError};
 
 /// What every hook is configured with, whatever runs it: whether it runs,
 /// where in the chain, how long it may take, what its failure decides,
@@ -117,11 +118,40 @@ impl HookSettings {
         QualityGate::from_keys(self.block_on_failure, self.max_retries)
     }
 
+    /// The checks of the shared keys serde cannot make, the same for every
+    /// kind: `if` (and `matcher`, where the chain applies it as a regex)
+    /// compiles, a deadline is at least 1 ms, and no `scope` list is empty
+    /// (it would match nothing).
+    pub(crate) fn check(&self, filters_by_matcher: bool) -> Result<(), SettingsError> {
+        let matcher = self.matcher.as_deref().filter(|_| filters_by_matcher);
+        Filter::new(matcher, self.condition.as_deref())?;
+        if self.timeout_ms == Some(0) {
+            return Err(SettingsError::ZeroTimeout);
+        }
+        self.scope.validate()?;
+        Ok(())
+    }
+
     /// The policy for a failure at `stage`, before any kind's own rule
     /// (a fail-closed event) is applied.
     pub fn policy(&self, stage: Stage) -> OnError {
         FailurePolicy::resolve(self.on_error, stage)
     }
+}
+
+/// What is wrong with a hook's shared keys; the message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SettingsError {
+    /// `matcher` or `if` does not compile.
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+    /// `timeout_ms = 0`.
+    #[error("key `timeout_ms`: must be at least 1")]
+    ZeroTimeout,
+    /// A `scope` list that would match nothing.
+    #[error(transparent)]
+    Scope(#[from] ScopeError),
 }
 
 /// A config section: the shared settings and its kind's own keys. Each
@@ -251,5 +281,87 @@ impl<'de> Deserializer<'de> for FieldNames<'_> {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf option unit unit_struct newtype_struct seq tuple
         tuple_struct map enum identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::super::Config;
+
+    /// One minimal section of each kind this build reads, as TOML.
+    fn kinds() -> Vec<(&'static str, &'static str)> {
+        let mut kinds = vec![
+            (
+                "processes",
+                "command = [\"x\"]\nintercept = [\"before_tool\"]\n",
+            ),
+            ("builtins", "config = { tools = [\"curl\"] }\n"),
+            ("commands", "command = \"x\"\nevents = [\"pre_tool_use\"]\n"),
+        ];
+        if cfg!(feature = "remote") {
+            kinds.extend([
+                ("remotes", "url = \"ws://127.0.0.1:9/\"\nintercept = [\"before_tool\"]\n"),
+                (
+                    "prompts",
+                    "provider = \"openai\"\nmodel = \"m\"\nprompt = \"p\"\nevents = [\"PreToolUse\"]\nmatcher = \"Bash\"\n",
+                ),
+                ("webhooks", "url = \"https://example.com/\"\nevents = [\"PreToolUse\"]\n"),
+            ]);
+        }
+        kinds
+    }
+
+    fn load(section: &str, body: &str) -> Result<Config, String> {
+        let name = if section == "builtins" {
+            "deny_tools"
+        } else {
+            "h"
+        };
+        let text = format!("[hooks.{section}.{name}]\n{body}");
+        Config::parse(&text, false, Path::new("hooks.toml"), PathBuf::from("/cfg"))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_kind_reads_and_checks_the_shared_keys_alike() {
+        let shared = "priority = 7\non_error = \"deny\"\ntimeout_ms = 1500\nbreaker_failures = 2\n";
+        for (section, body) in kinds() {
+            let c = load(section, &format!("{body}{shared}")).expect(section);
+            let spec = c.hooks().pop().expect(section);
+            assert_eq!(spec.settings.priority, 7, "{section}");
+            assert_eq!(spec.settings.timeout_ms, Some(1500), "{section}");
+            assert_eq!(spec.settings.breaker_failures, Some(2), "{section}");
+            let zero = load(section, &format!("{body}timeout_ms = 0\n")).expect_err(section);
+            assert!(
+                zero.contains("key `timeout_ms`: must be at least 1"),
+                "{section}: {zero}"
+            );
+            let empty = load(section, &format!("{body}scope = {{ agents = [] }}\n"));
+            assert!(
+                empty.expect_err(section).contains("`scope.agents`"),
+                "{section}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_naming_the_shared_keys_and_the_kinds_own() {
+        for (section, body) in kinds() {
+            let err = load(section, &format!("{body}colour = 1\n")).expect_err(section);
+            assert!(
+                err.contains("key `colour`: unknown field `colour`"),
+                "{err}"
+            );
+            assert!(err.contains("`priority`") && err.contains("`if`"), "{err}");
+            let own = body.split(" =").next().unwrap_or_default();
+            assert!(err.contains(&format!("`{own}`")), "{section}: {err}");
+            let typo = load(section, &format!("{body}priority = \"high\"\n")).expect_err(section);
+            assert!(
+                typo.contains("key `priority`: invalid type"),
+                "{section}: {typo}"
+            );
+        }
     }
 }

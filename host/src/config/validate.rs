@@ -7,7 +7,7 @@ use hookhost_protocol::Stage;
 use hookhost_protocol::event::{EventPattern, PatternError};
 
 use super::remote::{EnvError, RemoteConfig, RemoteConfigError, RemoteTransport, expand_env};
-use super::{Defaults, ProcessConfig, QualityGate, Scope, ScopeError};
+use super::{Defaults, ProcessConfig, QualityGate, ScopeError};
 use crate::observe::redact::display_url;
 
 /// What is wrong with one section, naming the key.
@@ -69,15 +69,9 @@ pub(crate) enum Invalid {
     GateOffLifecycle,
 }
 
-/// A hook's `scope` and quality-gate keys, for any kind: no empty scope
-/// list, and gate keys only on a hook asked at the lifecycle stage
-/// (`intercept`; `None` when the kind decides its stages itself).
-pub(crate) fn scope_and_gate(
-    scope: &Scope,
-    gate: Option<QualityGate>,
-    intercept: Option<&[Stage]>,
-) -> Result<(), Invalid> {
-    scope.validate()?;
+/// A hook's quality-gate keys only on a hook asked at the lifecycle
+/// stage (`intercept`; `None` when the kind decides its stages itself).
+pub(crate) fn gate(gate: Option<QualityGate>, intercept: Option<&[Stage]>) -> Result<(), Invalid> {
     let off = intercept.is_some_and(|i| !i.contains(&Stage::Lifecycle));
     if gate.is_some() && off {
         return Err(Invalid::GateOffLifecycle);
@@ -93,9 +87,6 @@ pub(crate) fn process(hook: &ProcessConfig) -> Result<(), Invalid> {
         Some(_) => {}
     }
     observe(&hook.observe)?;
-    if hook.timeout_ms == Some(0) {
-        return Err(Invalid::Zero("timeout_ms"));
-    }
     match hook
         .env
         .keys()
@@ -122,13 +113,8 @@ pub(crate) fn remote(hook: &RemoteConfig) -> Result<(), Invalid> {
     if transport == RemoteTransport::Http && !hook.observe.is_empty() {
         return Err(Invalid::ObserveOverHttp);
     }
-    for (key, v) in [
-        ("timeout_ms", hook.timeout_ms),
-        ("connect_timeout_ms", hook.connect_timeout_ms),
-    ] {
-        if v == Some(0) {
-            return Err(Invalid::Zero(key));
-        }
+    if hook.connect_timeout_ms == Some(0) {
+        return Err(Invalid::Zero("connect_timeout_ms"));
     }
     hook.headers
         .iter()

@@ -10,7 +10,9 @@
 //! The section is always understood, so that a build without the `remote`
 //! feature refuses it by name.
 
+use super::read::Kind;
 use super::settings::{HookSettings, section};
+use super::{Config, HookSpec};
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -239,5 +241,23 @@ mod tests {
         assert_eq!(set, Ok(vec![("Authorization".into(), "Bearer t0k".into())]));
         let err = c.resolved_headers(|_| None).expect_err("unset");
         assert!(err.to_string().contains("`TOKEN` is not set"), "{err}");
+    }
+}
+
+impl Kind for WebhookConfig {
+    const NOUN: &'static str = "webhook";
+    const NEEDS: Option<(&'static str, &'static str, bool)> =
+        Some(("a webhook", "remote", cfg!(feature = "remote")));
+
+    fn section(config: &mut Config) -> &mut BTreeMap<String, Self> {
+        &mut config.webhooks
+    }
+
+    fn spec(&self, name: &str, tool_names: &std::sync::Arc<BTreeMap<String, String>>) -> HookSpec {
+        HookSpec::command(name, self.command(), tool_names)
+    }
+
+    fn check(&self, _: &Config, _: &str) -> Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
     }
 }
