@@ -141,7 +141,7 @@ pub use config::{
     AuditConfig, Backend, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError,
     CommandOnError, Config, ConfigError, Defaults, EnvError, FailurePolicy, Format, HookSettings,
     HookSource, HookSpec, ProcessConfig, QualityGate, RemoteConfig, RemoteConfigError,
-    RemoteTransport, Scope, ScopeError, Transport,
+    RemoteTransport, Runner, Scope, ScopeError, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use config::{Language, UnmetEnv, env_reads, passed_env};

@@ -119,6 +119,22 @@ pub struct CommandConfig {
 
 section!(CommandConfig);
 
+/// What runs a command hook: the one of its keys that is set
+/// ([`CommandConfig::runner`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Runner<'a> {
+    /// `command`: a shell string, run with `sh -c`.
+    Shell(&'a str),
+    /// `args`: argv, run without a shell.
+    Argv(&'a [String]),
+    /// `url`: the event POSTed as the dialect's JSON (an HTTP hook or a
+    /// webhook), the body read as its stdout.
+    Post(&'a str),
+    /// A prompt hook's model, asked for the decision.
+    Ask(&'a ModelConfig),
+}
+
 /// `timeout`: whole seconds, a negative number read as 0 (docker-agent's
 /// "use the default"), so a docker-agent entry with `timeout: -1` loads.
 fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -196,7 +212,7 @@ impl CommandConfig {
     /// names the key, because a typo in a security gate must not silently
     /// disable it.
     pub fn validate(&self) -> Result<(), CommandConfigError> {
-        self.validate_program()?;
+        self.runner()?;
         let spec = self.dialect.spec();
         if self.events.is_empty() {
             return Err(CommandConfigError::NoEvents(self.dialect));
@@ -253,29 +269,28 @@ impl CommandConfig {
         }
     }
 
-    /// Exactly one of `command` and `args`, and not an empty one.
-    fn validate_program(&self) -> Result<(), CommandConfigError> {
-        if self.model.is_some() {
-            return match (&self.url, &self.command, &self.args) {
-                (None, None, None) if cfg!(feature = "remote") => Ok(()),
-                (None, None, None) => Err(CommandConfigError::ModelNeedsRemote),
-                _ => Err(CommandConfigError::UrlAndCommand),
-            };
-        }
-        match (&self.url, &self.command, &self.args) {
-            (Some(_), None, None) if cfg!(feature = "remote") => return Ok(()),
-            (Some(_), None, None) => return Err(CommandConfigError::HttpNeedsRemote),
-            (Some(_), _, _) => return Err(CommandConfigError::UrlAndCommand),
-            _ => {}
-        }
-        match (&self.command, &self.args) {
-            (Some(_), Some(_)) => Err(CommandConfigError::CommandAndArgs),
-            (None, None) => Err(CommandConfigError::NoCommand),
-            (Some(c), None) if c.trim().is_empty() => Err(CommandConfigError::EmptyCommand),
-            (None, Some(a)) if a.first().is_none_or(|p| p.is_empty()) => {
+    /// What runs it, from the one key of `command`, `args`, `url` (or a
+    /// prompt hook's model) that is set; the error names the keys when
+    /// none or more than one is, or when this build cannot run it.
+    pub fn runner(&self) -> Result<Runner<'_>, CommandConfigError> {
+        let remote = cfg!(feature = "remote");
+        match (&self.model, &self.url, &self.command, &self.args) {
+            (Some(_), None, None, None) if !remote => Err(CommandConfigError::ModelNeedsRemote),
+            (Some(m), None, None, None) => Ok(Runner::Ask(m)),
+            (Some(_), ..) => Err(CommandConfigError::UrlAndCommand),
+            (None, Some(_), None, None) if !remote => Err(CommandConfigError::HttpNeedsRemote),
+            (None, Some(url), None, None) => Ok(Runner::Post(url)),
+            (None, Some(_), ..) => Err(CommandConfigError::UrlAndCommand),
+            (None, None, Some(_), Some(_)) => Err(CommandConfigError::CommandAndArgs),
+            (None, None, None, None) => Err(CommandConfigError::NoCommand),
+            (None, None, Some(c), None) if c.trim().is_empty() => {
+                Err(CommandConfigError::EmptyCommand)
+            }
+            (None, None, Some(c), None) => Ok(Runner::Shell(c)),
+            (None, None, None, Some(a)) if a.first().is_none_or(|p| p.is_empty()) => {
                 Err(CommandConfigError::NoProgram)
             }
-            _ => Ok(()),
+            (None, None, None, Some(a)) => Ok(Runner::Argv(a)),
         }
     }
 

@@ -34,7 +34,7 @@ use hookhost_protocol::Stage;
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use command::{CommandConfig, CommandConfigError, HookSource};
+pub use command::{CommandConfig, CommandConfigError, HookSource, Runner};
 pub use env_reads::{Language, UnmetEnv, passed as passed_env, reads as env_reads};
 #[cfg(test)]
 pub(crate) use hook_spec::group_fails_closed;
