@@ -83,6 +83,18 @@ impl Backend {
         }
     }
 
+    /// The stages its config asks for (`intercept`, a command hook's
+    /// events); `None` for every stage what answers it offers.
+    pub(crate) fn intercept(&self) -> Option<Vec<Stage>> {
+        match self {
+            Backend::Process(p) => Some(p.intercept.clone()),
+            Backend::Remote(r) => Some(r.intercept.clone()),
+            Backend::Builtin(b) => b.intercept.clone(),
+            Backend::Command { config, .. } => Some(config.stages()),
+            Backend::HookSet { .. } => None,
+        }
+    }
+
     /// Whether `matcher` is the chain's anchored regex on the tool name
     /// (false where the runner reads it by its dialect's rules).
     pub(crate) fn filters_by_matcher(&self) -> bool {

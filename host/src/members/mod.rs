@@ -372,30 +372,18 @@ enum Notified {
     HookSet(Arc<HookSet>),
 }
 
-/// The stages it is called for, as its backend decides them: a process's
-/// or remote's `intercept`; a builtin's offer (every stage when it could
-/// not be built), narrowed by `intercept`; a command hook's events; a
-/// group's event.
+/// The stages it is called for: what answers it offers (a builtin what
+/// it implements, a group its event's stage, anything else every stage)
+/// narrowed to what its config asks for.
 fn stages(spec: &HookSpec, kind: &MemberKind) -> Vec<Stage> {
-    match (&spec.backend, kind) {
-        (Backend::Process(p), _) => p.intercept.clone(),
-        (Backend::Remote(r), _) => r.intercept.clone(),
-        (Backend::Builtin(b), kind) => {
-            let offered = match kind {
-                MemberKind::Builtin(built) => built.intercepts(),
-                _ => Stage::ALL.to_vec(),
-            };
-            match &b.intercept {
-                Some(narrowed) => offered
-                    .into_iter()
-                    .filter(|s| narrowed.contains(s))
-                    .collect(),
-                None => offered,
-            }
-        }
-        (Backend::Command { config, .. }, _) => config.stages(),
-        (Backend::HookSet { .. }, MemberKind::HookSet(set)) => set.stages(),
-        (Backend::HookSet { .. }, _) => Vec::new(),
+    let offered = match kind {
+        MemberKind::Builtin(built) => built.intercepts(),
+        MemberKind::HookSet(set) => set.stages(),
+        _ => Stage::ALL.to_vec(),
+    };
+    match spec.backend.intercept() {
+        Some(asked) => offered.into_iter().filter(|s| asked.contains(s)).collect(),
+        None => offered,
     }
 }
 
