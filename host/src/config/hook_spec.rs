@@ -95,13 +95,11 @@ impl Backend {
         }
     }
 
-    /// Whether `matcher` is the chain's anchored regex on the tool name
-    /// (false where the runner reads it by its dialect's rules).
+    /// Whether `matcher` is the chain's anchored regex on the tool name:
+    /// for every kind but a command hook, whose runner reads it by its
+    /// dialect's rules, and a group, whose entries carry their own.
     pub(crate) fn filters_by_matcher(&self) -> bool {
-        matches!(
-            self,
-            Backend::Process(_) | Backend::Remote(_) | Backend::Builtin(_)
-        )
+        !matches!(self, Backend::Command { .. } | Backend::HookSet { .. })
     }
 
     /// The stages at which a failure refuses whatever `on_error` says: a
@@ -132,7 +130,9 @@ pub(crate) fn group_fails_closed(event: &str) -> bool {
 }
 
 impl HookSpec {
-    fn of(name: &str, settings: &HookSettings, backend: Backend) -> HookSpec {
+    /// A spec of `settings` answered by `backend`; a kind's section file
+    /// may build its own with it, beside the section.
+    pub(super) fn of(name: &str, settings: &HookSettings, backend: Backend) -> HookSpec {
         HookSpec {
             name: name.to_string(),
             settings: settings.clone(),
