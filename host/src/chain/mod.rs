@@ -1,5 +1,5 @@
 //! Floor 5, the chain driver: runs one stage through the members in chain
-//! order. Each member's step is admitted ([`gate::admit`]: intercept,
+//! order. Each member's step is admitted ([`admit::admit`]: intercept,
 //! event list, filter, budget, breaker), called, judged by the pure
 //! `protocol::Chain` fold (which applies `on_error`), and recorded
 //! ([`record::CallRecord::finish`]: breaker, figures, span, log, audit,
@@ -7,7 +7,7 @@
 //! loop here only strings them together. It runs on the caller's task: no
 //! channel hop, no boxed future per member.
 
-mod gate;
+mod admit;
 mod record;
 
 use std::sync::Arc;
@@ -23,7 +23,7 @@ use crate::members::Member;
 use crate::observe::trace;
 use crate::policy::budget::ChainBudget;
 
-use gate::Gate;
+use admit::Admission;
 use record::CallRecord;
 pub(crate) use record::Sinks;
 pub use record::{HookTrace, NoAnswer};
@@ -72,14 +72,14 @@ async fn walk(run: &mut Run<'_>, members: &[Arc<Member>], chain: &mut Chain) {
         );
     }
     for (place, m) in members.iter().enumerate() {
-        let gate = gate::admit(m, run.stage, chain, &run.budget);
-        if matches!(gate, Gate::Absent) {
+        let admission = admit::admit(m, run.stage, chain, &run.budget);
+        if matches!(admission, Admission::Absent) {
             continue;
         }
         if run.stage == Stage::BeforeTool && m.is_guard(run.stage) {
             guards.push((m, tool_of(chain.params())));
         }
-        if step(run, m, gate, chain).await == Flow::Stop {
+        if step(run, m, admission, chain).await == Flow::Stop {
             if let Some(origin) = run.origin {
                 let rest = &members[place + 1..];
                 if origin.later_answer_wins() {
@@ -104,7 +104,7 @@ async fn hear_the_rest(run: &mut Run<'_>, rest: &[Arc<Member>], chain: &Chain, o
         .iter()
         .filter(|m| m.is_own_hook(origin, run.stage, chain.params()));
     for m in own {
-        let Gate::Call(a) = gate::admit(m, run.stage, chain, &run.budget) else {
+        let Admission::Call(a) = admit::admit(m, run.stage, chain, &run.budget) else {
             continue;
         };
         let mut record = CallRecord::begin(m, run.stage, &run.sinks, a.begun);
@@ -163,14 +163,19 @@ fn own_all_along(
 
 /// One member's step: the call admission allowed (or the failure it
 /// decided), the chain's judgement, and the record of both.
-async fn step<'m>(run: &mut Run<'_>, m: &'m Member, gate: Gate<'m>, chain: &mut Chain) -> Flow {
-    let (mut record, admitted) = match gate {
-        Gate::Absent | Gate::Pass => return Flow::Next,
-        Gate::Skip(why) => (
+async fn step<'m>(
+    run: &mut Run<'_>,
+    m: &'m Member,
+    admission: Admission<'m>,
+    chain: &mut Chain,
+) -> Flow {
+    let (mut record, admitted) = match admission {
+        Admission::Absent | Admission::Pass => return Flow::Next,
+        Admission::Skip(why) => (
             CallRecord::begin(m, run.stage, &run.sinks, Instant::now()),
             Err(why),
         ),
-        Gate::Call(a) => (CallRecord::begin(m, run.stage, &run.sinks, a.begun), Ok(a)),
+        Admission::Call(a) => (CallRecord::begin(m, run.stage, &run.sinks, a.begun), Ok(a)),
     };
     let reply = match admitted {
         Ok(a) => record.call(a, chain.params(), run.origin).await,
@@ -197,7 +202,9 @@ fn quality_gate(
     chain: &Chain,
     reply: Result<Value, NoAnswer>,
 ) -> Result<Value, NoAnswer> {
-    let Some(gate) = m.quality_gate else { return reply };
+    let Some(gate) = m.quality_gate else {
+        return reply;
+    };
     if chain.event() != Some(LifecycleEvent::SubagentStop) {
         return reply;
     }
@@ -226,8 +233,8 @@ async fn recheck_guards(run: &mut Run<'_>, guards: &[(&Member, Value)], chain: &
     }
     let final_tool = tool_of(chain.params());
     for (m, _) in guards.iter().filter(|(_, seen)| *seen != final_tool) {
-        let gate = gate::admit(m, run.stage, chain, &run.budget);
-        if step(run, m, gate, chain).await == Flow::Stop {
+        let admission = admit::admit(m, run.stage, chain, &run.budget);
+        if step(run, m, admission, chain).await == Flow::Stop {
             return;
         }
         if tool_of(chain.params()) != final_tool {
