@@ -20,8 +20,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::daemon;
 use crate::shared::config::load_config;
 use crate::shared::exit::usage_error;
-use crate::shared::signal::terminated;
 use crate::shared::paths;
+use crate::shared::signal::terminated;
 
 /// Serve the merged chain to an agent over JSON-RPC (spec/sidecar.md).
 #[derive(Args)]
