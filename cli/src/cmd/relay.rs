@@ -136,7 +136,7 @@ fn start_deadline(after: Duration, policy: Unreachable) {
 enum Unreachable {
     /// Let the event through, as if no hook were configured.
     Allow,
-    /// Refuse it (exit 2): a stopped hookhost never means open gates.
+    /// Refuse it (exit 2): a stopped hookhost never lets a call through unguarded.
     Deny,
     /// Run the chain of the default config in this process.
     Run,

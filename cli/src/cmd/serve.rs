@@ -1,9 +1,8 @@
 //! `hookhost serve`: hookhost as a sidecar, for agents not written in Rust.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -12,9 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::sidecar::{
-    Admission, MAX_CONNECTIONS_PER_PEER, ReloadFrom, Sidecar, WsError, WsOptions,
-};
+use crate::sidecar::{Access, ConnectionCap, ReloadFrom, Sidecar, Ticket, WsError, WsOptions};
 use clap::Args;
 use hookhost::Host;
 use hookhost::LogBudget;
@@ -23,8 +20,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::daemon;
 use crate::shared::config::load_config;
 use crate::shared::exit::usage_error;
+use crate::shared::paths;
 use crate::shared::signal::terminated;
-use crate::shared::{limits, paths};
 
 /// Serve the merged chain to an agent over JSON-RPC (spec/sidecar.md).
 #[derive(Args)]
@@ -217,32 +214,32 @@ fn announce(at: std::fmt::Arguments<'_>) {
     let _ = out.flush();
 }
 
-/// The admission and timeouts for `--listen`, from the flags: the token
+/// The access check and timeouts for `--listen`, from the flags: the token
 /// is required off loopback, and always on the daemon's port (with
 /// `--socket`), where it defaults to the per-user token that `install
 /// --via http` wires into the agent's settings (created when missing).
 fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
-    let mut admission = Admission::new().loopback_host(addr.ip().is_loopback());
+    let mut access = Access::new().loopback_host(addr.ip().is_loopback());
     for origin in &args.allow_origin {
-        admission = admission.allow_origin(origin.trim_end_matches('/'));
+        access = access.allow_origin(origin.trim_end_matches('/'));
     }
     if let Some(path) = &args.token_file {
-        admission = admission.token(read_token(path)?);
+        access = access.token(read_token(path)?);
     } else if args.socket.is_some() {
         let path = paths::default_token_file();
         let token = paths::ensure_token(&path)?;
-        admission = admission.token(token.into_bytes());
+        access = access.token(token.into_bytes());
     } else if !addr.ip().is_loopback() {
         return Err(format!(
             "{addr} is not a loopback address: give --token-file, so only agents holding the token are served"
         ));
     }
     let idle = (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout));
-    Ok(WsOptions::new(admission).idle_timeout(idle))
+    Ok(WsOptions::new(access).idle_timeout(idle))
 }
 
 /// The token in `path`, without surrounding whitespace; an empty file is
-/// an error (it would admit the empty token).
+/// an error (it would accept the empty token).
 fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
     let raw = std::fs::read(path)
         .map_err(|e| format!("cannot read --token-file {}: {e}", path.display()))?;
@@ -261,14 +258,14 @@ fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
 
 /// Accepts agents on the TCP port (WebSocket sessions and HTTP hooks),
 /// each connection its own session over the one host, counted by the
-/// [`Gate`].
+/// [`ConnectionCap`].
 async fn accept_tcp(
     sidecar: Arc<Sidecar>,
     listener: tokio::net::TcpListener,
     options: WsOptions,
     hooks: usize,
 ) {
-    let gate = Gate::new(connection_cap(hooks));
+    let cap = ConnectionCap::for_hooks(hooks);
     let options = Arc::new(options);
     let accept_log = LogBudget::new(1, Duration::from_secs(10));
     // The sessions belong to this loop: when serve stops, dropping it
@@ -282,7 +279,7 @@ async fn accept_tcp(
         };
         match accepted {
             Ok((stream, peer)) => {
-                if let Some(ticket) = gate.admit(peer.ip()) {
+                if let Some(ticket) = cap.take(peer.ip()) {
                     let (sidecar, options) = (sidecar.clone(), options.clone());
                     sessions.spawn(session(sidecar, stream, peer, options, ticket));
                 }
@@ -298,7 +295,7 @@ async fn accept_tcp(
 }
 
 /// One connection, until it ends, is evicted, or misses the deadline to
-/// be admitted; its ticket gives its place back when dropped.
+/// pass the access check; its ticket gives its place back when dropped.
 async fn session(
     sidecar: Arc<Sidecar>,
     stream: tokio::net::TcpStream,
@@ -306,8 +303,8 @@ async fn session(
     options: Arc<WsOptions>,
     ticket: Ticket,
 ) {
-    let admitted = || ticket.admitted();
-    let served = crate::sidecar::serve_websocket(sidecar, stream, &options, &admitted);
+    let checked = || ticket.checked();
+    let served = crate::sidecar::serve_websocket(sidecar, stream, &options, &checked);
     let outcome = tokio::select! {
         r = served => r,
         () = ticket.cut_off() => return,
@@ -325,176 +322,6 @@ async fn session(
 fn refusal_log() -> &'static LogBudget {
     static LOG: std::sync::OnceLock<LogBudget> = std::sync::OnceLock::new();
     LOG.get_or_init(|| LogBudget::new(5, Duration::from_secs(10)))
-}
-
-/// How many connections fit in the descriptor limit, leaving room for the
-/// hooks (pipes, command hooks spawned per call, remotes) and the log.
-fn connection_cap(hooks: usize) -> usize {
-    let soft = limits::nofile().unwrap_or(1024);
-    let reserve = 128 + 8 * hooks as u64;
-    let room = usize::try_from(soft.saturating_sub(reserve)).unwrap_or(usize::MAX);
-    let cap = room.clamp(1, crate::sidecar::MAX_CONNECTIONS);
-    tracing::debug!(soft, cap, "serve: descriptor limit and connection cap");
-    cap
-}
-
-/// Who a connection comes from, for the per-peer cap: every loopback
-/// address is one peer (the whole machine: any local user can use any of
-/// 127.0.0.0/8), others by address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum PeerKey {
-    Local,
-    Remote(IpAddr),
-}
-
-impl PeerKey {
-    fn of(ip: IpAddr) -> PeerKey {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-            v4 => v4,
-        };
-        match ip.is_loopback() {
-            true => PeerKey::Local,
-            false => PeerKey::Remote(ip),
-        }
-    }
-}
-
-/// Open connections in two pools sharing the cap. A new connection is
-/// *pending* until its first request head passes admission (origin, host,
-/// token): at most [`MAX_PENDING`] are, the oldest closed to make room for
-/// a new one (also when the cap is reached), and each is closed if not
-/// admitted within [`ADMIT_WITHIN`]. *Admitted* ones may fill the cap, at
-/// most [`MAX_CONNECTIONS_PER_PEER`] per [`PeerKey`]; only they make a new
-/// connection be refused. So a flood that cannot authenticate holds at
-/// most the pending pool, briefly, and never takes an agent's place.
-#[derive(Clone)]
-struct Gate(Arc<std::sync::Mutex<Pools>>);
-
-/// Pending connections, at most.
-const MAX_PENDING: usize = 64;
-
-/// How long a connection may take to send a request head that is admitted.
-const ADMIT_WITHIN: Duration = Duration::from_secs(3);
-
-struct Pools {
-    cap: usize,
-    admitted: usize,
-    per_peer: HashMap<PeerKey, usize>,
-    /// Pending connections, oldest first: an id and how to close it.
-    pending: std::collections::VecDeque<(u64, Arc<tokio::sync::Notify>)>,
-    next_id: u64,
-    refused_log: LogBudget,
-}
-
-impl Gate {
-    fn new(cap: usize) -> Gate {
-        Gate(Arc::new(std::sync::Mutex::new(Pools {
-            cap,
-            admitted: 0,
-            per_peer: HashMap::new(),
-            pending: std::collections::VecDeque::new(),
-            next_id: 0,
-            refused_log: LogBudget::new(1, Duration::from_secs(10)),
-        })))
-    }
-
-    fn pools(&self) -> std::sync::MutexGuard<'_, Pools> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// A pending place for a new connection from `ip`: the oldest pending
-    /// connection is closed when the pool is full. `None` (the stream is
-    /// dropped, which closes it) when its peer or the host is at its cap
-    /// of admitted connections.
-    fn admit(&self, ip: IpAddr) -> Option<Ticket> {
-        let key = PeerKey::of(ip);
-        let mut p = self.pools();
-        let mine = p.per_peer.get(&key).copied().unwrap_or(0);
-        let full = if p.admitted >= p.cap {
-            Some(format!("{} connections are open already", p.cap))
-        } else if mine >= MAX_CONNECTIONS_PER_PEER {
-            Some(format!(
-                "{key:?} holds {MAX_CONNECTIONS_PER_PEER} connections already"
-            ))
-        } else {
-            None
-        };
-        if let Some(why) = full {
-            p.refused_log
-                .warn_line(format_args!("serve: refused a connection: {why}"));
-            return None;
-        }
-        let open = p.admitted + p.pending.len();
-        if open >= p.cap || p.pending.len() >= MAX_PENDING {
-            if let Some((_, oldest)) = p.pending.pop_front() {
-                oldest.notify_one();
-            }
-        }
-        let (id, close) = (p.next_id, Arc::new(tokio::sync::Notify::new()));
-        p.next_id += 1;
-        p.pending.push_back((id, close.clone()));
-        Some(Ticket {
-            gate: self.clone(),
-            id,
-            key,
-            close,
-            admitted: std::sync::atomic::AtomicBool::new(false),
-        })
-    }
-}
-
-/// One connection's place in the [`Gate`], given back when dropped.
-struct Ticket {
-    gate: Gate,
-    id: u64,
-    key: PeerKey,
-    close: Arc<tokio::sync::Notify>,
-    admitted: std::sync::atomic::AtomicBool,
-}
-
-impl Ticket {
-    /// Moves the connection from the pending pool to the admitted one
-    /// (once): its first request passed admission.
-    fn admitted(&self) {
-        use std::sync::atomic::Ordering;
-        if self.admitted.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let mut p = self.gate.pools();
-        p.pending.retain(|(id, _)| *id != self.id);
-        p.admitted += 1;
-        *p.per_peer.entry(self.key).or_insert(0) += 1;
-    }
-
-    /// Completes when a pending connection must close: evicted for a newer
-    /// one, or not admitted within [`ADMIT_WITHIN`]. Never, once admitted.
-    async fn cut_off(&self) {
-        tokio::select! {
-            () = self.close.notified() => {}
-            () = tokio::time::sleep(ADMIT_WITHIN) => {}
-        }
-        if self.admitted.load(std::sync::atomic::Ordering::SeqCst) {
-            std::future::pending::<()>().await;
-        }
-    }
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        let mut p = self.gate.pools();
-        if !self.admitted.load(std::sync::atomic::Ordering::SeqCst) {
-            p.pending.retain(|(id, _)| *id != self.id);
-            return;
-        }
-        p.admitted = p.admitted.saturating_sub(1);
-        if let Some(n) = p.per_peer.get_mut(&self.key) {
-            *n -= 1;
-            if *n == 0 {
-                p.per_peer.remove(&self.key);
-            }
-        }
-    }
 }
 
 /// Reloads the config file at every SIGHUP; the outcome goes to the log.

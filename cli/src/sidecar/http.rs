@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::admission::Admission;
+use super::access::Access;
 use super::budget::Charge;
 use super::{MAX_REQUEST_BYTES, Sidecar};
 
@@ -136,15 +136,15 @@ fn parse_head(raw: &[u8]) -> Result<Head, Reply> {
 
 /// Serves plain requests on one connection, starting with `first` when
 /// its head was read already (the TCP port reads it to tell an upgrade
-/// from a request). `admission` applies to every request: the sidecar's
+/// from a request). `access` applies to every request: the sidecar's
 /// origin, host and token rules; `None` on the Unix socket, whose
-/// directory's permissions and peer check are its admission.
+/// directory's permissions and peer check are its access check.
 pub(super) async fn serve<R, W>(
     sidecar: &Sidecar,
     reader: &mut R,
     writer: &mut W,
     mut first: Option<Head>,
-    admission: Option<&Admission>,
+    access: Option<&Access>,
 ) -> io::Result<()>
 where
     R: AsyncBufRead + Unpin,
@@ -161,7 +161,7 @@ where
         };
         // A refused request's body is never read, so nothing after it on
         // this connection can be found: refusals end the connection.
-        if let Err(reply) = admit(&head, admission) {
+        if let Err(reply) = check_access(&head, access) {
             return respond(writer, reply, false).await;
         }
         let keep = head.keep_alive;
@@ -176,12 +176,12 @@ where
     }
 }
 
-fn admit(head: &Head, admission: Option<&Admission>) -> Result<(), Reply> {
-    let Some(admission) = admission else {
+fn check_access(head: &Head, access: Option<&Access>) -> Result<(), Reply> {
+    let Some(access) = access else {
         return Ok(());
     };
     let headers = head.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
-    admission
+    access
         .check(headers)
         .map_err(|r| Reply::text(r.status, r.why))
 }

@@ -5,14 +5,15 @@
 //!
 //! [`serve`] runs one connection over any line stream, and
 //! [`serve_websocket`] one WebSocket connection (one message per text
-//! message), admitted by origin, host and token ([`Admission`]). Both feed
+//! message), let in by origin, host and token ([`Access`]). Both feed
 //! a `Session`: a task per request and one writer that
 //! owns the output, so slow hooks never hold up other requests and nothing
 //! but JSON-RPC reaches the output. Each returns at the end of input once
 //! every request read has been answered.
 
-mod admission;
+mod access;
 mod budget;
+mod cap;
 mod http;
 mod lines;
 mod rfc6455;
@@ -30,9 +31,10 @@ use hookhost_protocol::{ErrorObject, LifecycleEvent, LifecycleParams, Stage, err
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-pub use admission::Admission;
+pub use access::Access;
 pub use budget::GLOBAL_BYTES;
 use budget::Pool;
+pub(crate) use cap::{ConnectionCap, Ticket};
 pub use lines::serve;
 pub use websocket::{WsError, WsOptions, serve_websocket};
 
@@ -40,8 +42,8 @@ use hookhost::Host;
 
 /// Serves plain HTTP on one Unix-socket connection (the daemon's socket:
 /// `hookhost relay` and `hookhost status`), until the peer closes it.
-/// Whoever reaches the socket is admitted: its folder's mode and the
-/// caller's peer check are the admission.
+/// Whoever reaches the socket is let in: its folder's mode and the
+/// caller's peer check are its access check.
 pub async fn serve_plain(sidecar: &Sidecar, stream: tokio::net::UnixStream) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut read = tokio::io::BufReader::with_capacity(16 * 1024, read);
@@ -71,8 +73,8 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// One more is closed at once (and logged).
 pub const MAX_CONNECTIONS: usize = 1024;
 
-/// Admitted connections one peer may hold at once; every loopback
-/// address counts as one peer (`serve`'s gate).
+/// Connections past the access check one peer may hold at once; every
+/// loopback address counts as one peer ([`ConnectionCap`]).
 pub const MAX_CONNECTIONS_PER_PEER: usize = 256;
 
 /// Server error: the request was not read because [`GLOBAL_BYTES`] are in

@@ -1,5 +1,5 @@
 //! The server side of RFC 6455, as much of it as the sidecar needs and no
-//! more: the upgrade (checked by [`Admission`] before any session exists),
+//! more: the upgrade (checked by [`Access`] before any session exists),
 //! then client frames read as their bytes arrive. A frame header can
 //! announce up to 2^63 bytes in 14 bytes; nothing is allocated for what
 //! has not arrived, and every byte buffered is charged to the byte budget,
@@ -18,7 +18,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 
 use super::MAX_REQUEST_BYTES;
-use super::admission::{Admission, Refusal};
+use super::access::{Access, Refusal};
 use super::budget::{Charge, Pool};
 
 /// How long a frame already begun may stall between reads.
@@ -45,7 +45,7 @@ pub(super) const CLOSE_INVALID_DATA: u16 = 1007;
 pub(super) enum Fail {
     /// Not a WebSocket upgrade we serve: answered with this status.
     BadUpgrade(u16, &'static str),
-    /// Admission refused it.
+    /// The access check refused it.
     Refused(Refusal),
     /// The client broke the protocol: closed with 1002.
     Protocol(&'static str),
@@ -64,9 +64,9 @@ impl From<io::Error> for Fail {
 pub(super) async fn upgrade(
     head: &[u8],
     writer: &mut OwnedWriteHalf,
-    admission: &Admission,
+    access: &Access,
 ) -> Result<(), Fail> {
-    let checked = check_upgrade(head, admission);
+    let checked = check_upgrade(head, access);
     let response = match &checked {
         Ok(accept) => format!(
             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
@@ -81,8 +81,8 @@ pub(super) async fn upgrade(
     checked.map(|_| ())
 }
 
-/// The `Sec-WebSocket-Accept` value when `head` is an upgrade we admit.
-fn check_upgrade(head: &[u8], admission: &Admission) -> Result<String, Fail> {
+/// The `Sec-WebSocket-Accept` value when `head` is an upgrade we let in.
+fn check_upgrade(head: &[u8], access: &Access) -> Result<String, Fail> {
     let mut slots = [httparse::EMPTY_HEADER; 32];
     let mut request = httparse::Request::new(&mut slots);
     match request.parse(head) {
@@ -117,7 +117,7 @@ fn check_upgrade(head: &[u8], admission: &Admission) -> Result<String, Fail> {
     let Some(key) = find("sec-websocket-key").map(<[u8]>::trim_ascii) else {
         return Err(Fail::BadUpgrade(400, "no Sec-WebSocket-Key"));
     };
-    admission
+    access
         .check(headers.iter().copied())
         .map_err(Fail::Refused)?;
     let mut sha = Sha1::new();
@@ -424,7 +424,7 @@ mod tests {
         let head = b"GET /chat HTTP/1.1\r\nHost: 127.0.0.1:1\r\nUpgrade: websocket\r\n\
             Connection: keep-alive, Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
             Sec-WebSocket-Version: 13\r\n\r\n";
-        let accept = check_upgrade(head, &Admission::new().loopback_host(true));
+        let accept = check_upgrade(head, &Access::new().loopback_host(true));
         assert_eq!(accept.ok().as_deref(), Some("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
     }
 
@@ -432,12 +432,12 @@ mod tests {
     fn a_request_that_is_not_an_upgrade_is_a_400() {
         let head = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
         assert!(matches!(
-            check_upgrade(head, &Admission::new()),
+            check_upgrade(head, &Access::new()),
             Err(Fail::BadUpgrade(400, _))
         ));
         let post = b"POST / HTTP/1.1\r\nHost: x\r\n\r\n";
         assert!(matches!(
-            check_upgrade(post, &Admission::new()),
+            check_upgrade(post, &Access::new()),
             Err(Fail::BadUpgrade(400, _))
         ));
     }

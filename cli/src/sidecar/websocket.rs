@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 
-use super::admission::Admission;
+use super::access::Access;
 use super::budget::{Charge, Pool};
 use super::http;
 use super::rfc6455 as ws;
@@ -22,16 +22,16 @@ use super::{HANDSHAKE_TIMEOUT, IDLE_TIMEOUT, Sidecar};
 /// How `hookhost serve --listen` treats each WebSocket connection.
 #[derive(Debug, Clone)]
 pub struct WsOptions {
-    admission: Admission,
+    access: Access,
     idle_timeout: Option<Duration>,
 }
 
 impl WsOptions {
-    /// Admits what `admission` admits; closes a connection idle for
+    /// Lets in what `access` lets in; closes a connection idle for
     /// [`IDLE_TIMEOUT`].
-    pub fn new(admission: Admission) -> WsOptions {
+    pub fn new(access: Access) -> WsOptions {
         WsOptions {
-            admission,
+            access,
             idle_timeout: Some(IDLE_TIMEOUT),
         }
     }
@@ -45,20 +45,20 @@ impl WsOptions {
 }
 
 /// Serves one WebSocket connection (already accepted on TCP): performs the
-/// upgrade if `options` admit it, then treats each text message as one
+/// upgrade if `options` let it in, then treats each text message as one
 /// message, exactly as [`serve`](super::serve) treats a line. Returns when the agent
 /// closes the connection (or it fails, idles out, or breaks the protocol)
 /// and every request read has been answered; answers that can no longer be
 /// delivered are dropped.
 ///
-/// Calls `admitted` once the connection's first request head passes
-/// admission (origin, host, token): the point from which `hookhost serve`
+/// Calls `checked` once the connection's first request head passes
+/// the access check (origin, host, token): the point from which `hookhost serve`
 /// counts it as an agent's rather than a stranger's.
 pub async fn serve_websocket(
     sidecar: Arc<Sidecar>,
     stream: TcpStream,
     options: &WsOptions,
-    admitted: &(dyn Fn() + Sync),
+    checked: &(dyn Fn() + Sync),
 ) -> Result<(), WsError> {
     let peer = stream.peer_addr().ok();
     let _ = stream.set_nodelay(true);
@@ -66,16 +66,16 @@ pub async fn serve_websocket(
     let mut read = BufReader::with_capacity(16 * 1024, read);
     let head = first_head(&mut read, &mut write).await?;
     let headers = head.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
-    if options.admission.check(headers).is_ok() {
-        admitted();
+    if options.access.check(headers).is_ok() {
+        checked();
     }
     if !head.is_upgrade() {
-        let admission = Some(&options.admission);
-        return http::serve(&sidecar, &mut read, &mut write, Some(head), admission)
+        let access = Some(&options.access);
+        return http::serve(&sidecar, &mut read, &mut write, Some(head), access)
             .await
             .map_err(|e| WsError::Connection(e.to_string()));
     }
-    match ws::upgrade(&head.raw, &mut write, &options.admission).await {
+    match ws::upgrade(&head.raw, &mut write, &options.access).await {
         Ok(()) => {}
         Err(ws::Fail::Refused(r)) => return Err(WsError::Refused(r.status, r.why)),
         Err(e) => return Err(WsError::Handshake(format!("{e:?}"))),

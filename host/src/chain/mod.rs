@@ -1,14 +1,25 @@
 //! Floor 5, the chain driver: runs one stage through the members in chain
-//! order. Each member's step is admitted ([`gate::admit`]: intercept,
-//! event list, filter, budget, breaker), called, judged by the pure
-//! `protocol::Chain` fold (which applies `on_error`), and recorded
-//! ([`record::CallRecord::finish`]: breaker, figures, span, log, audit,
-//! trace). Each policy is stated once, in one of those two places, and the
-//! loop here only strings them together. It runs on the caller's task: no
-//! channel hop, no boxed future per member.
+//! order. Every policy is stated once, in one of these places, which
+//! apply them in this order:
+//! - before a lifecycle run: [`stops::Stops::before`] (a new prompt
+//!   resets the session's counts; a stop is told its `loop_count`);
+//! - before each call: [`admit::admit`] (intercept, event list, filter,
+//!   budget, breaker);
+//! - the answer: a soft quality gate's block is let through
+//!   ([`GateLog::hear`]), then the pure `protocol::Chain` fold judges it
+//!   (which applies `on_error`);
+//! - after each call: [`record::CallRecord::finish`] (breaker, figures,
+//!   span, log, audit, trace);
+//! - after a stop's run: [`stops::Stops::after`] (the quality gates'
+//!   retries at subagent_stop, then `stop_block_limit`).
+//!
+//! The policies' logic is in `policy/`; the loop here only strings them
+//! together. It runs on the caller's task: no channel hop, no boxed
+//! future per member.
 
-mod gate;
+mod admit;
 mod record;
+mod stops;
 
 use std::sync::Arc;
 
@@ -22,11 +33,13 @@ use crate::dialect::origin::Origin;
 use crate::members::Member;
 use crate::observe::trace;
 use crate::policy::budget::ChainBudget;
+pub(crate) use crate::policy::quality_gate::GateLog;
 
-use gate::Gate;
+use admit::Admission;
 use record::CallRecord;
 pub(crate) use record::Sinks;
 pub use record::{HookTrace, NoAnswer};
+pub(crate) use stops::Stops;
 
 /// What one stage run shares across its members.
 pub(crate) struct Run<'a> {
@@ -38,17 +51,6 @@ pub(crate) struct Run<'a> {
     /// The agent's own event, when the run answers one (`hookhost relay`):
     /// what its own command hooks read, and what they add to the answer.
     pub(crate) origin: Option<&'a Origin>,
-}
-
-/// The quality gates' part in a subagent_stop run: whether one was
-/// asked, and the blocks of `block_on_failure = false` gates, which were
-/// logged and let the chain go on.
-#[derive(Debug, Default)]
-pub(crate) struct GateLog {
-    /// A gate was called (or failed without being called).
-    pub(crate) asked: bool,
-    /// `(hook, reason)` of each soft gate's block, in chain order.
-    pub(crate) failed_open: Vec<(String, String)>,
 }
 
 /// Runs `chain` through `members` in order and returns the merged verdict.
@@ -72,14 +74,14 @@ async fn walk(run: &mut Run<'_>, members: &[Arc<Member>], chain: &mut Chain) {
         );
     }
     for (place, m) in members.iter().enumerate() {
-        let gate = gate::admit(m, run.stage, chain, &run.budget);
-        if matches!(gate, Gate::Absent) {
+        let admission = admit::admit(m, run.stage, chain, &run.budget);
+        if matches!(admission, Admission::Absent) {
             continue;
         }
         if run.stage == Stage::BeforeTool && m.is_guard(run.stage) {
             guards.push((m, tool_of(chain.params())));
         }
-        if step(run, m, gate, chain).await == Flow::Stop {
+        if step(run, m, admission, chain).await == Flow::Stop {
             if let Some(origin) = run.origin {
                 let rest = &members[place + 1..];
                 if origin.later_answer_wins() {
@@ -104,7 +106,7 @@ async fn hear_the_rest(run: &mut Run<'_>, rest: &[Arc<Member>], chain: &Chain, o
         .iter()
         .filter(|m| m.is_own_hook(origin, run.stage, chain.params()));
     for m in own {
-        let Gate::Call(a) = gate::admit(m, run.stage, chain, &run.budget) else {
+        let Admission::Call(a) = admit::admit(m, run.stage, chain, &run.budget) else {
             continue;
         };
         let mut record = CallRecord::begin(m, run.stage, &run.sinks, a.begun);
@@ -163,20 +165,25 @@ fn own_all_along(
 
 /// One member's step: the call admission allowed (or the failure it
 /// decided), the chain's judgement, and the record of both.
-async fn step<'m>(run: &mut Run<'_>, m: &'m Member, gate: Gate<'m>, chain: &mut Chain) -> Flow {
-    let (mut record, admitted) = match gate {
-        Gate::Absent | Gate::Pass => return Flow::Next,
-        Gate::Skip(why) => (
+async fn step<'m>(
+    run: &mut Run<'_>,
+    m: &'m Member,
+    admission: Admission<'m>,
+    chain: &mut Chain,
+) -> Flow {
+    let (mut record, admitted) = match admission {
+        Admission::Absent | Admission::Pass => return Flow::Next,
+        Admission::Skip(why) => (
             CallRecord::begin(m, run.stage, &run.sinks, Instant::now()),
             Err(why),
         ),
-        Gate::Call(a) => (CallRecord::begin(m, run.stage, &run.sinks, a.begun), Ok(a)),
+        Admission::Call(a) => (CallRecord::begin(m, run.stage, &run.sinks, a.begun), Ok(a)),
     };
     let reply = match admitted {
         Ok(a) => record.call(a, chain.params(), run.origin).await,
         Err(why) => record.skip(why),
     };
-    let reply = quality_gate(&mut run.gates, m, chain, reply);
+    let reply = hear_gate(&mut run.gates, m, chain, reply); // soft quality gate
     let error = reply.as_ref().err().and_then(NoAnswer::call_error);
     let policy = m.failure_policy(run.stage, error);
     let flow = chain.step(&m.name, policy, reply.as_ref().map_err(ToString::to_string));
@@ -186,12 +193,9 @@ async fn step<'m>(run: &mut Run<'_>, m: &'m Member, gate: Gate<'m>, chain: &mut 
     flow
 }
 
-/// A quality gate's answer at subagent_stop: noted as asked, and a
-/// `block_on_failure = false` gate's block is logged, kept for the
-/// outcome and turned into `continue`, so the later hooks still judge the
-/// result (GoClaw: "non-blocking failures are logged but do not interrupt
-/// the flow"). Its failures (no answer) stay with its `on_error`.
-fn quality_gate(
+/// A quality gate's answer at subagent_stop, heard by [`GateLog::hear`]:
+/// a `block_on_failure = false` gate's block is judged as `continue`.
+fn hear_gate(
     log: &mut GateLog,
     m: &Member,
     chain: &Chain,
@@ -203,19 +207,10 @@ fn quality_gate(
     if chain.event() != Some(LifecycleEvent::SubagentStop) {
         return reply;
     }
-    log.asked = true;
-    let Ok(answer) = &reply else { return reply };
-    if gate.block_on_failure || answer.get("action").and_then(Value::as_str) != Some("block") {
-        return reply;
+    match log.hear(&m.name, gate, reply.as_ref().ok()) {
+        Some(instead) => Ok(instead),
+        None => reply,
     }
-    let reason = answer
-        .get("reason")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    tracing::warn!(hook = %m.name, "quality gate failed at subagent_stop (block_on_failure = false): the result is let through: {reason}");
-    log.failed_open
-        .push((m.name.to_string(), reason.to_string()));
-    Ok(serde_json::json!({"action": "continue"}))
 }
 
 /// A later hook renamed the tool: the guards that judged the old name
@@ -228,8 +223,8 @@ async fn recheck_guards(run: &mut Run<'_>, guards: &[(&Member, Value)], chain: &
     }
     let final_tool = tool_of(chain.params());
     for (m, _) in guards.iter().filter(|(_, seen)| *seen != final_tool) {
-        let gate = gate::admit(m, run.stage, chain, &run.budget);
-        if step(run, m, gate, chain).await == Flow::Stop {
+        let admission = admit::admit(m, run.stage, chain, &run.budget);
+        if step(run, m, admission, chain).await == Flow::Stop {
             return;
         }
         if tool_of(chain.params()) != final_tool {

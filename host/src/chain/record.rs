@@ -23,7 +23,7 @@ use crate::observe::usage::{self, ModelUsage};
 use crate::policy::breaker::Permit;
 use crate::policy::budget::BudgetSpent;
 
-use super::gate::Admitted;
+use super::admit::Admitted;
 
 /// Why a hook's step has no answer: it was called and the call failed, or
 /// the chain did not call it. Its text is the failure the hook's

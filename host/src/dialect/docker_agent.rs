@@ -33,8 +33,8 @@ const CONTEXT: Caps = Caps {
     ..Caps::OBSERVE
 };
 
-/// A security gate: a verdict, and a failure refuses.
-const GATE: Caps = Caps {
+/// A security guard: a verdict, and a failure refuses.
+const GUARD: Caps = Caps {
     fail_closed: true,
     decision: true,
     ..BLOCK
@@ -55,7 +55,7 @@ const EVENTS: &[Event] = &[
         Stage::BeforeTool,
         Caps {
             replaces: Replaces::ToolInput,
-            ..GATE
+            ..GUARD
         },
     ),
     stage(
@@ -63,7 +63,7 @@ const EVENTS: &[Event] = &[
         Stage::BeforeTool,
         Caps {
             metadata: true,
-            ..GATE
+            ..GUARD
         },
     ),
     stage(

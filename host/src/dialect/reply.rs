@@ -6,7 +6,7 @@
 //! spelled a decision its own way.
 //!
 //! A wrong type, an unknown decision, two JSON documents or an answer that
-//! echoes the input event is an error: a gate whose answer cannot be read
+//! echoes the input event is an error: a guard whose answer cannot be read
 //! must not count as an allow.
 
 use hookhost_protocol::action::type_name;
@@ -371,7 +371,7 @@ pub(crate) fn non_empty(s: Option<String>) -> Option<String> {
 impl Reply {
     /// Reads a JSON answer in docker-agent's snake_case or Claude Code's
     /// camelCase (snake_case wins when both are given). A wrong type or an
-    /// unknown decision is an error: a gate whose answer cannot be read
+    /// unknown decision is an error: a guard whose answer cannot be read
     /// must not count as an allow.
     pub(crate) fn from_json(value: &Value) -> Result<Reply, String> {
         let top = value

@@ -59,7 +59,7 @@ pub(crate) enum Replaces {
 pub(crate) struct Caps {
     /// `decision: "block"`, `continue: false` and exit 2 stop the event.
     pub(crate) block: bool,
-    /// A failure refuses, whatever `on_error` says (a security gate).
+    /// A failure refuses, whatever `on_error` says (a security guard).
     pub(crate) fail_closed: bool,
     /// `permission_decision` (allow / ask / deny) is read.
     pub(crate) decision: bool,

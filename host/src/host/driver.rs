@@ -13,8 +13,8 @@ use crate::chain::{self, GateLog, HookTrace, Run, Sinks};
 use crate::dialect::origin::Origin;
 use crate::outcome::GateOutcome;
 use crate::policy::budget::ChainBudget;
+use crate::policy::stop_limit::StopSeen;
 
-use super::quality_gate::GateRun;
 use super::*;
 
 impl Host {
@@ -62,10 +62,10 @@ impl Host {
 
     /// One stage run, with what the quality gates decided at
     /// subagent_stop. Each hook's part is recorded only when `trace` is
-    /// given, so the plain path (every agent call) builds no trace. A
-    /// subagent_stop's gates are judged first (`quality_gate.rs`), then a
-    /// stop is counted and capped (`stop.rs`), on every way in, so the
-    /// caps hold for the sidecar and `call` too.
+    /// given, so the plain path (every agent call) builds no trace. The
+    /// stop policies are applied around the chain
+    /// ([`chain::Stops`]) on every way in, so the caps hold for the
+    /// sidecar and `call` too.
     pub(super) async fn run_gated(
         &self,
         stage: Stage,
@@ -73,8 +73,15 @@ impl Host {
         trace: Option<&mut Vec<HookTrace>>,
         origin: Option<&Origin>,
     ) -> Result<(Outcome, Option<GateOutcome>), ParamsError> {
-        let stop = self.before_stop(stage, &mut params);
-        let gated = GateRun::of(stage, &params);
+        let (stopping, seen) = self.inner.stops.before(stage, &mut params);
+        if let Some(StopSeen {
+            event,
+            payload,
+            meta,
+        }) = seen
+        {
+            self.emit_lifecycle(event.as_str(), payload, meta);
+        }
         let session = self.inner.audit.as_ref().and_then(|_| session_of(&params));
         let chain = Chain::new(stage, params)?;
         let members = self.chain();
@@ -91,31 +98,25 @@ impl Host {
             origin,
         };
         let outcome = chain::run(&mut run, &members, chain).await;
-        let (outcome, gate) = match &gated {
-            Some(g) => self.inner.gates.judge(g, outcome, run.gates, &members),
-            None => (outcome, None),
-        };
-        let Some(stop) = stop else {
-            return Ok((outcome, gate));
-        };
-        let was_blocked = matches!(outcome, Outcome::Blocked { .. });
-        let outcome = self.after_stop(stop, outcome);
-        let gate = match (
-            &gated,
-            was_blocked && !matches!(outcome, Outcome::Blocked { .. }),
-        ) {
-            (Some(g), true) => self.inner.gates.overridden(g, gate),
-            _ => gate,
-        };
-        Ok((outcome, gate))
+        let limit = self.stop_block_limit();
+        let stops = &self.inner.stops;
+        Ok(stops.after(stopping, outcome, run.gates, &members, limit))
     }
 
     fn chain_budget_ms(&self) -> u64 {
+        self.defaults().chain_budget_ms
+    }
+
+    fn stop_block_limit(&self) -> u32 {
+        self.defaults().stop_block_limit
+    }
+
+    /// The defaults in force (a reload swaps them).
+    fn defaults(&self) -> std::sync::RwLockReadGuard<'_, Defaults> {
         self.inner
             .defaults
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .chain_budget_ms
     }
 
     fn next_request_id(&self) -> String {

@@ -7,9 +7,7 @@ mod driver;
 mod foreign;
 mod info;
 mod plan;
-mod quality_gate;
 mod stages;
-mod stop;
 
 use apply::PeerSlot;
 use plan::PeerKey;
@@ -78,11 +76,9 @@ struct Inner {
     request_seq: AtomicU64,
     /// One start or reload at a time, so two reloads cannot interleave.
     applying: tokio::sync::Mutex<()>,
-    /// Consecutive blocked stops per session, to cap the loop.
-    stops: stop::StopLoops,
-    /// Blocked attempts in a row per session and sub-agent, for the
-    /// quality gates' `max_retries`.
-    gates: quality_gate::GateCounts,
+    /// The stop policies' counts per session: blocked stops in a row
+    /// (`stop_block_limit`) and the quality gates' retries.
+    stops: crate::chain::Stops,
 }
 
 impl Drop for Inner {
@@ -142,8 +138,7 @@ impl Host {
                 event_seq: AtomicU64::new(0),
                 request_seq: AtomicU64::new(0),
                 applying: tokio::sync::Mutex::new(()),
-                stops: stop::StopLoops::default(),
-                gates: quality_gate::GateCounts::default(),
+                stops: crate::chain::Stops::default(),
             }),
         };
         host.apply(config).await;

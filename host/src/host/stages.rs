@@ -3,7 +3,10 @@
 //! outcome type. A lifecycle event nobody waits on is not a stage: it is
 //! announced (emitted, and run by the members that run for it) instead.
 
-use hookhost_protocol::lifecycle::{InvalidEventName, check_event_name};
+use std::time::SystemTime;
+
+use hookhost_protocol::event::RuntimeEvent;
+use hookhost_protocol::lifecycle::{EVENT_KIND_PREFIX, InvalidEventName, check_event_name};
 use hookhost_protocol::meta::Meta;
 use hookhost_protocol::params::{AfterLlmParams, AfterToolParams, BeforeLlmParams, ToolCall};
 use hookhost_protocol::{LifecycleEvent, LifecycleParams, Outcome, Stage};
@@ -19,7 +22,7 @@ use super::*;
 impl Host {
     /// Runs a typed stage. Params that do not serialize, or do not have
     /// the stage's shape, are refused without calling any hook: skipping
-    /// every hook would let them through every gate.
+    /// every hook would let them past every guard.
     pub(super) async fn run_typed<P: Serialize + DeserializeOwned>(
         &self,
         stage: Stage,
@@ -235,6 +238,28 @@ impl Host {
             blocked,
             ..LifecycleOutcome::default()
         })
+    }
+}
+
+impl Host {
+    /// An ended session's counts (stops and quality gates) are dropped.
+    pub(super) fn session_ended(&self, session: &str) {
+        self.inner.stops.session_ended(session);
+    }
+
+    /// Emits `lifecycle.<name>` with `payload` to the observers; `meta`,
+    /// when it says anything, is the event's scope.
+    pub(super) fn emit_lifecycle(&self, name: &str, payload: Value, meta: Meta) {
+        self.emit(RuntimeEvent {
+            id: self.next_event_id(),
+            kind: format!("{EVENT_KIND_PREFIX}{name}"),
+            time: hookhost_protocol::time::rfc3339(SystemTime::now()),
+            source: Some("hookhost".into()),
+            scope: (!meta.is_empty()).then_some(meta),
+            severity: None,
+            payload,
+            extra: Map::new(),
+        });
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! Only failures count: errors, timeouts, crashes and protocol violations.
 //! A hook's deliberate verdicts (deny, abort, refuse) are answers, not
-//! failures, so no caller can switch a security gate off by provoking it
+//! failures, so no caller can switch a security guard off by provoking it
 //! into denying.
 
 use std::collections::VecDeque;
@@ -66,7 +66,7 @@ impl BreakerState {
 
 /// Whether a call may go to the hook.
 #[derive(Debug)]
-pub(crate) enum Admission<'a> {
+pub(crate) enum Clearance<'a> {
     /// Call it; report the result through the permit.
     Call(Permit<'a>),
     /// Do not call it; the text says why, for the policy's reason.
@@ -172,7 +172,7 @@ impl Breaker {
     }
 
     /// Asks to call the hook now.
-    pub(crate) fn admit(&self) -> Admission<'_> {
+    pub(crate) fn admit(&self) -> Clearance<'_> {
         if !self.enabled {
             return self.permit(false);
         }
@@ -187,7 +187,7 @@ impl Breaker {
                     tracing::info!(hook = %self.hook, "circuit breaker half-open: one trial call");
                     self.permit(true)
                 } else {
-                    Admission::Skip(format!(
+                    Clearance::Skip(format!(
                         "circuit breaker open after {} failures; retrying in {} ms",
                         self.threshold,
                         (self.cooldown - since).as_millis()
@@ -199,13 +199,13 @@ impl Breaker {
                 self.permit(true)
             }
             BreakerState::HalfOpen => {
-                Admission::Skip("circuit breaker half-open: a trial call is in flight".into())
+                Clearance::Skip("circuit breaker half-open: a trial call is in flight".into())
             }
         }
     }
 
-    fn permit(&self, trial: bool) -> Admission<'_> {
-        Admission::Call(Permit {
+    fn permit(&self, trial: bool) -> Clearance<'_> {
+        Clearance::Call(Permit {
             breaker: self,
             trial,
             recorded: false,
@@ -298,8 +298,8 @@ mod tests {
 
     fn call(b: &Breaker) -> Permit<'_> {
         match b.admit() {
-            Admission::Call(p) => p,
-            Admission::Skip(why) => panic!("skipped: {why}"),
+            Clearance::Call(p) => p,
+            Clearance::Skip(why) => panic!("skipped: {why}"),
         }
     }
 
@@ -313,7 +313,7 @@ mod tests {
             call(&b).record(true);
         }
         assert_eq!(b.state(), BreakerState::Open);
-        assert!(matches!(b.admit(), Admission::Skip(_)));
+        assert!(matches!(b.admit(), Clearance::Skip(_)));
     }
 
     #[test]
@@ -323,7 +323,7 @@ mod tests {
         assert_eq!(b.state(), BreakerState::HalfOpen);
         let trial = call(&b);
         assert!(
-            matches!(b.admit(), Admission::Skip(_)),
+            matches!(b.admit(), Clearance::Skip(_)),
             "only one trial at a time"
         );
         trial.record(true);
@@ -353,7 +353,7 @@ mod tests {
         call(&b).record(true); // opens it
         let trial = call(&b);
         early.record(false); // a late success from before: not the trial
-        assert!(matches!(b.admit(), Admission::Skip(_)), "still half-open");
+        assert!(matches!(b.admit(), Clearance::Skip(_)), "still half-open");
         trial.record(true);
         assert_eq!(b.state(), BreakerState::HalfOpen, "re-opened, cool-down 0");
     }

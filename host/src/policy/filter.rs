@@ -19,7 +19,7 @@
 //! that fails to evaluate says why ([`FilterVerdict::Error`]); the chain
 //! counts it and treats it as a failure of the hook, which its `on_error`
 //! decides, so a model that leaves out a key cannot walk past a fail-closed
-//! gate.
+//! guard.
 //!
 //! The CEL side (compiling, the name check, evaluating) is in `cel`, built
 //! with the `cel` feature; without it an `if` does not compile

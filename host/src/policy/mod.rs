@@ -2,9 +2,11 @@
 //! ([`filter`], with who it is for in [`scope`] and its `if` expressions
 //! in `cel` when that feature is built), whether a failing hook is still called ([`breaker`]) and how
 //! long a stage's calls may take together ([`budget`]), what a
-//! sub-agent's failed quality gate means ([`quality_gate`]), and how
-//! per-session state stays bounded ([`session`]). The chain
-//! driver applies them in the order it states.
+//! sub-agent's failed quality gate means and how many retries it gets
+//! ([`quality_gate`]), when blocked stops in a row are overridden
+//! ([`stop_limit`]), and how per-session state stays bounded
+//! ([`session`]). The chain driver applies them in the order it states
+//! (`chain/mod.rs`).
 
 pub(crate) mod breaker;
 pub(crate) mod budget;
@@ -14,3 +16,4 @@ pub(crate) mod filter;
 pub(crate) mod quality_gate;
 pub(crate) mod scope;
 pub(crate) mod session;
+pub(crate) mod stop_limit;

@@ -8,8 +8,8 @@
 //! that is absent matches any value; a present list matches only a call
 //! whose meta carries one of its values as a string. A call that lacks the
 //! key does not match: a hook scoped to tenant `acme` is never called for
-//! a call that names no tenant, fail-closed gate or not, exactly as a
-//! `matcher` never calls a gate for a tool it does not name.
+//! a call that names no tenant, fail-closed guard or not, exactly as a
+//! `matcher` never calls a guard for a tool it does not name.
 
 use std::fmt;
 

@@ -11,14 +11,14 @@ use tokio::time::Instant;
 
 use crate::members::Member;
 use crate::observe::stats::MemberStats;
-use crate::policy::breaker::{Admission, Permit};
+use crate::policy::breaker::{Clearance, Permit};
 use crate::policy::budget::ChainBudget;
 use crate::policy::filter::FilterVerdict;
 
 use super::record::NoAnswer;
 
 /// What admission decides about one member for one step.
-pub(crate) enum Gate<'m> {
+pub(crate) enum Admission<'m> {
     /// It takes no part in this stage: it does not intercept it, or the
     /// lifecycle event is not one it lists. No step, nothing counted.
     Absent,
@@ -47,30 +47,30 @@ pub(crate) fn admit<'m>(
     stage: Stage,
     chain: &Chain,
     budget: &ChainBudget,
-) -> Gate<'m> {
+) -> Admission<'m> {
     if !m.intercepts(stage) {
-        return Gate::Absent; // intercept: config ∩ hello
+        return Admission::Absent; // intercept: config ∩ hello
     }
     if chain.event().is_some_and(|event| !m.handles_event(event)) {
-        return Gate::Absent; // a command hook's lifecycle events
+        return Admission::Absent; // a command hook's lifecycle events
     }
-    if let Some(gate) = filter(m, stage, chain.params()) {
-        return gate; // matcher and `if`
+    if let Some(admission) = filter(m, stage, chain.params()) {
+        return admission; // matcher and `if`
     }
     let begun = Instant::now();
     if let Err(spent) = budget.check(begun) {
         MemberStats::bump(&m.stats.budget_skips);
-        return Gate::Skip(NoAnswer::Budget(spent)); // chain budget
+        return Admission::Skip(NoAnswer::Budget(spent)); // chain budget
     }
     let permit = match m.breaker.admit() {
-        Admission::Call(permit) => permit,
-        Admission::Skip(why) => {
+        Clearance::Call(permit) => permit,
+        Clearance::Skip(why) => {
             MemberStats::bump(&m.stats.breaker_skips);
-            return Gate::Skip(NoAnswer::Breaker(why)); // circuit breaker
+            return Admission::Skip(NoAnswer::Breaker(why)); // circuit breaker
         }
     };
     let deadline = budget.deadline_for(begun, m.timeout(stage));
-    Gate::Call(Admitted {
+    Admission::Call(Admitted {
         permit,
         begun,
         deadline,
@@ -80,9 +80,9 @@ pub(crate) fn admit<'m>(
 /// Runs the member's `matcher` and `if`: `None` lets the call through.
 /// An `if` that fails to evaluate (a key the model left out, a wrong type)
 /// is the hook's failure: only a hook whose policy is allow is passed
-/// over for it, so a model cannot walk past a fail-closed gate by shaping
+/// over for it, so a model cannot walk past a fail-closed guard by shaping
 /// the arguments.
-fn filter<'m>(m: &Member, stage: Stage, params: &Value) -> Option<Gate<'m>> {
+fn filter<'m>(m: &Member, stage: Stage, params: &Value) -> Option<Admission<'m>> {
     if m.filter.is_empty() {
         return None;
     }
@@ -90,16 +90,16 @@ fn filter<'m>(m: &Member, stage: Stage, params: &Value) -> Option<Gate<'m>> {
         FilterVerdict::Run => None,
         FilterVerdict::Skip => {
             MemberStats::bump(&m.stats.filtered);
-            Some(Gate::Pass)
+            Some(Admission::Pass)
         }
         FilterVerdict::Error(e) => {
             MemberStats::bump(&m.stats.filter_errors);
             match m.policy(stage) {
                 OnError::Allow => {
                     tracing::debug!(hook = %m.name, %stage, "`if` failed to evaluate, hook skipped (on_error = allow): {e}");
-                    Some(Gate::Pass)
+                    Some(Admission::Pass)
                 }
-                OnError::Deny => Some(Gate::Skip(NoAnswer::Filter(e))),
+                OnError::Deny => Some(Admission::Skip(NoAnswer::Filter(e))),
             }
         }
     }
@@ -127,13 +127,13 @@ mod tests {
     #[tokio::test]
     async fn a_stage_it_does_not_intercept_leaves_it_absent() {
         let m = member(json!({"intercept": ["before_llm"]}));
-        let gate = admit(
+        let admission = admit(
             &m,
             Stage::BeforeTool,
             &before_tool("ls"),
             &ChainBudget::start(0),
         );
-        assert!(matches!(gate, Gate::Absent));
+        assert!(matches!(admission, Admission::Absent));
         assert_eq!(m.stats.budget_skips.load(Relaxed), 0);
     }
 
@@ -141,8 +141,8 @@ mod tests {
     async fn the_filter_comes_before_the_budget() {
         let m = member(json!({"matcher": "^shell$"}));
         let spent = ChainBudget::start(0);
-        let gate = admit(&m, Stage::BeforeTool, &before_tool("ls"), &spent);
-        assert!(matches!(gate, Gate::Pass));
+        let admission = admit(&m, Stage::BeforeTool, &before_tool("ls"), &spent);
+        assert!(matches!(admission, Admission::Pass));
         assert_eq!(m.stats.filtered.load(Relaxed), 1);
         assert_eq!(m.stats.budget_skips.load(Relaxed), 0);
     }
@@ -152,7 +152,7 @@ mod tests {
         let m = member(json!({"matcher": "^shell$"}));
         let spent = ChainBudget::start(0);
         match admit(&m, Stage::BeforeTool, &before_tool("shell"), &spent) {
-            Gate::Skip(why) => assert_eq!(
+            Admission::Skip(why) => assert_eq!(
                 why.to_string(),
                 "skipped: the chain budget of 0 ms was spent"
             ),
@@ -167,7 +167,7 @@ mod tests {
         let m = member(json!({"timeout_ms": 50}));
         let budget = ChainBudget::start(10_000);
         match admit(&m, Stage::BeforeTool, &before_tool("ls"), &budget) {
-            Gate::Call(a) => {
+            Admission::Call(a) => {
                 assert_eq!(a.deadline - a.begun, Duration::from_millis(50));
                 a.permit.record(false);
             }

@@ -3,8 +3,17 @@
 //! sub-agent retries with, at most `max_retries` times; after that the
 //! result is let through and the failure recorded. With
 //! `block_on_failure = false` a block is only logged and the chain goes
-//! on (`chain/mod.rs`). This module is the pure decision; the counting per
-//! session and sub-agent is in `host/quality_gate.rs`.
+//! on. spec/protocol.md §5.9 "Quality gates".
+//!
+//! Two parts, applied by the chain where it states the order of its
+//! policies (`chain/mod.rs`): per step, [`GateLog::hear`] lets a soft
+//! gate's block through; after the run, [`retries`] counts the blocks per
+//! session and sub-agent and decides retry or exhausted
+//! ([`QualityGate::judge`], pure).
+
+pub(crate) mod retries;
+
+use serde_json::Value;
 
 /// A hook's gate settings, present when it sets `block_on_failure` or
 /// `max_retries`. A hook with neither is no quality gate: its block at
@@ -56,6 +65,47 @@ impl QualityGate {
         } else {
             Judgement::Exhausted { attempts: attempt }
         }
+    }
+}
+
+/// The quality gates' part in a subagent_stop run: whether one was
+/// asked, and the blocks of `block_on_failure = false` gates, which were
+/// logged and let the chain go on.
+#[derive(Debug, Default)]
+pub(crate) struct GateLog {
+    /// A gate was called (or failed without being called).
+    pub(crate) asked: bool,
+    /// `(hook, reason)` of each soft gate's block, in chain order.
+    pub(crate) failed_open: Vec<(String, String)>,
+}
+
+impl GateLog {
+    /// A quality gate's answer at subagent_stop (`hook`'s, whose `gate`
+    /// it is): noted as asked, and a `block_on_failure = false` gate's
+    /// block is logged, kept for the outcome and turned into `continue`
+    /// (the answer the chain judges in its place), so the later hooks
+    /// still judge the result (GoClaw: "non-blocking failures are logged
+    /// but do not interrupt the flow"). `answer` is `None` when the gate
+    /// gave none: its failure stays with its `on_error`.
+    pub(crate) fn hear(
+        &mut self,
+        hook: &str,
+        gate: QualityGate,
+        answer: Option<&Value>,
+    ) -> Option<Value> {
+        self.asked = true;
+        let answer = answer?;
+        if gate.block_on_failure || answer.get("action").and_then(Value::as_str) != Some("block") {
+            return None;
+        }
+        let reason = answer
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        tracing::warn!(hook = %hook, "quality gate failed at subagent_stop (block_on_failure = false): the result is let through: {reason}");
+        self.failed_open
+            .push((hook.to_string(), reason.to_string()));
+        Some(serde_json::json!({"action": "continue"}))
     }
 }
 

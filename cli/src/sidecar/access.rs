@@ -14,7 +14,7 @@ use hookhost_protocol::token;
 
 /// What an upgrade request must satisfy.
 #[derive(Debug, Clone, Default)]
-pub struct Admission {
+pub struct Access {
     allowed_origins: Vec<String>,
     token: Option<Vec<u8>>,
     loopback_host: bool,
@@ -30,28 +30,28 @@ pub struct Refusal {
     pub why: String,
 }
 
-impl Admission {
+impl Access {
     /// Admits native agents only, checks nothing else: add what applies.
-    pub fn new() -> Admission {
-        Admission::default()
+    pub fn new() -> Access {
+        Access::default()
     }
 
     /// Admits requests whose `Origin` is exactly `origin` (for example
     /// `https://app.example`), for an agent that runs in a browser.
-    pub fn allow_origin(mut self, origin: impl Into<String>) -> Admission {
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Access {
         self.allowed_origins.push(origin.into());
         self
     }
 
     /// Requires `Authorization: Bearer <token>` on every upgrade.
-    pub fn token(mut self, token: impl Into<Vec<u8>>) -> Admission {
+    pub fn token(mut self, token: impl Into<Vec<u8>>) -> Access {
         self.token = Some(token.into());
         self
     }
 
     /// Requires `Host` to name a loopback address (what a sidecar bound
     /// to loopback expects): refuses DNS-rebinding pages.
-    pub fn loopback_host(mut self, on: bool) -> Admission {
+    pub fn loopback_host(mut self, on: bool) -> Access {
         self.loopback_host = on;
         self
     }
@@ -122,14 +122,14 @@ fn names_loopback(host: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    fn check(a: &Admission, headers: &[(&str, &str)]) -> Result<(), u16> {
+    fn check(a: &Access, headers: &[(&str, &str)]) -> Result<(), u16> {
         let h: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
         a.check(h.iter().copied()).map_err(|r| r.status)
     }
 
     #[test]
     fn an_origin_is_refused_unless_listed() {
-        let a = Admission::new();
+        let a = Access::new();
         assert_eq!(check(&a, &[]), Ok(()), "native agents send no Origin");
         assert_eq!(check(&a, &[("Origin", "https://evil.example")]), Err(403));
         assert_eq!(check(&a, &[("Origin", "null")]), Err(403));
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn bound_to_loopback_the_host_must_name_loopback() {
-        let a = Admission::new().loopback_host(true);
+        let a = Access::new().loopback_host(true);
         for ok in [
             "127.0.0.1:7070",
             "127.0.0.1",
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn a_token_must_be_presented_exactly() {
-        let a = Admission::new().token("s3cret");
+        let a = Access::new().token("s3cret");
         assert_eq!(check(&a, &[]), Err(401));
         assert_eq!(check(&a, &[("Authorization", "Bearer s3cret")]), Ok(()));
         assert_eq!(check(&a, &[("authorization", "bearer  s3cret ")]), Ok(()));
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn origin_is_checked_before_the_token() {
-        let a = Admission::new().token("t");
+        let a = Access::new().token("t");
         let h = [
             ("Authorization", "Bearer t"),
             ("Origin", "https://x.example"),

@@ -3,24 +3,23 @@
 //! feedback (the block stands) until it has blocked `max_retries` times in
 //! a row; the next block is overridden, the result let through and the
 //! failure logged. A result that passes resets the count. What one block
-//! means is decided in `policy/quality_gate.rs`; a `block_on_failure =
-//! false` gate's block was already let through by the chain
-//! (`chain/mod.rs`). spec/protocol.md §5.9 "Quality gates".
+//! means is decided by [`QualityGate::judge`]; a `block_on_failure =
+//! false` gate's block was already let through during the run
+//! ([`GateLog::hear`]). Applied after a subagent_stop's chain by
+//! `chain/stops.rs`. spec/protocol.md §5.9 "Quality gates".
 
 use hookhost_protocol::{LifecycleEvent, Outcome, Stage};
 use serde_json::Value;
 
-use crate::chain::GateLog;
-use crate::members::Member;
+use super::{GateLog, Judgement, QualityGate};
 use crate::outcome::GateOutcome;
-use crate::policy::quality_gate::{Judgement, QualityGate};
 use crate::policy::session::{SessionKey, SessionTable, label};
 
 /// The most sub-agents counted at once. The ids come from the agent, so
 /// the table is bounded: past it, the least recently used count is
 /// forgotten (it starts afresh); `stop_block_limit` still caps each
 /// session's loop.
-pub(super) const MAX_COUNTED: usize = 4096;
+const MAX_COUNTED: usize = 4096;
 
 /// The key of one count: the session and the sub-agent, both hashed to a
 /// fixed size (the ids come from the agent).
@@ -30,7 +29,7 @@ type GateKey = (SessionKey, SessionKey);
 /// whose last result was blocked by a gate have an entry, and at most
 /// [`MAX_COUNTED`] of them.
 #[derive(Debug)]
-pub(super) struct GateCounts {
+pub(crate) struct GateCounts {
     blocked: SessionTable<SessionKey, u32>,
 }
 
@@ -56,13 +55,13 @@ impl GateCounts {
     }
 
     /// Forgets the session's counts: a new prompt, or the session's end.
-    pub(super) fn reset_session(&self, session: SessionKey) {
+    pub(crate) fn reset_session(&self, session: SessionKey) {
         self.blocked.remove_session(session);
     }
 
     /// How many counts are kept (for tests).
     #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.blocked.len()
     }
 }
@@ -70,7 +69,7 @@ impl GateCounts {
 /// A subagent_stop being run: whose result it is (hashed), and short
 /// labels of the session and sub-agent for the log.
 #[derive(Debug)]
-pub(super) struct GateRun {
+pub(crate) struct GateRun {
     key: GateKey,
     labels: (String, String),
 }
@@ -80,7 +79,7 @@ impl GateRun {
     /// (`meta.session_key`, `""` when absent) and the sub-agent (the
     /// payload's `agent_id`, else its `agent_type`, else `""`: Claude
     /// Code's SubagentStop carries both).
-    pub(super) fn of(stage: Stage, params: &Value) -> Option<GateRun> {
+    pub(crate) fn of(stage: Stage, params: &Value) -> Option<GateRun> {
         if stage != Stage::Lifecycle {
             return None;
         }
@@ -102,13 +101,14 @@ impl GateRun {
 
 impl GateCounts {
     /// After a subagent_stop's chain: what its gates decided, and the
-    /// outcome with an exhausted gate's block overridden.
-    pub(super) fn judge(
+    /// outcome with an exhausted gate's block overridden. `gate_of` names
+    /// the quality gate of a hook, `None` for a hook that is no gate.
+    pub(crate) fn judge(
         &self,
         run: &GateRun,
         outcome: Outcome,
         log: GateLog,
-        members: &[std::sync::Arc<Member>],
+        gate_of: impl Fn(&str) -> Option<QualityGate>,
     ) -> (Outcome, Option<GateOutcome>) {
         let Outcome::Blocked { reason, by } = &outcome else {
             self.reset(&run.key);
@@ -118,11 +118,7 @@ impl GateCounts {
             };
             return (outcome, gate);
         };
-        let Some(gate) = members
-            .iter()
-            .find(|m| *m.name == **by)
-            .and_then(|m| m.quality_gate)
-        else {
+        let Some(gate) = gate_of(by) else {
             return (outcome, None); // a hook that is no gate: a plain block
         };
         let (hook, feedback) = (by.clone(), reason.clone());
@@ -176,7 +172,7 @@ impl GateCounts {
 
     /// `stop_block_limit` overrode a block the gate meant as a retry: the
     /// retries end here too, and the count with them.
-    pub(super) fn overridden(
+    pub(crate) fn overridden(
         &self,
         run: &GateRun,
         gate: Option<GateOutcome>,

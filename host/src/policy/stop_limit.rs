@@ -1,26 +1,23 @@
-//! Blocked stops: at `stop` and `subagent_stop` a hook's block means "keep
-//! going", its reason the agent's next instruction. A hook that always
-//! blocks would keep the agent running forever, so the host counts the
-//! consecutive blocks per session, tells the hooks (`stop_hook_active`,
+//! `stop_block_limit`: at `stop` and `subagent_stop` a hook's block means
+//! "keep going", its reason the agent's next instruction. A hook that
+//! always blocks would keep the agent running forever, so the host counts
+//! the consecutive blocks per session, tells the hooks (`stop_hook_active`,
 //! `loop_count` in the payload), and overrides the block that would pass
-//! `stop_block_limit` (spec/protocol.md §5.9).
+//! `stop_block_limit` (spec/protocol.md §5.9). Applied around a stop's
+//! chain by `chain/stops.rs`.
 
-use std::time::SystemTime;
-
-use hookhost_protocol::event::RuntimeEvent;
-use hookhost_protocol::lifecycle::{EVENT_KIND_PREFIX, LOOP_COUNT, STOP_HOOK_ACTIVE};
+use hookhost_protocol::lifecycle::{LOOP_COUNT, STOP_HOOK_ACTIVE};
 use hookhost_protocol::meta::Meta;
 use hookhost_protocol::{LifecycleEvent, LifecycleParams, Outcome, Stage};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::*;
-use crate::policy::session::{SessionKey, SessionTable, label};
+use super::session::{SessionKey, SessionTable, label};
 
 /// Sessions whose stop-loop count is kept at once; past it the least
 /// recently used is forgotten (its count starts again at 0, and
 /// `loop_count` from the agent still counts).
-pub(super) const MAX_STOP_LOOPS: usize = 4096;
+pub(crate) const MAX_STOP_LOOPS: usize = 4096;
 
 /// The key of one count: the session (hashed, fixed size) and the event.
 type LoopKey = (SessionKey, LifecycleEvent);
@@ -29,7 +26,7 @@ type LoopKey = (SessionKey, LifecycleEvent);
 /// are counted apart from its parent's). Only sessions whose last stop was
 /// blocked have an entry, and at most [`MAX_STOP_LOOPS`] of them.
 #[derive(Debug)]
-pub(super) struct StopLoops {
+pub(crate) struct StopLoops {
     blocked: SessionTable<LifecycleEvent, u32>,
 }
 
@@ -60,13 +57,13 @@ impl StopLoops {
 
     /// Forgets every count of the session: a new prompt starts afresh, and
     /// an ended session has nothing left to count.
-    fn reset_session(&self, session: SessionKey) {
+    pub(crate) fn reset_session(&self, session: SessionKey) {
         self.blocked.remove_session(session);
     }
 
     /// How many counts are kept (for tests).
     #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.blocked.len()
     }
 }
@@ -74,15 +71,29 @@ impl StopLoops {
 /// A stop being run: whose it is (and a short label of the session for
 /// the log), and how many blocks came before it.
 #[derive(Debug)]
-pub(super) struct StopRun {
+pub(crate) struct LoopRun {
     key: LoopKey,
     label: String,
     count: u32,
 }
 
+/// A stop's lifecycle event, for the observers: what it was before it
+/// became a request.
+pub(crate) struct StopSeen {
+    /// The stop event.
+    pub(crate) event: LifecycleEvent,
+    /// Its payload, with the host's two stop members set.
+    pub(crate) payload: Value,
+    /// Its meta: the event's scope.
+    pub(crate) meta: Meta,
+}
+
 /// The event, session and meta of lifecycle params that decode as such
 /// (the chain itself rejects the others).
-fn event_and_session(stage: Stage, params: &Value) -> Option<(LifecycleEvent, String, Meta)> {
+pub(crate) fn event_and_session(
+    stage: Stage,
+    params: &Value,
+) -> Option<(LifecycleEvent, String, Meta)> {
     if stage != Stage::Lifecycle {
         return None;
     }
@@ -123,48 +134,46 @@ fn add_stop_members(params: &mut Value, count: u32) -> u32 {
     count
 }
 
-impl Host {
-    /// Before a lifecycle chain: a `user_prompt_submit` resets its
-    /// session's counts (quality gates' too); a stop gets `stop_hook_active` and `loop_count`
-    /// in its payload and is emitted to observers as `lifecycle.<event>`,
-    /// as it was before it became a request. `None` unless it is a stop.
-    pub(super) fn before_stop(&self, stage: Stage, params: &mut Value) -> Option<StopRun> {
-        let (event, session, meta) = event_and_session(stage, params)?;
-        let hashed = SessionKey::of(&session);
-        if event == LifecycleEvent::UserPromptSubmit {
-            self.inner.stops.reset_session(hashed);
-            self.inner.gates.reset_session(hashed);
-        }
+impl StopLoops {
+    /// Before a stop's chain (`event` of `session`, from `params`): its
+    /// payload gets `stop_hook_active` and `loop_count`. `None` unless it
+    /// is a stop.
+    pub(crate) fn before(
+        &self,
+        (event, session, meta): (LifecycleEvent, String, Meta),
+        params: &mut Value,
+    ) -> Option<(LoopRun, StopSeen)> {
         if !event.is_stop() {
             return None;
         }
-        let key = (hashed, event);
-        let count = add_stop_members(params, self.inner.stops.count(&key));
+        let key = (SessionKey::of(&session), event);
+        let count = add_stop_members(params, self.count(&key));
         let payload = params.get("payload").cloned().unwrap_or_default();
-        self.emit_lifecycle(event.as_str(), payload, meta);
-        Some(StopRun {
+        let run = LoopRun {
             key,
             label: label(&session),
             count,
-        })
+        };
+        Some((
+            run,
+            StopSeen {
+                event,
+                payload,
+                meta,
+            },
+        ))
     }
 
     /// After a stop's chain: a block counts, unless the session already
-    /// had `stop_block_limit` in a row, when it is overridden (not
-    /// blocked, logged); anything else resets the count.
-    pub(super) fn after_stop(&self, run: StopRun, outcome: Outcome) -> Outcome {
+    /// had `limit` in a row, when it is overridden (not blocked, logged);
+    /// anything else resets the count.
+    pub(crate) fn after(&self, run: LoopRun, outcome: Outcome, limit: u32) -> Outcome {
         let Outcome::Blocked { by, .. } = &outcome else {
-            self.inner.stops.reset(&run.key);
+            self.reset(&run.key);
             return outcome;
         };
-        let limit = self
-            .inner
-            .defaults
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .stop_block_limit;
         if run.count < limit {
-            self.inner.stops.blocked(run.key);
+            self.blocked(run.key);
             return outcome;
         }
         let event = run.key.1;
@@ -174,34 +183,12 @@ impl Host {
             hook = %by,
             "{limit} blocked {event}s in a row (stop_block_limit): this block is overridden and the agent stops"
         );
-        self.inner.stops.reset(&run.key);
+        self.reset(&run.key);
         Outcome::Lifecycle {
             contexts: Vec::new(),
             system_messages: Vec::new(),
             summary: None,
         }
-    }
-
-    /// An ended session's counts (stops and quality gates) are dropped.
-    pub(super) fn session_ended(&self, session: &str) {
-        let session = SessionKey::of(session);
-        self.inner.stops.reset_session(session);
-        self.inner.gates.reset_session(session);
-    }
-
-    /// Emits `lifecycle.<name>` with `payload` to the observers; `meta`,
-    /// when it says anything, is the event's scope.
-    pub(super) fn emit_lifecycle(&self, name: &str, payload: Value, meta: Meta) {
-        self.emit(RuntimeEvent {
-            id: self.next_event_id(),
-            kind: format!("{EVENT_KIND_PREFIX}{name}"),
-            time: hookhost_protocol::time::rfc3339(SystemTime::now()),
-            source: Some("hookhost".into()),
-            scope: (!meta.is_empty()).then_some(meta),
-            severity: None,
-            payload,
-            extra: Map::new(),
-        });
     }
 }
 
