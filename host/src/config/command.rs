@@ -209,7 +209,7 @@ impl CommandConfig {
 
     /// Checks what serde cannot: exactly one of `command` and `args`, known
     /// event names, a positive timeout, and filters that compile. The error
-    /// names the key, because a typo in a security gate must not silently
+    /// names the key, because a typo in a security guard must not silently
     /// disable it.
     pub fn validate(&self) -> Result<(), CommandConfigError> {
         self.runner()?;
@@ -406,7 +406,7 @@ impl CommandConfig {
 }
 
 /// What is wrong with a command hook's settings; the message names the
-/// key, because a typo in a security gate must not silently disable it.
+/// key, because a typo in a security guard must not silently disable it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CommandConfigError {

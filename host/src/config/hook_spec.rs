@@ -103,7 +103,7 @@ impl Backend {
     }
 
     /// The stages at which a failure refuses whatever `on_error` says: a
-    /// command hook's fail-closed events (docker-agent's gates), a group's
+    /// command hook's fail-closed events (docker-agent's guards), a group's
     /// every stage when its event fails closed.
     pub(crate) fn fail_closed(&self, stages: &[Stage]) -> Vec<Stage> {
         match self {

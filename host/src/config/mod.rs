@@ -2,7 +2,7 @@
 //!
 //! Loading is strict: an unknown key, a missing command, a bad enum value or
 //! an unknown stage is an error that names the file, the hook and the key,
-//! because a typo in a security gate's config must not silently disable it.
+//! because a typo in a security guard's config must not silently disable it.
 //! So is a section this build cannot run: `if` without the `cel` feature,
 //! `[hooks.remotes]` without `remote`.
 //!

@@ -15,7 +15,7 @@ use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 /// What a failure of a hook (a crash, a timeout, an error or unreadable
 /// answer, an `if` that fails to evaluate, an open breaker) decides, as
-/// configured by `on_error`. Per hook, because a security gate must fail
+/// configured by `on_error`. Per hook, because a security guard must fail
 /// closed while a logger must not take the agent down with it.
 ///
 /// Accepted spellings: `block` (or `deny`), `warn` (or `allow`) and
@@ -34,7 +34,7 @@ pub enum FailurePolicy {
     /// only: for a hook whose failures are expected and not worth a
     /// warning. It quiets that line and nothing else: a hook that cannot
     /// start is still reported, an opened breaker is still a warning, and
-    /// a command hook that could not be spawned still warns (the gate
+    /// a command hook that could not be spawned still warns (the guard
     /// never ran, which is never a silent allow).
     Ignore,
 }
@@ -87,7 +87,7 @@ impl FailurePolicy {
     /// `stage`: what it says, else the stage's default, which fails closed
     /// only at approve_tool (an approver that cannot answer has not
     /// approved; [`OnError::default_for`]). Rules of one kind on top of
-    /// this (a docker-agent gate that refuses whatever `on_error` says, a
+    /// this (a docker-agent guard that refuses whatever `on_error` says, a
     /// prompt hook's `block` default) are that kind's.
     pub fn resolve(on_error: Option<FailurePolicy>, stage: Stage) -> OnError {
         on_error.map_or(OnError::default_for(stage), FailurePolicy::policy)

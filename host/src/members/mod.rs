@@ -269,7 +269,7 @@ impl Member {
     }
 
     /// The policy for a failure at `stage`: refuse where it fails closed
-    /// (a docker-agent gate), else its `on_error`, else the stage's default.
+    /// (a docker-agent guard), else its `on_error`, else the stage's default.
     pub(crate) fn policy(&self, stage: Stage) -> OnError {
         if self.fail_closed.contains(&stage) {
             return OnError::Deny;
@@ -279,11 +279,11 @@ impl Member {
 
     /// The policy for one failure. A command hook with no `on_error` that
     /// could not even be spawned (out of descriptors or processes, its
-    /// program gone) fails closed where a refusal exists: that gate never
+    /// program gone) fails closed where a refusal exists: that guard never
     /// ran, and exhausting descriptors is something an attacker can do.
     /// docker-agent's default `warn` still covers a hook that ran and failed,
     /// and a docker-agent hook's start failure too, as docker-agent decides
-    /// it (its gates refuse anyway).
+    /// it (its guards refuse anyway).
     pub(crate) fn failure_policy(&self, stage: Stage, error: Option<&CallError>) -> OnError {
         let unspawned = matches!(&self.kind, MemberKind::Command(c) if !c.start_failure_follows_on_error())
             && matches!(
