@@ -22,6 +22,7 @@ use crate::observe::trace;
 use crate::observe::usage::{self, ModelUsage};
 use crate::policy::breaker::Permit;
 use crate::policy::budget::BudgetSpent;
+use crate::policy::deadline::Deadline;
 
 use super::gate::Admitted;
 
@@ -124,12 +125,10 @@ impl<'m> CallRecord<'m> {
     ) -> Result<Value, NoAnswer> {
         self.permit = Some(admitted.permit);
         MemberStats::bump(&self.member.stats.calls);
-        // The length of the wait this record granted: what a timeout's
-        // message names ("no answer within 200 ms").
-        let granted = admitted.deadline.saturating_duration_since(admitted.begun);
+        let deadline = Deadline::between(admitted.begun, admitted.deadline);
         let call = self
             .member
-            .call(self.stage, params, admitted.deadline, granted, origin)
+            .call(self.stage, params, deadline, origin)
             .instrument(self.span.clone());
         // Only a prompt hook notes what its model spent: every other call
         // skips the slot (and its allocation). Boxed, the slot's future

@@ -30,6 +30,7 @@ use crate::dialect::reply::Reply;
 use crate::dialect::spec::Event;
 use crate::error::CallError;
 use crate::observe::usage::{self, ModelUsage};
+use crate::policy::deadline::Deadline;
 use cache::Cache;
 use decide::{Decision, Form};
 use provider::{Endpoint, Failure, Tokens};
@@ -101,13 +102,14 @@ impl Evaluator {
 
     /// Asks the model about `input` (the event as the hook's dialect
     /// renders it) at `event`, charging `session`; the reply a command
-    /// hook would have given, or why there is none.
+    /// hook would have given, or why there is none; `limit` is when it
+    /// is given up.
     pub(crate) async fn decide(
         &self,
         event: &Event,
         input: &Value,
         session: &str,
-        deadline: Instant,
+        limit: Instant,
     ) -> Result<Reply, CallError> {
         let form = Form::of(event);
         let size = input.to_string().len();
@@ -132,13 +134,12 @@ impl Evaluator {
                 self.name
             )));
         }
-        let budget = deadline.saturating_duration_since(Instant::now());
-        let _permit = match tokio::time::timeout_at(deadline, self.permits.acquire()).await {
-            Ok(Ok(p)) => p,
-            Ok(Err(_)) => return Err(CallError::Unavailable("shut down".into())),
-            Err(_) => return Err(CallError::Timeout(budget)),
+        let deadline = Deadline::until(limit);
+        let _permit = match deadline.bound(self.permits.acquire()).await? {
+            Ok(p) => p,
+            Err(_) => return Err(CallError::Unavailable("shut down".into())),
         };
-        let decision = self.ask(form, &user, session, deadline, budget).await?;
+        let decision = self.ask(form, &user, session, deadline).await?;
         tracing::debug!(hook = %self.name, decision = decision.name(), "prompt hook decided");
         self.cache.put(key, decision.clone());
         Ok(decision.reply(&self.name))
@@ -151,8 +152,7 @@ impl Evaluator {
         form: Form,
         user: &str,
         session: &str,
-        deadline: Instant,
-        budget: Duration,
+        deadline: Deadline,
     ) -> Result<Decision, CallError> {
         let key = match &self.config.api_key {
             Some(t) => {
@@ -168,7 +168,7 @@ impl Evaluator {
         self.counters.requests.fetch_add(1, Ordering::Relaxed);
         let protocol =
             |why: String| CallError::Protocol(format!("prompt hook `{}`: {why}", self.name));
-        match endpoint.ask(&body, key.as_deref(), deadline).await {
+        match endpoint.ask(&body, key.as_deref(), deadline.at()).await {
             Ok((calls, tokens)) => {
                 self.charge(session, tokens);
                 Decision::strictest(form, &calls).map_err(protocol)
@@ -177,7 +177,7 @@ impl Evaluator {
                 self.charge(session, tokens);
                 Err(protocol(why))
             }
-            Err(Failure::Timeout) => Err(CallError::Timeout(budget)),
+            Err(Failure::Timeout) => Err(deadline.expired()),
             Err(Failure::Failed(why)) => Err(CallError::Model(why)),
         }
     }
