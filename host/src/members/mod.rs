@@ -28,6 +28,7 @@ use crate::members::builtin::BuiltinHook;
 use crate::members::command::{CommandHook, Heard};
 use crate::members::hook_set::HookSet;
 use crate::observe::stats::MemberStats;
+use crate::observe::usage::Answer;
 use crate::policy::breaker::Breaker;
 use crate::policy::deadline::Deadline;
 use crate::policy::filter::Filter;
@@ -393,12 +394,6 @@ impl Member {
         }
     }
 
-    /// Whether its calls note a model's usage (a prompt hook), so the call
-    /// record opens a slot for it only then.
-    pub(crate) fn notes_usage(&self) -> bool {
-        matches!(&self.kind, MemberKind::Command(c) if c.is_prompt())
-    }
-
     /// Whether it is called at `stage`: the config asks for it and, for a
     /// peer, its hello declared it.
     pub(crate) fn intercepts(&self, stage: Stage) -> bool {
@@ -530,7 +525,8 @@ impl Member {
             .unwrap_or_else(|| self.defaults.stage_timeout(stage))
     }
 
-    /// Calls it, giving up at `deadline`. `origin` is the agent's own event
+    /// Calls it, giving up at `deadline`; the answer carries what a
+    /// prompt hook's model spent. `origin` is the agent's own event
     /// when the run answers one: a command hook of that agent reads the
     /// event as the agent sent it, and notes what it says beyond the
     /// verdict (`dialect::origin`).
@@ -540,11 +536,11 @@ impl Member {
         params: &Value,
         deadline: Deadline,
         origin: Option<&Origin>,
-    ) -> Result<Value, CallError> {
+    ) -> Answer {
         match &self.kind {
-            MemberKind::HookSet(s) => s.call(stage, params, deadline).await,
+            MemberKind::HookSet(s) => s.call(stage, params, deadline).await.into(),
             MemberKind::Command(c) => c.call_from(stage, params, deadline.at(), origin).await,
-            _ => self.call_one(stage, params, deadline).await,
+            _ => self.call_one(stage, params, deadline).await.into(),
         }
     }
 
