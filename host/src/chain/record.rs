@@ -19,9 +19,10 @@ use crate::members::Member;
 use crate::observe::audit::{AuditLog, AuditRecord};
 use crate::observe::stats::MemberStats;
 use crate::observe::trace;
-use crate::observe::usage::{self, ModelUsage};
+use crate::observe::usage::ModelUsage;
 use crate::policy::breaker::Permit;
 use crate::policy::budget::BudgetSpent;
+use crate::policy::deadline::Deadline;
 
 use super::admit::Admitted;
 
@@ -124,24 +125,15 @@ impl<'m> CallRecord<'m> {
     ) -> Result<Value, NoAnswer> {
         self.permit = Some(admitted.permit);
         MemberStats::bump(&self.member.stats.calls);
-        // The length of the wait this record granted: what a timeout's
-        // message names ("no answer within 200 ms").
-        let granted = admitted.deadline.saturating_duration_since(admitted.begun);
-        let call = self
+        let deadline = Deadline::between(admitted.begun, admitted.deadline);
+        let answer = self
             .member
-            .call(self.stage, params, admitted.deadline, granted, origin)
-            .instrument(self.span.clone());
-        // Only a prompt hook notes what its model spent: every other call
-        // skips the slot (and its allocation). Boxed, the slot's future
-        // stays out of every caller's layout, within rustc's default
-        // query depth for an agent that nests the host in its futures.
-        let (reply, usage) = match self.member.notes_usage() {
-            true => usage::collect(Box::pin(call)).await,
-            false => (call.await, None),
-        };
-        self.usage = usage;
+            .call(self.stage, params, deadline, origin)
+            .instrument(self.span.clone())
+            .await;
+        self.usage = answer.usage;
         self.elapsed = self.begun.elapsed();
-        reply.map_err(NoAnswer::Call)
+        answer.reply.map_err(NoAnswer::Call)
     }
 
     /// The step fails without a call, for `why`.

@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use hookhost_protocol::{LifecycleEvent, OnError, Stage};
 use serde_json::Value;
-use tokio::time::Instant;
 
 use crate::config::{Backend, Defaults, FailurePolicy, HookSpec, QualityGate, Scope};
 use crate::dialect::origin::Origin;
@@ -23,7 +22,9 @@ use crate::members::builtin::BuiltinHook;
 use crate::members::command::{CommandHook, Heard};
 use crate::members::hook_set::HookSet;
 use crate::observe::stats::MemberStats;
+use crate::observe::usage::Answer;
 use crate::policy::breaker::Breaker;
+use crate::policy::deadline::Deadline;
 use crate::policy::filter::Filter;
 use crate::supervise::peer::Peer;
 
@@ -177,12 +178,6 @@ impl Member {
         self.configured.spec.backend.kind()
     }
 
-    /// Whether its calls note a model's usage (a prompt hook), so the call
-    /// record opens a slot for it only then.
-    pub(crate) fn notes_usage(&self) -> bool {
-        matches!(&self.kind, MemberKind::Command(c) if c.is_prompt())
-    }
-
     /// Whether it is called at `stage`: the config asks for it and, for a
     /// peer, its hello declared it.
     pub(crate) fn intercepts(&self, stage: Stage) -> bool {
@@ -314,8 +309,8 @@ impl Member {
             .unwrap_or_else(|| self.defaults.stage_timeout(stage))
     }
 
-    /// Calls it, giving up at `deadline`; `budget` is the wait's nominal
-    /// length, for the timeout message. `origin` is the agent's own event
+    /// Calls it, giving up at `deadline`; the answer carries what a
+    /// prompt hook's model spent. `origin` is the agent's own event
     /// when the run answers one: a command hook of that agent reads the
     /// event as the agent sent it, and notes what it says beyond the
     /// verdict (`dialect::origin`).
@@ -323,14 +318,13 @@ impl Member {
         &self,
         stage: Stage,
         params: &Value,
-        deadline: Instant,
-        budget: Duration,
+        deadline: Deadline,
         origin: Option<&Origin>,
-    ) -> Result<Value, CallError> {
+    ) -> Answer {
         match &self.kind {
-            MemberKind::HookSet(s) => s.call(stage, params, deadline, budget).await,
-            MemberKind::Command(c) => c.call_from(stage, params, deadline, origin).await,
-            _ => self.call_one(stage, params, deadline, budget).await,
+            MemberKind::HookSet(s) => s.call(stage, params, deadline).await.into(),
+            MemberKind::Command(c) => c.call_from(stage, params, deadline.at(), origin).await,
+            _ => self.call_one(stage, params, deadline).await.into(),
         }
     }
 
@@ -340,24 +334,20 @@ impl Member {
         &self,
         stage: Stage,
         params: &Value,
-        deadline: Instant,
-        budget: Duration,
+        deadline: Deadline,
     ) -> Result<Value, CallError> {
         match &self.kind {
             MemberKind::Peer(p) if self.picoclaw => {
                 let sent = picoclaw::params(stage, params);
-                let answer = p.request(stage.method(), &sent, deadline, budget).await?;
+                let answer = p.request(stage.method(), &sent, deadline).await?;
                 Ok(picoclaw::answer(stage, answer, &self.name, params))
             }
-            MemberKind::Peer(p) => p.request(stage.method(), params, deadline, budget).await,
-            MemberKind::Builtin(b) => {
-                match tokio::time::timeout_at(deadline, b.call(stage, params)).await {
-                    Ok(Ok(result)) => Ok(result),
-                    Ok(Err(e)) => Err(CallError::Builtin(e)),
-                    Err(_) => Err(CallError::Timeout(budget)),
-                }
-            }
-            MemberKind::Command(c) => c.call(stage, params, deadline).await,
+            MemberKind::Peer(p) => p.request(stage.method(), params, deadline).await,
+            MemberKind::Builtin(b) => deadline
+                .bound(b.call(stage, params))
+                .await?
+                .map_err(CallError::Builtin),
+            MemberKind::Command(c) => c.call(stage, params, deadline.at()).await,
             MemberKind::HookSet(_) => Err(CallError::Unavailable(
                 "a hook group inside a hook group".into(),
             )),

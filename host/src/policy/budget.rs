@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::deadline::later;
+
 /// Why a member was not called: the stage's budget ran out before its
 /// turn. Shown to the caller as "skipped: the chain budget of N ms was
 /// spent".
@@ -19,10 +21,6 @@ pub struct BudgetSpent {
     /// The configured budget (`chain_budget_ms`).
     pub budget_ms: u64,
 }
-
-/// Longer than any run lasts (about thirty years): the deadline of a
-/// budget too long to add to the clock.
-const LONGEST: Duration = Duration::from_secs(30 * 365 * 86_400);
 
 /// One stage run's budget, started when the run starts.
 #[derive(Debug, Clone, Copy)]
@@ -35,11 +33,7 @@ impl ChainBudget {
     /// Starts a budget of `budget_ms` now. A budget too long to add to
     /// the clock never runs out.
     pub(crate) fn start(budget_ms: u64) -> ChainBudget {
-        let now = Instant::now();
-        let deadline = now
-            .checked_add(Duration::from_millis(budget_ms))
-            .or_else(|| now.checked_add(LONGEST))
-            .unwrap_or(now);
+        let deadline = later(Instant::now(), Duration::from_millis(budget_ms));
         ChainBudget {
             deadline,
             budget_ms,

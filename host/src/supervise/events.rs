@@ -11,9 +11,9 @@ use std::time::Duration;
 use hookhost_protocol::event::RuntimeEvent;
 use hookhost_protocol::stage::method;
 use tokio::sync::{mpsc, watch};
-use tokio::time::Instant;
 
 use crate::error::CallError;
+use crate::policy::deadline::Deadline;
 use crate::supervise::keep_alive::stopping;
 use crate::supervise::peer::{Link, Peer};
 
@@ -105,7 +105,7 @@ pub(crate) async fn forward_events(
 /// dropped when that fails. Whether it was handed on.
 async fn deliver_or_count(peer: &Peer, event: Event) -> bool {
     let budget = Duration::from_millis(peer.defaults.observer_timeout_ms);
-    let sent = deliver(peer, event, Instant::now() + budget, budget).await;
+    let sent = deliver(peer, event, Deadline::after(budget)).await;
     let Err(e) = sent else { return true };
     let why = match e {
         CallError::Timeout(_) => format!(
@@ -119,17 +119,12 @@ async fn deliver_or_count(peer: &Peer, event: Event) -> bool {
 }
 
 /// Hands one event to the peer once it is ready, at most until `deadline`.
-async fn deliver(
-    peer: &Peer,
-    event: Event,
-    deadline: Instant,
-    budget: Duration,
-) -> Result<(), CallError> {
-    match peer.ready(deadline, budget).await? {
-        Link::Pipe(conn) => conn.notify_line(event.line().clone(), deadline).await,
+async fn deliver(peer: &Peer, event: Event, deadline: Deadline) -> Result<(), CallError> {
+    match peer.ready(deadline).await? {
+        Link::Pipe(conn) => conn.notify_line(event.line().clone(), deadline.at()).await,
         #[cfg(feature = "remote")]
         Link::Remote(client) => {
-            crate::supervise::remote::notify(&client, event.params(), deadline, budget).await
+            crate::supervise::remote::notify(&client, event.params(), deadline).await
         }
     }
 }

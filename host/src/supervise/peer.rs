@@ -16,10 +16,10 @@ use serde_json::Value;
 #[cfg(feature = "remote")]
 use tokio::sync::Notify;
 use tokio::sync::{mpsc, watch};
-use tokio::time::{Instant, timeout_at};
 
 use crate::config::Defaults;
 use crate::error::CallError;
+use crate::policy::deadline::Deadline;
 use crate::supervise::declaration::{Declaration, Effective};
 use crate::supervise::events::{self, Event};
 use crate::supervise::handshake::Hello;
@@ -225,13 +225,8 @@ impl Peer {
         self.relink.notified().await;
     }
 
-    /// Waits until the peer is ready, at most until `deadline` (`budget`
-    /// is that wait's length, for the timeout message).
-    pub(crate) async fn ready(
-        &self,
-        deadline: Instant,
-        budget: Duration,
-    ) -> Result<Link, CallError> {
+    /// Waits until the peer is ready, at most until `deadline`.
+    pub(crate) async fn ready(&self, deadline: Deadline) -> Result<Link, CallError> {
         let mut rx = self.state.subscribe();
         loop {
             let current = rx.borrow_and_update().clone();
@@ -243,33 +238,26 @@ impl Peer {
                     return Err(CallError::Unavailable("the host is shutting down".into()));
                 }
             }
-            match timeout_at(deadline, rx.changed()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => {
-                    return Err(CallError::Unavailable("its supervisor ended".into()));
-                }
-                Err(_) => return Err(CallError::Timeout(budget)),
+            if deadline.bound(rx.changed()).await?.is_err() {
+                return Err(CallError::Unavailable("its supervisor ended".into()));
             }
         }
     }
 
     /// Sends one request once the peer is ready, waiting at most until
-    /// `deadline` (`budget` is that wait's length, for the timeout
-    /// message).
+    /// `deadline`.
     pub(crate) async fn request(
         &self,
         method: &str,
         params: &Value,
-        deadline: Instant,
-        budget: Duration,
+        deadline: Deadline,
     ) -> Result<Value, CallError> {
         let _in_flight = InFlight::enter(&self.stats.in_flight);
-        match self.ready(deadline, budget).await? {
-            Link::Pipe(conn) => conn.request(method, params, deadline, budget).await,
+        match self.ready(deadline).await? {
+            Link::Pipe(conn) => conn.request(method, params, deadline).await,
             #[cfg(feature = "remote")]
             Link::Remote(client) => {
-                crate::supervise::remote::request(self, &client, method, params, deadline, budget)
-                    .await
+                crate::supervise::remote::request(self, &client, method, params, deadline).await
             }
         }
     }

@@ -11,10 +11,10 @@ use std::time::Duration;
 use hookhost_protocol::stage::method;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 
 use crate::config::{Defaults, ProcessConfig};
 use crate::error::{CallError, StartError};
+use crate::policy::deadline::Deadline;
 use crate::supervise::events::Event;
 use crate::supervise::handshake::{accept_hello, hello_params};
 use crate::supervise::keep_alive::{Attempt, Connected, Connector, Terms, stopping};
@@ -221,7 +221,7 @@ async fn hello(config: &ProcessConfig, peer: &Peer, conn: &Connection) -> Result
     let params = hello_params(&peer.name, &config.intercept, !config.observe.is_empty())?;
     let budget = Duration::from_millis(peer.defaults.hello_timeout_ms);
     let reply = conn
-        .request(method::HELLO, &params, Instant::now() + budget, budget)
+        .request(method::HELLO, &params, Deadline::after(budget))
         .await
         .map_err(|e| match e {
             CallError::Timeout(_) => StartError::HelloTimeout {
@@ -298,7 +298,7 @@ mod tests {
         let budget = Duration::from_secs(5);
         let params = serde_json::json!({});
         let answer = peer
-            .request("hook.before_tool", &params, Instant::now() + budget, budget)
+            .request("hook.before_tool", &params, Deadline::after(budget))
             .await;
         launched.shutdown.send_replace(true);
         for t in launched.tasks {

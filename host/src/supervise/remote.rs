@@ -24,6 +24,7 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::config::{Defaults, RemoteConfig, RemoteTransport};
 use crate::error::{CallError, StartError};
+use crate::policy::deadline::Deadline;
 use crate::supervise::events::Event;
 use crate::supervise::handshake::{accept_hello, hello_params};
 use crate::supervise::keep_alive::{Attempt, Connected, Connector, Terms, stopping};
@@ -74,38 +75,35 @@ pub(crate) async fn request(
     client: &Client,
     method: &str,
     params: &Value,
-    deadline: Instant,
-    budget: Duration,
+    deadline: Deadline,
 ) -> Result<Value, CallError> {
     let params = raw(params)?;
-    match timeout_at(deadline, client.request(method, params)).await {
-        Err(_) => Err(CallError::Timeout(budget)),
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => {
+    deadline
+        .bound(client.request(method, params))
+        .await?
+        .map_err(|e| {
             if matches!(client, Client::Http(_)) && is_transport(&e) {
                 peer.relink();
             }
-            Err(call_error(e, budget))
-        }
-    }
+            call_error(e, deadline)
+        })
 }
 
 /// Sends one runtime event's params as a notification (WebSocket only).
 pub(crate) async fn notify(
     client: &Client,
     params: &str,
-    deadline: Instant,
-    budget: Duration,
+    deadline: Deadline,
 ) -> Result<(), CallError> {
     let Client::Ws(c) = client else {
         return Err(CallError::Unavailable("HTTP carries requests only".into()));
     };
     let params = RawValue::from_string(params.to_string())
         .map_err(|e| CallError::Protocol(format!("params did not encode: {e}")))?;
-    match timeout_at(deadline, c.notification(method::RUNTIME_EVENT, Raw(params))).await {
-        Ok(r) => r.map_err(|e| call_error(e, budget)),
-        Err(_) => Err(CallError::Timeout(budget)),
-    }
+    deadline
+        .bound(c.notification(method::RUNTIME_EVENT, Raw(params)))
+        .await?
+        .map_err(|e| call_error(e, deadline))
 }
 
 /// Connects one remote hook, again after each loss.
@@ -395,7 +393,7 @@ fn is_transport(e: &ClientError) -> bool {
     )
 }
 
-fn call_error(e: ClientError, budget: Duration) -> CallError {
+fn call_error(e: ClientError, deadline: Deadline) -> CallError {
     match e {
         ClientError::Call(obj) => {
             let mut error = ErrorObject::new(obj.code().into(), obj.message());
@@ -404,7 +402,7 @@ fn call_error(e: ClientError, budget: Duration) -> CallError {
                 .and_then(|d| serde_json::from_str::<Value>(d.get()).ok());
             CallError::Rpc(error)
         }
-        ClientError::RequestTimeout => CallError::Timeout(budget),
+        ClientError::RequestTimeout => deadline.expired(),
         ClientError::ParseError(e) => CallError::Protocol(format!("invalid response: {e}")),
         other => CallError::Network(other.to_string()),
     }

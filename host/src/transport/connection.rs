@@ -24,10 +24,11 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
-use tokio::time::{Instant, timeout_at};
+use tokio::time::Instant;
 
 use crate::error::CallError;
 use crate::observe::log_budget::LogBudget;
+use crate::policy::deadline::Deadline;
 use hookhost_protocol::framing::{Line, LineReader};
 
 use hookhost_protocol::outbox::{Outbox, SendError};
@@ -212,15 +213,8 @@ impl Connection {
         self.lock().closed.is_some()
     }
 
-    /// Calls `method` and waits for the answer until `deadline`. `budget`
-    /// is the deadline's length, for the timeout message.
-    pub(crate) async fn request(
-        &self,
-        method: &str,
-        params: &Value,
-        deadline: Instant,
-        budget: Duration,
-    ) -> Reply {
+    /// Calls `method` and waits for the answer until `deadline`.
+    pub(crate) async fn request(&self, method: &str, params: &Value, deadline: Deadline) -> Reply {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         let line = encode_request(id, method, params, &self.last_line);
@@ -233,19 +227,19 @@ impl Connection {
             self.publish_cap(&p);
         }
         let guard = PendingGuard { conn: self, id };
-        match self.out.send(&line, deadline).await {
+        match self.out.send(&line, deadline.at()).await {
             Ok(()) => {}
-            Err(SendError::Full) => return Err(CallError::Timeout(budget)),
+            Err(SendError::Full) => return Err(deadline.expired()),
             Err(_) => return Err(self.stdin_closed()),
         }
         drop(line);
-        match timeout_at(deadline, rx).await {
+        match deadline.bound(rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err(self.closed_reason()),
-            Err(_) => {
+            Err(expired) => {
                 drop(guard);
                 self.cancel(id);
-                Err(CallError::Timeout(budget))
+                Err(expired)
             }
         }
     }
@@ -587,23 +581,17 @@ mod tests {
         (conn, BufReader::new(hook_in).lines(), hook_out)
     }
 
-    fn far() -> Instant {
-        Instant::now() + Duration::from_secs(5)
+    fn far() -> Deadline {
+        Deadline::after(Duration::from_secs(5))
     }
 
     #[tokio::test]
     async fn answers_in_any_order_reach_their_callers() {
         let (conn, mut hook_rx, mut hook_tx) = pair();
         let c1 = conn.clone();
-        let a = tokio::spawn(async move {
-            c1.request("m", &json!({"n": 1}), far(), Duration::from_secs(5))
-                .await
-        });
+        let a = tokio::spawn(async move { c1.request("m", &json!({"n": 1}), far()).await });
         let c2 = conn.clone();
-        let b = tokio::spawn(async move {
-            c2.request("m", &json!({"n": 2}), far(), Duration::from_secs(5))
-                .await
-        });
+        let b = tokio::spawn(async move { c2.request("m", &json!({"n": 2}), far()).await });
         let mut ids = Vec::new();
         for _ in 0..2 {
             let line = hook_rx.next_line().await.unwrap().unwrap();
@@ -626,10 +614,8 @@ mod tests {
     #[tokio::test]
     async fn a_timeout_sends_cancel_and_forgets_the_id() {
         let (conn, mut hook_rx, _hook_tx) = pair();
-        let deadline = Instant::now() + Duration::from_millis(50);
-        let r = conn
-            .request("m", &json!({}), deadline, Duration::from_millis(50))
-            .await;
+        let deadline = Deadline::after(Duration::from_millis(50));
+        let r = conn.request("m", &json!({}), deadline).await;
         assert_eq!(r, Err(CallError::Timeout(Duration::from_millis(50))));
         let _req = hook_rx.next_line().await.unwrap().unwrap();
         let cancel: Value =
@@ -642,19 +628,14 @@ mod tests {
     async fn closing_fails_pending_and_later_calls() {
         let (conn, _hook_rx, _hook_tx) = pair();
         let c = conn.clone();
-        let call = tokio::spawn(async move {
-            c.request("m", &json!({}), far(), Duration::from_secs(5))
-                .await
-        });
+        let call = tokio::spawn(async move { c.request("m", &json!({}), far()).await });
         tokio::time::sleep(Duration::from_millis(20)).await;
         conn.close(CallError::Crashed("signal 9".into()));
         assert_eq!(
             call.await.unwrap(),
             Err(CallError::Crashed("signal 9".into()))
         );
-        let later = conn
-            .request("m", &json!({}), far(), Duration::from_secs(5))
-            .await;
+        let later = conn.request("m", &json!({}), far()).await;
         assert_eq!(later, Err(CallError::Crashed("signal 9".into())));
     }
 
@@ -663,10 +644,7 @@ mod tests {
         let (conn, mut hook_rx, mut hook_tx) = pair(); // max_line 1024
         let c = conn.clone();
         let text = "x".repeat(20_000);
-        let call = tokio::spawn(async move {
-            c.request("m", &json!({"text": text}), far(), Duration::from_secs(5))
-                .await
-        });
+        let call = tokio::spawn(async move { c.request("m", &json!({"text": text}), far()).await });
         let line = hook_rx.next_line().await.unwrap().unwrap();
         let request: Value = serde_json::from_str(&line).unwrap();
         let redacted = request["params"]["text"]
@@ -739,7 +717,7 @@ mod tests {
         }
         // A call still works through the flood.
         let params = json!({});
-        let call = conn.request("hook.before_tool", &params, far(), Duration::from_secs(5));
+        let call = conn.request("hook.before_tool", &params, far());
         hook_out
             .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
             .await

@@ -32,6 +32,7 @@ use crate::config::{WebhookGuard, resolve_headers};
 use crate::error::CallError;
 use crate::net::{self, Policy};
 use crate::observe::redact::display_url;
+use crate::policy::deadline::Deadline;
 
 /// How long to wait before the one retry of a 5xx (GoClaw's backoff).
 const RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -163,7 +164,7 @@ impl Target {
         input: &Value,
         deadline: Instant,
     ) -> Result<Finished, CallError> {
-        let budget = deadline.saturating_duration_since(Instant::now());
+        let limit = Deadline::until(deadline);
         let headers = self.headers()?;
         let body = Bytes::from(input.to_string());
         let mut retried = false;
@@ -176,9 +177,9 @@ impl Target {
             let req = req
                 .body(Full::new(body.clone()))
                 .map_err(|e| CallError::Unavailable(format!("cannot build the request: {e}")))?;
-            let resp = tokio::time::timeout_at(deadline, self.client.send(req, OUTPUT_CAP))
-                .await
-                .map_err(|_| CallError::Timeout(budget))?
+            let resp = limit
+                .bound(self.client.send(req, OUTPUT_CAP))
+                .await?
                 .map_err(|e| self.failed(e))?;
             let room = Instant::now() + RETRY_AFTER < deadline;
             if resp.status.is_server_error() && !retried && room {

@@ -45,6 +45,7 @@ use crate::error::CallError;
 use crate::members::neutral;
 #[cfg(feature = "remote")]
 use crate::members::prompt::Evaluator;
+use crate::observe::usage::Answer;
 use answer::{Answering, LOG_TAIL, tail};
 pub(crate) use run::Finished;
 use run::{Place, Program};
@@ -284,7 +285,7 @@ impl CommandHook {
         params: &Value,
         deadline: Instant,
     ) -> Result<Value, CallError> {
-        self.call_from(stage, params, deadline, None).await
+        self.call_from(stage, params, deadline, None).await.reply
     }
 
     /// Whether it is written for the agent event `origin` answers: that
@@ -325,29 +326,30 @@ impl CommandHook {
     /// (`origin`): a hook of that agent's dialect and event reads the
     /// event as the agent sent it, and every hook notes what it says
     /// beyond the verdict (its message for the user; for the agent's own
-    /// hooks, the keys the protocol has no word for).
+    /// hooks, the keys the protocol has no word for). A prompt hook's
+    /// answer carries what its model spent.
     pub(crate) async fn call_from(
         &self,
         stage: Stage,
         params: &Value,
         deadline: Instant,
         origin: Option<&Origin>,
-    ) -> Result<Value, CallError> {
+    ) -> Answer {
         let Some(event) = self.event_for(stage, params) else {
-            return Ok(neutral());
+            return Answer::from(Ok(neutral()));
         };
         let call = self.call_for(event, params);
         if !self.selects(&call) {
-            return Ok(neutral());
+            return Answer::from(Ok(neutral()));
         }
         let input = origin
             .and_then(|o| o.input_for(&call))
             .unwrap_or_else(|| call.input());
-        let result = self.respond(&call, &input, deadline, origin).await;
-        if let Err(e) = &result {
+        let answer = self.respond(&call, &input, deadline, origin).await;
+        if let Err(e) = &answer.reply {
             self.log_failure(event, e);
         }
-        result
+        answer
     }
 
     /// The stage's protocol result for one selected call: the model's
@@ -358,20 +360,21 @@ impl CommandHook {
         input: &Value,
         deadline: Instant,
         origin: Option<&Origin>,
-    ) -> Result<Value, CallError> {
+    ) -> Answer {
         if let Some(why) = &self.untrusted {
-            return Err(CallError::Untrusted(why.clone()));
+            return Answer::from(Err(CallError::Untrusted(why.clone())));
         }
         #[cfg(feature = "remote")]
         if let Some(model) = &self.model {
             let limit = deadline.min(Instant::now() + self.program.timeout);
-            let reply = model
+            let Answer { reply, usage } = model
                 .decide(call.event, input, &call.session(), limit)
-                .await?;
-            return self.answer(call, reply, input, origin);
+                .await;
+            let reply = reply.and_then(|reply| self.answer(call, reply, input, origin));
+            return Answer { reply, usage };
         }
-        let done = self.execute(input, call, deadline, origin).await?;
-        self.read(call, &done, input, origin)
+        let done = self.execute(input, call, deadline, origin).await;
+        Answer::from(done.and_then(|done| self.read(call, &done, input, origin)))
     }
 
     /// Reads a finished run into the stage's protocol result.

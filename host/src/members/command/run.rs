@@ -24,6 +24,7 @@ use crate::config::command::expand_project;
 use crate::dialect::reply::Ending;
 use crate::dialect::spec::is_identity;
 use crate::error::CallError;
+use crate::policy::deadline::Deadline;
 
 /// The most output kept per stream; the rest is read and thrown away, so a
 /// chatty script never blocks on a full pipe and never fills the host's
@@ -190,10 +191,9 @@ impl Program {
         deadline: Instant,
     ) -> Result<Finished, CallError> {
         let started = Instant::now();
-        let limit = deadline.min(started + self.timeout);
-        let budget = limit.saturating_duration_since(started);
-        if budget.is_zero() {
-            return Err(CallError::Timeout(budget));
+        let limit = Deadline::between(started, deadline.min(started + self.timeout));
+        if limit.timeout().is_zero() {
+            return Err(limit.expired());
         }
         let mut child = self.spawn(at)?;
         let mut guard = GroupGuard {
@@ -202,13 +202,13 @@ impl Program {
         };
         let writer = feed(&mut child, input);
         let readers = Readers::start(&mut child);
-        let status = match tokio::time::timeout_at(limit, child.wait()).await {
+        let status = match limit.bound(child.wait()).await {
             Ok(Ok(status)) => status,
             Ok(Err(e)) => {
                 let why = format!("waiting for the command failed: {e}");
                 return Err(reap(&mut child, &mut guard, CallError::Crashed(why)).await);
             }
-            Err(_) => return Err(reap(&mut child, &mut guard, CallError::Timeout(budget)).await),
+            Err(expired) => return Err(reap(&mut child, &mut guard, expired).await),
         };
         // Reaped: the group is no longer ours to signal. Anything the script
         // left running in the background is left alone, as docker-agent and

@@ -24,7 +24,6 @@ use std::time::Duration;
 
 use hookhost_protocol::{LifecycleEvent, Stage};
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
 use crate::config::{BuiltinConfig, Defaults, FailurePolicy, HookSetConfig, HookSpec, SetHook};
 use crate::dialect::Dialect;
@@ -35,6 +34,7 @@ use crate::error::CallError;
 use crate::members::builtin::{self, BuiltinRegistry};
 use crate::members::command::CommandHook;
 use crate::members::{Member, MemberKind};
+use crate::policy::deadline::Deadline;
 use merge::Merge;
 
 /// The docker-agent events whose hooks form a pipeline (the events that
@@ -190,8 +190,7 @@ impl HookSet {
         &self,
         stage: Stage,
         params: &Value,
-        deadline: Instant,
-        budget: Duration,
+        deadline: Deadline,
     ) -> Result<Value, CallError> {
         if !self.is_for(stage, params) {
             return Ok(crate::members::neutral());
@@ -201,13 +200,11 @@ impl HookSet {
         let mut merged = Merge::new(stage, event, params);
         if self.sequential {
             for h in hooks {
-                let reply = h.call_one(stage, merged.params(), deadline, budget).await;
+                let reply = h.call_one(stage, merged.params(), deadline).await;
                 merged.add(h, reply);
             }
         } else {
-            let runs = hooks
-                .iter()
-                .map(|h| h.call_one(stage, params, deadline, budget));
+            let runs = hooks.iter().map(|h| h.call_one(stage, params, deadline));
             for (h, reply) in hooks.iter().zip(join::all(runs.collect()).await) {
                 merged.add(h, reply);
             }

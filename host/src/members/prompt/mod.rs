@@ -29,7 +29,8 @@ use crate::config::{ModelConfig, expand_env};
 use crate::dialect::reply::Reply;
 use crate::dialect::spec::Event;
 use crate::error::CallError;
-use crate::observe::usage::{self, ModelUsage};
+use crate::observe::usage::{Answer, ModelUsage};
+use crate::policy::deadline::Deadline;
 use cache::Cache;
 use decide::{Decision, Form};
 use provider::{Endpoint, Failure, Tokens};
@@ -100,60 +101,93 @@ impl Evaluator {
     }
 
     /// Asks the model about `input` (the event as the hook's dialect
-    /// renders it) at `event`, charging `session`; the reply a command
-    /// hook would have given, or why there is none.
+    /// renders it) at `event`, charging `session`, by `limit`: the reply a
+    /// command hook would have given, or why there is none, with what the
+    /// model spent on it.
     pub(crate) async fn decide(
         &self,
         event: &Event,
         input: &Value,
         session: &str,
-        deadline: Instant,
-    ) -> Result<Reply, CallError> {
+        limit: Instant,
+    ) -> Answer<Reply> {
         let form = Form::of(event);
         let size = input.to_string().len();
         if size > self.config.max_input_bytes {
-            return Err(CallError::Model(format!(
+            return Answer::from(Err(CallError::Model(format!(
                 "prompt hook `{}`: the event is {size} bytes, over max_input_bytes = {}; \
                  it is not sent (a guard never judges a cut event)",
                 self.name, self.config.max_input_bytes
-            )));
+            ))));
         }
         let user = self.render(input);
         let key = format!("{form:?}\n{}\n{user}", self.config.model);
         if let Some(d) = self.cache.get(&key) {
             self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
-            usage::note(self.usage(Tokens::default(), true));
-            return Ok(d.reply(&self.name));
+            let usage = Some(self.usage(Tokens::default(), true));
+            return Answer {
+                reply: Ok(d.reply(&self.name)),
+                usage,
+            };
         }
         if let Err(why) = self.spend.check(session) {
             self.counters.capped.fetch_add(1, Ordering::Relaxed);
-            return Err(CallError::Model(format!(
-                "prompt hook `{}`: {why}",
-                self.name
-            )));
+            let why = format!("prompt hook `{}`: {why}", self.name);
+            return Answer::from(Err(CallError::Model(why)));
         }
-        let budget = deadline.saturating_duration_since(Instant::now());
-        let _permit = match tokio::time::timeout_at(deadline, self.permits.acquire()).await {
+        let deadline = Deadline::until(limit);
+        let _permit = match deadline.bound(self.permits.acquire()).await {
             Ok(Ok(p)) => p,
-            Ok(Err(_)) => return Err(CallError::Unavailable("shut down".into())),
-            Err(_) => return Err(CallError::Timeout(budget)),
+            Ok(Err(_)) => return Answer::from(Err(CallError::Unavailable("shut down".into()))),
+            Err(expired) => return Answer::from(Err(expired)),
         };
-        let decision = self.ask(form, &user, session, deadline, budget).await?;
-        tracing::debug!(hook = %self.name, decision = decision.name(), "prompt hook decided");
-        self.cache.put(key, decision.clone());
-        Ok(decision.reply(&self.name))
+        let Answer { reply, usage } = self.ask(form, &user, session, deadline).await;
+        let reply = reply.map(|decision| {
+            tracing::debug!(hook = %self.name, decision = decision.name(), "prompt hook decided");
+            self.cache.put(key, decision.clone());
+            decision.reply(&self.name)
+        });
+        Answer { reply, usage }
     }
 
-    /// One evaluation by the provider, its tokens charged and noted
+    /// One evaluation by the provider, its tokens charged and returned
     /// whether or not the answer is usable.
     async fn ask(
         &self,
         form: Form,
         user: &str,
         session: &str,
-        deadline: Instant,
-        budget: Duration,
-    ) -> Result<Decision, CallError> {
+        deadline: Deadline,
+    ) -> Answer<Decision> {
+        let request = self.request(form, user);
+        let (endpoint, body, key) = match request {
+            Ok(request) => request,
+            Err(e) => return Answer::from(Err(e)),
+        };
+        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        let protocol =
+            |why: String| CallError::Protocol(format!("prompt hook `{}`: {why}", self.name));
+        match endpoint.ask(&body, key.as_deref(), deadline.at()).await {
+            Ok((calls, tokens)) => Answer {
+                reply: Decision::strictest(form, &calls).map_err(protocol),
+                usage: Some(self.charge(session, tokens)),
+            },
+            Err(Failure::Malformed(why, tokens)) => Answer {
+                reply: Err(protocol(why)),
+                usage: Some(self.charge(session, tokens)),
+            },
+            Err(Failure::Timeout) => Answer::from(Err(deadline.expired())),
+            Err(Failure::Failed(why)) => Answer::from(Err(CallError::Model(why))),
+        }
+    }
+
+    /// The endpoint to ask, the request's body and the API key, or why
+    /// the model cannot be asked.
+    fn request(
+        &self,
+        form: Form,
+        user: &str,
+    ) -> Result<(&Endpoint, Value, Option<String>), CallError> {
         let key = match &self.config.api_key {
             Some(t) => {
                 Some(expand_env(t, &env).map_err(|e| CallError::Model(format!("`api_key`: {e}")))?)
@@ -165,29 +199,17 @@ impl Evaluator {
             .as_ref()
             .map_err(|why| CallError::Model(format!("prompt hook `{}`: {why}", self.name)))?;
         let body = endpoint.body(&self.config.model, self.config.max_tokens, form, user);
-        self.counters.requests.fetch_add(1, Ordering::Relaxed);
-        let protocol =
-            |why: String| CallError::Protocol(format!("prompt hook `{}`: {why}", self.name));
-        match endpoint.ask(&body, key.as_deref(), deadline).await {
-            Ok((calls, tokens)) => {
-                self.charge(session, tokens);
-                Decision::strictest(form, &calls).map_err(protocol)
-            }
-            Err(Failure::Malformed(why, tokens)) => {
-                self.charge(session, tokens);
-                Err(protocol(why))
-            }
-            Err(Failure::Timeout) => Err(CallError::Timeout(budget)),
-            Err(Failure::Failed(why)) => Err(CallError::Model(why)),
-        }
+        Ok((endpoint, body, key))
     }
 
-    fn charge(&self, session: &str, tokens: Tokens) {
+    /// Charges `tokens` to `session` and the hook's figures; what the
+    /// call's record is given.
+    fn charge(&self, session: &str, tokens: Tokens) -> ModelUsage {
         self.spend.charge(session, tokens.total());
         let c = &self.counters;
         c.tokens_in.fetch_add(tokens.input, Ordering::Relaxed);
         c.tokens_out.fetch_add(tokens.output, Ordering::Relaxed);
-        usage::note(self.usage(tokens, false));
+        self.usage(tokens, false)
     }
 
     fn usage(&self, tokens: Tokens, cached: bool) -> ModelUsage {
