@@ -259,9 +259,9 @@ impl CommandHook {
     /// Where a webhook posts (credentials masked); `None` for any other
     /// command hook.
     pub(crate) fn webhook_url(&self) -> Option<&str> {
-        self.http
-            .as_ref()
-            .filter(|t| t.webhook)
-            .map(|t| t.shown.as_str())
+        match &self.run {
+            super::Run::Post(t) if t.webhook => Some(t.shown.as_str()),
+            _ => None,
+        }
     }
 }

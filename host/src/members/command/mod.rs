@@ -27,13 +27,14 @@ mod trial;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use hookhost_protocol::Stage;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::config::command::expand_project;
-use crate::config::{CommandConfig, CommandConfigError, FailurePolicy};
+use crate::config::{CommandConfig, CommandConfigError, FailurePolicy, Runner};
 use crate::dialect::contract;
 use crate::dialect::matcher::{Matcher, Rule};
 use crate::dialect::origin::Origin;
@@ -46,6 +47,7 @@ use crate::members::neutral;
 #[cfg(feature = "remote")]
 use crate::members::prompt::Evaluator;
 use crate::observe::usage::Answer;
+use crate::policy::deadline::Deadline;
 use answer::{Answering, LOG_TAIL, tail};
 pub(crate) use run::Finished;
 use run::{Place, Program};
@@ -61,7 +63,15 @@ pub(crate) struct CommandHook {
     spec: &'static Spec,
     /// The variables its agent sets (the dialect's, or a family member's).
     agent_env: &'static [(&'static str, EnvValue)],
-    program: Program,
+    /// What answers its calls.
+    run: Run,
+    /// The configured working directory.
+    dir: PathBuf,
+    /// Whether its agent runs it in the agent's working directory (the
+    /// event's `cwd`) rather than in `dir`.
+    in_session_cwd: bool,
+    /// A run's own time limit.
+    timeout: Duration,
     events: Vec<&'static Event>,
     matcher: Matcher,
     rule: Option<Rule>,
@@ -72,16 +82,25 @@ pub(crate) struct CommandHook {
     /// Gemini CLI's `sequential` definition.
     sequential: bool,
     tool_names: Arc<BTreeMap<String, String>>,
-    /// Where an HTTP hook (`url`) POSTs instead of spawning.
-    #[cfg(feature = "remote")]
-    http: Option<http::Target>,
-    /// A prompt hook's model, asked instead of spawning.
-    #[cfg(feature = "remote")]
-    model: Option<Evaluator>,
     /// Why it must not run: a project's command the user has not trusted
     /// (`config::trust`). Every selected call fails with this, as a hook
     /// that could not start, and nothing is spawned, posted or asked.
     untrusted: Option<String>,
+}
+
+/// What answers a command hook's calls, from its config's
+/// [`Runner`]: a program spawned per call, the event POSTed, or a model
+/// asked.
+#[derive(Debug)]
+enum Run {
+    /// `command` or `args`.
+    Spawn(Program),
+    /// `url`: an HTTP hook or a webhook (boxed: its client is large).
+    #[cfg(feature = "remote")]
+    Post(Box<http::Target>),
+    /// A prompt hook (boxed: the evaluator's cache and caps are large).
+    #[cfg(feature = "remote")]
+    Ask(Box<Evaluator>),
 }
 
 /// A hook's answer at an event nobody waits on, kept for the agent's own
@@ -125,7 +144,10 @@ impl CommandHook {
             name: name.into(),
             spec,
             agent_env: config.agent_env(),
-            program: program(config, dir)?,
+            run: run(name, config, dir)?,
+            dir: dir.to_path_buf(),
+            in_session_cwd: config.in_session_cwd(),
+            timeout: config.timeout(),
             events,
             matcher,
             rule,
@@ -134,10 +156,6 @@ impl CommandHook {
             strict: config.strict_output,
             sequential: config.sequential,
             tool_names,
-            #[cfg(feature = "remote")]
-            http: http_target(config)?,
-            #[cfg(feature = "remote")]
-            model: config.model.as_ref().map(|m| Evaluator::new(name, m)),
             untrusted: config.source.as_ref().and_then(|s| s.untrusted(name)),
         })
     }
@@ -145,13 +163,16 @@ impl CommandHook {
     /// A prompt hook's model figures; `None` for a command.
     #[cfg(feature = "remote")]
     pub(crate) fn model_counters(&self) -> Option<&crate::members::prompt::ModelCounters> {
-        self.model.as_ref().map(|m| &m.counters)
+        match &self.run {
+            Run::Ask(m) => Some(&m.counters),
+            _ => None,
+        }
     }
 
     /// Whether a model answers for it rather than a program.
     pub(crate) fn is_prompt(&self) -> bool {
         #[cfg(feature = "remote")]
-        return self.model.is_some();
+        return matches!(self.run, Run::Ask(_));
         #[cfg(not(feature = "remote"))]
         false
     }
@@ -229,7 +250,7 @@ impl CommandHook {
     /// the event being answered (`origin`, what the relay was given), or,
     /// with none, from hookhost's own environment.
     fn place(&self, call: &Call<'_>, origin: Option<&Origin>) -> Place {
-        let dir = self.program.folder(meta(call.params, "cwd"));
+        let dir = self.folder(meta(call.params, "cwd"));
         let project = dir.clone();
         let env = self
             .agent_env
@@ -302,7 +323,7 @@ impl CommandHook {
             spec: self.spec,
             event,
             params,
-            dir: &self.program.dir,
+            dir: &self.dir,
             names: &self.tool_names,
         }
     }
@@ -365,8 +386,8 @@ impl CommandHook {
             return Answer::from(Err(CallError::Untrusted(why.clone())));
         }
         #[cfg(feature = "remote")]
-        if let Some(model) = &self.model {
-            let limit = deadline.min(Instant::now() + self.program.timeout);
+        if let Run::Ask(model) = &self.run {
+            let limit = self.limit(deadline).at();
             let Answer { reply, usage } = model
                 .decide(call.event, input, &call.session(), limit)
                 .await;
@@ -474,7 +495,7 @@ impl CommandHook {
         let done = match &self.untrusted {
             Some(why) => Err(CallError::Untrusted(why.clone())),
             None => {
-                let deadline = Instant::now() + self.program.timeout;
+                let deadline = Instant::now() + self.timeout;
                 let input = origin
                     .and_then(|o| o.input_as_sent(&call))
                     .unwrap_or_else(|| call.input());
@@ -580,7 +601,8 @@ impl CommandHook {
     }
 
     /// One run: a spawn, or a POST for an HTTP hook, within the hook's
-    /// own timeout.
+    /// own timeout. A prompt hook is asked ([`CommandHook::respond`]), never
+    /// run: its events all take an answer.
     async fn execute(
         &self,
         input: &Value,
@@ -588,14 +610,33 @@ impl CommandHook {
         deadline: Instant,
         origin: Option<&Origin>,
     ) -> Result<Finished, CallError> {
-        #[cfg(feature = "remote")]
-        if let Some(target) = &self.http {
-            let limit = deadline.min(Instant::now() + self.program.timeout);
-            return target.post(input, limit).await;
+        let limit = self.limit(deadline);
+        match &self.run {
+            Run::Spawn(program) => program.run(input, &self.place(call, origin), limit).await,
+            #[cfg(feature = "remote")]
+            Run::Post(target) => target.post(input, limit.at()).await,
+            #[cfg(feature = "remote")]
+            Run::Ask(_) => Err(CallError::Unavailable(
+                "a prompt hook is asked for a decision, never run".into(),
+            )),
         }
-        self.program
-            .run(input, &self.place(call, origin), deadline)
-            .await
+    }
+
+    /// One run's limit from now: its own timeout, or `deadline` when that
+    /// is sooner.
+    fn limit(&self, deadline: Instant) -> Deadline {
+        let now = Instant::now();
+        Deadline::between(now, deadline.min(now + self.timeout))
+    }
+
+    /// The folder one call runs in: the agent's working directory `cwd`
+    /// (the event's) when its agent runs it there and it is a folder,
+    /// else the configured one.
+    fn folder(&self, cwd: Option<&str>) -> PathBuf {
+        cwd.filter(|_| self.in_session_cwd)
+            .map(Path::new)
+            .filter(|c| c.is_absolute() && c.is_dir())
+            .map_or_else(|| self.dir.clone(), Path::to_path_buf)
     }
 
     fn exit_error(&self, done: &Finished) -> CallError {
@@ -631,51 +672,56 @@ impl CommandHook {
     }
 }
 
-/// What to spawn: `sh -c` for a shell string, the argv (its project-folder
-/// variables expanded) for `args`; nothing for an HTTP hook.
-fn program(config: &CommandConfig, dir: &Path) -> Result<Program, CommandConfigError> {
-    let (program, args) = match (&config.command, &config.args, &config.url) {
-        (Some(command), _, _) => (
+/// What answers a hook, from its config's runner: `sh -c` for a shell
+/// string, the argv (its project-folder variables expanded) for `args`, a
+/// checked POST target for `url`, the evaluator of a prompt hook's model.
+fn run(name: &str, config: &CommandConfig, dir: &Path) -> Result<Run, CommandConfigError> {
+    let spawn = |program: PathBuf, args: Vec<String>, project_vars| {
+        Run::Spawn(Program {
+            program,
+            args,
+            project_vars,
+            env: config.env.clone(),
+            inherit_env: config.inherit_env.clone(),
+        })
+    };
+    Ok(match config.runner()? {
+        // A shell string's shell expands the variables from the
+        // environment, quoted or not as its author wrote them; filling
+        // them in as text would let a folder's name (`x; rm -rf ~`) run as
+        // a command.
+        Runner::Shell(command) => spawn(
             PathBuf::from("/bin/sh"),
-            vec!["-c".to_string(), command.clone()],
+            vec!["-c".to_string(), command.to_string()],
+            Vec::new(),
         ),
-        (None, Some(argv), _) => argv_program(argv, &config.project_vars(), dir),
-        (None, None, Some(_)) => (PathBuf::new(), Vec::new()),
-        (None, None, None) if config.model.is_some() => (PathBuf::new(), Vec::new()),
-        (None, None, None) => return Err(CommandConfigError::NoCommand),
-    };
-    // A shell string's shell expands the variables from the environment,
-    // quoted or not as its author wrote them; filling them in as text
-    // would let a folder's name (`x; rm -rf ~`) run as a command.
-    let project_vars = match &config.command {
-        Some(_) => Vec::new(),
-        None => config.project_vars(),
-    };
-    Ok(Program {
-        program,
-        args,
-        project_vars,
-        dir: dir.to_path_buf(),
-        in_session_cwd: config.in_session_cwd(),
-        env: config.env.clone(),
-        inherit_env: config.inherit_env.clone(),
-        timeout: config.timeout(),
+        Runner::Argv(argv) => {
+            let vars = config.project_vars();
+            let (program, args) = argv_program(argv, &vars, dir);
+            spawn(program, args, vars)
+        }
+        #[cfg(feature = "remote")]
+        Runner::Post(url) => Run::Post(Box::new(http_target(config, url)?)),
+        #[cfg(feature = "remote")]
+        Runner::Ask(model) => Run::Ask(Box::new(Evaluator::new(name, model))),
+        #[cfg(not(feature = "remote"))]
+        Runner::Post(_) => return Err(CommandConfigError::HttpNeedsRemote),
+        #[cfg(not(feature = "remote"))]
+        Runner::Ask(_) => {
+            let _ = name;
+            return Err(CommandConfigError::ModelNeedsRemote);
+        }
     })
 }
 
 /// The POST target of an HTTP hook, checked once.
 #[cfg(feature = "remote")]
-fn http_target(config: &CommandConfig) -> Result<Option<http::Target>, CommandConfigError> {
-    let Some(url) = &config.url else {
-        return Ok(None);
-    };
+fn http_target(config: &CommandConfig, url: &str) -> Result<http::Target, CommandConfigError> {
     let target = match &config.webhook {
         Some(guard) => http::Target::webhook(url, guard),
         None => http::Target::new(url, &config.headers, &config.allowed_env_vars),
     };
-    target
-        .map(Some)
-        .map_err(|e| CommandConfigError::Http(e.to_string()))
+    target.map_err(|e| CommandConfigError::Http(e.to_string()))
 }
 
 /// The program and arguments of an argv: a relative path with a slash is

@@ -9,7 +9,7 @@
 //! what each stream says is kept up to [`OUTPUT_CAP`] bytes.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,7 +18,6 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Child;
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 
 use crate::config::command::expand_project;
 use crate::dialect::reply::Ending;
@@ -48,17 +47,10 @@ pub(super) struct Program {
     /// `args` may hold (`${CLAUDE_PROJECT_DIR}`); none for a shell string,
     /// whose shell expands them from the environment.
     pub(super) project_vars: Vec<&'static str>,
-    /// The configured working directory.
-    pub(super) dir: PathBuf,
-    /// Whether its agent runs it in the agent's working directory (the
-    /// event's `cwd`) rather than in `dir`.
-    pub(super) in_session_cwd: bool,
     /// Variables set.
     pub(super) env: BTreeMap<String, String>,
     /// Host variables passed through.
     pub(super) inherit_env: Vec<String>,
-    /// The run's own time limit.
-    pub(super) timeout: Duration,
 }
 
 /// What one run produced.
@@ -182,16 +174,13 @@ impl Readers {
 
 impl Program {
     /// Spawns the command, feeds it `input`, and waits for it (not for its
-    /// pipes) until `deadline` or the timeout. On time out the whole process
-    /// group is killed.
+    /// pipes) until `limit`. On time out the whole process group is killed.
     pub(super) async fn run(
         &self,
         input: &Value,
         at: &Place,
-        deadline: Instant,
+        limit: Deadline,
     ) -> Result<Finished, CallError> {
-        let started = Instant::now();
-        let limit = Deadline::between(started, deadline.min(started + self.timeout));
         if limit.timeout().is_zero() {
             return Err(limit.expired());
         }
@@ -261,16 +250,6 @@ impl Program {
             cmd.env(k, v);
         }
         cmd.spawn().map_err(|e| cannot_start(e.to_string()))
-    }
-
-    /// The folder one call runs in: the agent's working directory `cwd`
-    /// (the event's) when its agent runs it there and it is a folder,
-    /// else the configured one.
-    pub(super) fn folder(&self, cwd: Option<&str>) -> PathBuf {
-        cwd.filter(|_| self.in_session_cwd)
-            .map(Path::new)
-            .filter(|c| c.is_absolute() && c.is_dir())
-            .map_or_else(|| self.dir.clone(), Path::to_path_buf)
     }
 }
 

@@ -31,10 +31,8 @@ impl CommandHook {
         input: &Value,
     ) -> Result<Finished, CallError> {
         let call = self.call_for(event, params);
-        let deadline = Instant::now() + self.program.timeout;
-        self.program
-            .run(input, &self.place(&call, None), deadline)
-            .await
+        let deadline = Instant::now() + self.timeout;
+        self.execute(input, &call, deadline, None).await
     }
 
     /// What hookhost, reading as the hook's dialect, makes of a finished
