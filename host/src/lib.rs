@@ -139,9 +139,9 @@ mod transport;
 pub use chain::NoAnswer;
 pub use config::{
     AuditConfig, Backend, BreakerConfig, BuiltinConfig, CommandConfig, CommandConfigError,
-    CommandOnError, Config, ConfigError, Defaults, EnvError, FailurePolicy, Format, HookSettings,
-    HookSource, HookSpec, ProcessConfig, QualityGate, RemoteConfig, RemoteConfigError,
-    RemoteTransport, Runner, Scope, ScopeError, Transport,
+    CommandOnError, Config, ConfigError, Defaults, EnvError, FailurePolicy, Format, HookKind,
+    HookSettings, HookSource, HookSpec, ProcessConfig, QualityGate, RemoteConfig,
+    RemoteConfigError, RemoteTransport, Runner, Scope, ScopeError, Transport,
 };
 pub use config::{Definition, HookSetConfig, SetEntry, SetHook, SkippedHook};
 pub use config::{Language, UnmetEnv, env_reads, passed_env};
@@ -167,9 +167,7 @@ pub use dialect::{Dialect, NativeEvent, UnknownDialect};
 pub use error::{CallError, StartError};
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
-pub use host::{
-    ForeignEvent, HookInfo, HookKind, HookStatus, HookTrace, Host, ReloadReport, StartFailure,
-};
+pub use host::{ForeignEvent, HookInfo, HookStatus, HookTrace, Host, ReloadReport, StartFailure};
 pub use members::builtin::{
     BuiltinError, BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture,
 };

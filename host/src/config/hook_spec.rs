@@ -21,6 +21,41 @@ use super::read::Kind;
 use super::remote::RemoteConfig;
 use super::settings::HookSettings;
 
+/// What runs a hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HookKind {
+    /// A long-lived process spoken to over stdio.
+    Process,
+    /// A hook served over WebSocket or HTTP.
+    Remote,
+    /// An in-process builtin.
+    Builtin,
+    /// A one-shot command spawned per call.
+    Command,
+    /// A language model asked per call.
+    Prompt,
+    /// A webhook: the event POSTed per call to an SSRF-guarded URL.
+    Webhook,
+    /// A docker-agent hook group: one agent file's hooks for one event.
+    HookSet,
+}
+
+impl HookKind {
+    /// The name used in configs, stats and the audit log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookKind::Process => "process",
+            HookKind::Remote => "remote",
+            HookKind::Builtin => "builtin",
+            HookKind::Command => "command",
+            HookKind::Prompt => "prompt",
+            HookKind::Webhook => "webhook",
+            HookKind::HookSet => "hook_set",
+        }
+    }
+}
+
 /// One hook, whatever its kind.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -68,18 +103,17 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The kind's name as `hookhost check`, `status` and the audit log
-    /// show it: `process`, `remote`, `builtin`, `command`, `webhook`,
-    /// `prompt` or `hook_set`. The one place a kind is named.
-    pub fn kind(&self) -> &'static str {
+    /// Its kind, as `hookhost check`, `status`, the stats and the audit
+    /// log name it: the one place a kind is told from its backend.
+    pub fn kind(&self) -> HookKind {
         match self {
-            Backend::Process(_) => "process",
-            Backend::Remote(_) => "remote",
-            Backend::Builtin(_) => "builtin",
-            Backend::Command { config, .. } if config.model.is_some() => "prompt",
-            Backend::Command { config, .. } if config.url.is_some() => "webhook",
-            Backend::Command { .. } => "command",
-            Backend::HookSet { .. } => "hook_set",
+            Backend::Process(_) => HookKind::Process,
+            Backend::Remote(_) => HookKind::Remote,
+            Backend::Builtin(_) => HookKind::Builtin,
+            Backend::Command { config, .. } if config.model.is_some() => HookKind::Prompt,
+            Backend::Command { config, .. } if config.url.is_some() => HookKind::Webhook,
+            Backend::Command { .. } => HookKind::Command,
+            Backend::HookSet { .. } => HookKind::HookSet,
         }
     }
 

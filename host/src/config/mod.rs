@@ -38,7 +38,7 @@ pub use command::{CommandConfig, CommandConfigError, HookSource, Runner};
 pub use env_reads::{Language, UnmetEnv, passed as passed_env, reads as env_reads};
 #[cfg(test)]
 pub(crate) use hook_spec::group_fails_closed;
-pub use hook_spec::{Backend, HookSpec};
+pub use hook_spec::{Backend, HookKind, HookSpec};
 pub(crate) use hooks::SpawnKey;
 pub use hooks::{
     AuditConfig, BreakerConfig, BuiltinConfig, ProcessConfig, QualityGate, Scope, ScopeError,

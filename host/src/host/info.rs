@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use hookhost_protocol::Stage;
 
-use crate::config::Scope;
+use crate::config::{HookKind, Scope};
 use crate::members::command::CommandHook;
 use crate::members::{Member, MemberKind};
 use crate::observe::stats::{HookStats, MemberStats};
@@ -49,38 +49,6 @@ pub struct HookInfo {
     pub scope: Scope,
 }
 
-/// What runs a hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum HookKind {
-    /// A long-lived process spoken to over stdio.
-    Process,
-    /// A hook served over WebSocket or HTTP.
-    Remote,
-    /// An in-process builtin.
-    Builtin,
-    /// A one-shot command spawned per call.
-    Command,
-    /// A language model asked per call.
-    Prompt,
-    /// A webhook: the event POSTed per call to an SSRF-guarded URL.
-    Webhook,
-}
-
-impl HookKind {
-    /// The name used in configs, stats and the audit log.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookKind::Process => "process",
-            HookKind::Remote => "remote",
-            HookKind::Builtin => "builtin",
-            HookKind::Command => "command",
-            HookKind::Prompt => "prompt",
-            HookKind::Webhook => "webhook",
-        }
-    }
-}
-
 /// Whether calls reach a hook now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -101,7 +69,7 @@ pub enum HookStatus {
 pub(crate) fn hook_info(m: &Member) -> HookInfo {
     let mut info = HookInfo {
         name: m.name.to_string(),
-        kind: HookKind::Builtin,
+        kind: m.kind(),
         status: HookStatus::Ready,
         pid: None,
         url: None,
@@ -117,25 +85,19 @@ pub(crate) fn hook_info(m: &Member) -> HookInfo {
     match &m.kind {
         MemberKind::Peer(p) => peer_info(p, &mut info),
         MemberKind::Command(c) => command_info(c, &mut info),
-        MemberKind::HookSet(_) => info.kind = HookKind::Command,
-        MemberKind::Builtin(_) => {}
+        MemberKind::HookSet(_) | MemberKind::Builtin(_) => {}
         MemberKind::Unavailable(why) => info.status = HookStatus::Down(why.clone()),
     }
     info
 }
 
-/// A command hook's kind, and a webhook's URL.
+/// A command hook's trust, and a webhook's URL.
 fn command_info(c: &CommandHook, info: &mut HookInfo) {
     if let Some(why) = c.untrusted() {
         info.status = HookStatus::Down(why.to_string());
     }
-    info.kind = match c.is_prompt() {
-        true => HookKind::Prompt,
-        false => HookKind::Command,
-    };
     #[cfg(feature = "remote")]
     if let Some(url) = c.webhook_url() {
-        info.kind = HookKind::Webhook;
         info.url = Some(url.to_string());
     }
     #[cfg(not(feature = "remote"))]
@@ -145,15 +107,9 @@ fn command_info(c: &CommandHook, info: &mut HookInfo) {
 /// What a persistent hook adds to its members' snapshots.
 fn peer_info(p: &Peer, info: &mut HookInfo) {
     match &p.kind {
-        PeerKind::Process => {
-            info.kind = HookKind::Process;
-            info.pid = p.pid();
-        }
+        PeerKind::Process => info.pid = p.pid(),
         #[cfg(feature = "remote")]
-        PeerKind::Remote { url } => {
-            info.kind = HookKind::Remote;
-            info.url = Some(url.clone());
-        }
+        PeerKind::Remote { url } => info.url = Some(url.clone()),
     }
     info.in_flight = p.stats.in_flight.load(Ordering::Relaxed);
     info.observes = p
@@ -224,4 +180,25 @@ fn model_stats(m: &Member) -> Option<hookhost_protocol::sidecar::ModelStats> {
     }
     let _ = m;
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Defaults, HookSpec, RemoteConfig};
+
+    /// `status` and the stats name a hook's kind alike, from its config,
+    /// also when what answers it could not be had: a remote whose
+    /// connector failed was listed as a builtin.
+    #[test]
+    fn a_hook_that_cannot_be_reached_keeps_its_kind_in_status_and_stats() {
+        let config = RemoteConfig::new("ws://127.0.0.1:9/", vec![Stage::BeforeTool]);
+        let spec = HookSpec::remote("policy", &config);
+        let kind = MemberKind::Unavailable("connector failed".into());
+        let m = Member::new(&spec, kind, &Defaults::default());
+        let info = hook_info(&m);
+        assert_eq!(info.kind, HookKind::Remote);
+        assert_eq!(info.stats.kind, "remote");
+        assert_eq!(info.status, HookStatus::Down("connector failed".into()));
+    }
 }

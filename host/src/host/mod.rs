@@ -14,7 +14,7 @@ use plan::PeerKey;
 
 pub use crate::chain::HookTrace;
 pub use foreign::ForeignEvent;
-pub use info::{HookInfo, HookKind, HookStatus};
+pub use info::{HookInfo, HookStatus};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -175,6 +175,11 @@ impl Member {
     /// Its kind's name (`process`, `remote`, `builtin`, `command`,
     /// `webhook`, `prompt`, `hook_set`), from its backend.
     pub(crate) fn kind_name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+
+    /// Its kind, from its backend ([`Backend::kind`]).
+    pub(crate) fn kind(&self) -> crate::config::HookKind {
         self.configured.spec.backend.kind()
     }
 
