@@ -22,6 +22,15 @@ use crate::members::{Member, MemberKind};
 use crate::supervise::peer::Peer;
 use crate::supervise::{self, Launched};
 
+/// What a member of the plan gets from its backend.
+enum Answerer {
+    /// What answers it, to build the member over.
+    Built(MemberKind),
+    /// Nothing built: the running member is kept, and building its
+    /// builtin or group anew would only repeat (or report again) the work.
+    Kept,
+}
+
 /// A running peer and what stops it.
 pub(super) struct PeerSlot {
     pub(super) peer: Arc<Peer>,
@@ -198,19 +207,21 @@ impl Host {
         peers: &BTreeMap<PeerKey, Arc<Peer>>,
         failures: &[StartFailure],
     ) -> Option<Arc<Member>> {
-        let kind = self.answerer(m, kept.is_some(), config, peers, failures)?;
-        let kind = match (kept, kind) {
-            (Some(k), _) => return Some(k.clone()),
-            (None, Some(kind)) => kind,
-            (None, None) => return None,
-        };
-        Some(Arc::new(Member::new(&m.spec, kind, &config.defaults)))
+        match (
+            self.answerer(m, kept.is_some(), config, peers, failures)?,
+            kept,
+        ) {
+            (_, Some(k)) => Some(k.clone()),
+            (Answerer::Built(kind), None) => {
+                Some(Arc::new(Member::new(&m.spec, kind, &config.defaults)))
+            }
+            (Answerer::Kept, None) => None,
+        }
     }
 
     /// What answers a hook, by its backend: the one place a kind of hook
-    /// is built. `None` when the member cannot be had at all; `Some(None)`
-    /// when the kept member serves and building it anew would only
-    /// repeat (or report again) the work.
+    /// is built. `None` when the member cannot be had at all (its peer is
+    /// gone, its command cannot be set up: checked for a kept member too).
     fn answerer(
         &self,
         m: &MemberPlan,
@@ -218,7 +229,7 @@ impl Host {
         config: &Config,
         peers: &BTreeMap<PeerKey, Arc<Peer>>,
         failures: &[StartFailure],
-    ) -> Option<Option<MemberKind>> {
+    ) -> Option<Answerer> {
         let name = m.spec.name.as_str();
         #[cfg(not(feature = "remote"))]
         let _ = failures;
@@ -245,7 +256,7 @@ impl Host {
                 });
                 MemberKind::Command(Arc::new(hook.ok()?))
             }
-            _ if kept => return Some(None),
+            _ if kept => return Some(Answerer::Kept),
             Backend::Builtin(b) => self.builtin(name, b),
             Backend::HookSet {
                 config: c,
@@ -257,7 +268,7 @@ impl Host {
                 &config.defaults,
             )?)),
         };
-        Some(Some(kind))
+        Some(Answerer::Built(kind))
     }
 
     /// A builtin's answerer; one that cannot be built fails every call (its
