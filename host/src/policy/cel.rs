@@ -11,12 +11,12 @@ use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock};
 
-use cel::common::ast::{EntryExpr, Expr, IdedEntryExpr, IdedExpr};
+use cel::common::ast::{EntryExpr, Expr, IdedEntryExpr, IdedExpr, LiteralValue};
 use cel::common::types::{
     CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
 };
 use cel::common::value::Val;
-use cel::{Context, Env, ParseErrors, Program};
+use cel::{Context, Env, ExecutionError, ParseErrors, Program};
 use hookhost_protocol::Stage;
 use serde_json::Value;
 
@@ -60,10 +60,99 @@ pub(super) struct Condition {
 type Uses = [bool; VARIABLES.len()];
 
 /// The CEL environment every filter compiles and runs in: the standard
-/// library, built once per process rather than per call.
+/// library, built once per process rather than per call, with `matches`
+/// answered from compiled patterns ([`super::patterns`]) rather than
+/// compiled per call.
 fn env() -> &'static Arc<Env> {
     static ENV: OnceLock<Arc<Env>> = OnceLock::new();
-    ENV.get_or_init(|| Arc::new(Env::stdlib()))
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        // cel's own `matches` is left out (its `regex` feature is off), so
+        // these are the only ones: declaring them cannot fail.
+        let global = cel::add_overload!(env, fn matches: (CelString, CelString) -> Result<CelBool>,
+            id = "matches");
+        let member =
+            cel::add_member_overload!(env, fn matches: (CelString, CelString) -> Result<CelBool>);
+        debug_assert!(global.is_ok() && member.is_ok());
+        Arc::new(env)
+    })
+}
+
+/// `text.matches(pattern)` (and `matches(text, pattern)`): RE2 syntax, as
+/// CEL's own, from a pattern compiled once.
+fn matches(text: &CelString<'_>, pattern: &CelString<'_>) -> Result<CelBool, ExecutionError> {
+    let compiled =
+        super::patterns::get(pattern.inner()).map_err(|err| ExecutionError::FunctionError {
+            function: "matches".to_string(),
+            message: format!("'{}' not a valid regex: {err}", pattern.inner()),
+        })?;
+    Ok(CelBool::from(compiled.is_match(text.inner())))
+}
+
+/// Compiles every constant pattern of the expression's `matches()` calls
+/// now, so that a bad one is refused at load and none is compiled per call.
+fn pin_patterns(expr: &IdedExpr) -> Result<(), FilterError> {
+    let mut found = Vec::new();
+    constant_patterns(expr, &mut found);
+    found.into_iter().try_for_each(|p| {
+        super::patterns::pin(p).map_err(|e| FilterError::Pattern {
+            pattern: p.to_string(),
+            why: collapse_whitespace(&e.to_string()),
+        })
+    })
+}
+
+/// Calls `visit` on `expr` and on every expression inside it.
+fn walk<'e>(expr: &'e IdedExpr, visit: &mut impl FnMut(&'e IdedExpr)) {
+    visit(expr);
+    match &expr.expr {
+        Expr::Unspecified | Expr::Literal(_) | Expr::Ident(_) => {}
+        Expr::Select(select) => walk(&select.operand, visit),
+        Expr::Call(call) => {
+            call.target.iter().for_each(|t| walk(t, visit));
+            call.args.iter().for_each(|a| walk(a, visit));
+        }
+        Expr::List(list) => list.elements.iter().for_each(|e| walk(e, visit)),
+        Expr::Map(map) => walk_entries(&map.entries, visit),
+        Expr::Struct(object) => walk_entries(&object.entries, visit),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .for_each(|e| walk(e, visit)),
+    }
+}
+
+/// [`walk`] for the entries of a map or struct literal.
+fn walk_entries<'e>(entries: &'e [IdedEntryExpr], visit: &mut impl FnMut(&'e IdedExpr)) {
+    for entry in entries {
+        match &entry.expr {
+            EntryExpr::StructField(field) => walk(&field.value, visit),
+            EntryExpr::MapEntry(pair) => {
+                walk(&pair.key, visit);
+                walk(&pair.value, visit);
+            }
+        }
+    }
+}
+
+/// The string literals given as the pattern of a `matches()` call: its one
+/// argument as a method, its second as a function.
+fn constant_patterns<'e>(expr: &'e IdedExpr, found: &mut Vec<&'e str>) {
+    walk(expr, &mut |e| {
+        let Expr::Call(call) = &e.expr else { return };
+        let at = if call.target.is_some() { 0 } else { 1 };
+        if call.func_name == "matches" {
+            if let Some(Expr::Literal(LiteralValue::String(s))) = call.args.get(at).map(|a| &a.expr)
+            {
+                found.push(s.inner());
+            }
+        }
+    });
 }
 
 impl Condition {
@@ -79,6 +168,7 @@ impl Condition {
         if let Err(name) = check_names(program.expression(), &mut scope, &mut uses) {
             return Err(FilterError::UnknownVariable(name.to_string()));
         }
+        pin_patterns(program.expression())?;
         Ok(Condition {
             source: source.to_string(),
             program,
@@ -551,7 +641,9 @@ mod tests {
 
     #[test]
     fn evaluation_errors() {
-        let p = json!({"tool": "shell", "arguments": {"command": "ls"}});
+        // A pattern built from the call is compiled when evaluated: a bad one
+        // is the call's error. (A constant one is refused at load.)
+        let p = json!({"tool": "shell", "arguments": {"command": "ls", "pattern": "("}});
         assert_error(
             verdict("arguments.missing == 1", Stage::BeforeTool, &p),
             "missing",
@@ -562,7 +654,7 @@ mod tests {
             "Division by zero",
         );
         assert_error(
-            verdict(r#"tool.matches("(")"#, Stage::BeforeTool, &p),
+            verdict("tool.matches(arguments.pattern)", Stage::BeforeTool, &p),
             "matches",
         );
         // An unknown function is only found when evaluated.
@@ -573,7 +665,7 @@ mod tests {
         for v in [
             verdict("arguments.missing == 1", Stage::BeforeTool, &p),
             verdict("1 / 0 == 1", Stage::BeforeTool, &p),
-            verdict(r#"tool.matches("(")"#, Stage::BeforeTool, &p),
+            verdict("tool.matches(arguments.pattern)", Stage::BeforeTool, &p),
         ] {
             let FilterVerdict::Error(text) = v else {
                 panic!("not an error")
@@ -581,6 +673,21 @@ mod tests {
             assert!(text.starts_with("`if` failed: "), "{text}");
             assert!(!text.contains('\n'), "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_constant_matches_pattern_is_compiled_at_load_and_a_bad_one_refused() {
+        for bad in [r#"tool.matches("(")"#, r#"matches(tool, "[z-a]")"#] {
+            let err = new_error(None, Some(bad));
+            assert!(err.contains("not a valid regex"), "{bad}: {err}");
+        }
+        let p = json!({"tool": "shell", "arguments": {"command": "rm -rf /"}});
+        let cond = r#"arguments.command.matches("^rm -rf") && tool.matches("sh")"#;
+        assert_eq!(verdict(cond, Stage::BeforeTool, &p), FilterVerdict::Run);
+        assert!(
+            super::super::patterns::get("^rm -rf").is_ok(),
+            "pinned at compile"
+        );
     }
 
     #[test]

@@ -65,6 +65,16 @@ pub enum FilterError {
     #[cfg(feature = "cel")]
     #[error("`if`: syntax error: {0}")]
     Syntax(String),
+    /// A constant pattern of the `if` expression's `matches()` is not a
+    /// regex.
+    #[cfg(feature = "cel")]
+    #[error("`if`: `matches` pattern {pattern:?} is not a valid regex: {why}")]
+    Pattern {
+        /// The pattern as written.
+        pattern: String,
+        /// The regex crate's reason, on one line.
+        why: String,
+    },
     /// The `if` expression names a variable the host does not bind.
     #[cfg(feature = "cel")]
     #[error("`if`: unknown variable `{0}` (known: {known})", known = VARIABLES.join(", "))]

@@ -15,6 +15,8 @@ pub(crate) mod budget;
 mod cel;
 pub(crate) mod deadline;
 pub(crate) mod filter;
+#[cfg(feature = "cel")]
+mod patterns;
 pub(crate) mod quality_gate;
 pub(crate) mod scope;
 pub(crate) mod session;
