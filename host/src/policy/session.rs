@@ -121,6 +121,62 @@ impl<K: Hash + Eq + Clone, V: Clone> SessionTable<K, V> {
     }
 }
 
+/// How many (session, key) counts a [`BlockCounts`] keeps at once; past
+/// it the least recently used is forgotten (it starts afresh). The ids
+/// come from the agent, so the bound keeps it from growing the host.
+pub(crate) const MAX_COUNTS: usize = 4096;
+
+/// Blocks in a row by (session, key): what `stop_block_limit` counts per
+/// stop event and the quality gates per sub-agent. Only keys whose last
+/// run was blocked have an entry, and at most [`MAX_COUNTS`] of them.
+#[derive(Debug)]
+pub(crate) struct BlockCounts<K> {
+    blocked: SessionTable<K, u32>,
+}
+
+impl<K: Hash + Eq + Clone> Default for BlockCounts<K> {
+    fn default() -> Self {
+        BlockCounts {
+            blocked: SessionTable::new(MAX_COUNTS),
+        }
+    }
+}
+
+impl<K: Hash + Eq + Clone> BlockCounts<K> {
+    /// The blocks in a row so far for `key`.
+    pub(crate) fn count(&self, key: &(SessionKey, K)) -> u32 {
+        self.blocked.get(key).unwrap_or(0)
+    }
+
+    /// Records one more block in a row.
+    pub(crate) fn blocked(&self, key: (SessionKey, K)) {
+        self.blocked
+            .update(key, |c| c.unwrap_or(0).saturating_add(1));
+    }
+
+    /// Sets the count of `key`.
+    pub(crate) fn set(&self, key: (SessionKey, K), blocks: u32) {
+        self.blocked.update(key, |_| blocks);
+    }
+
+    /// Forgets `key`'s count (a run that went through).
+    pub(crate) fn reset(&self, key: &(SessionKey, K)) {
+        self.blocked.remove(key);
+    }
+
+    /// Forgets every count of the session: a new prompt starts afresh, and
+    /// an ended session has nothing left to count.
+    pub(crate) fn reset_session(&self, session: SessionKey) {
+        self.blocked.remove_session(session);
+    }
+
+    /// How many counts are kept (for tests).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.blocked.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,61 +12,20 @@ use hookhost_protocol::{LifecycleEvent, LifecycleParams, Outcome, Stage};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::session::{SessionKey, SessionTable, label};
+use super::session::{BlockCounts, SessionKey, label};
 
 /// Sessions whose stop-loop count is kept at once; past it the least
 /// recently used is forgotten (its count starts again at 0, and
 /// `loop_count` from the agent still counts).
-pub(crate) const MAX_STOP_LOOPS: usize = 4096;
+#[cfg(test)]
+const MAX_STOP_LOOPS: usize = crate::policy::session::MAX_COUNTS;
 
 /// The key of one count: the session (hashed, fixed size) and the event.
 type LoopKey = (SessionKey, LifecycleEvent);
 
 /// Consecutive blocked stops, by session and event (a sub-agent's stops
-/// are counted apart from its parent's). Only sessions whose last stop was
-/// blocked have an entry, and at most [`MAX_STOP_LOOPS`] of them.
-#[derive(Debug)]
-pub(crate) struct StopLoops {
-    blocked: SessionTable<LifecycleEvent, u32>,
-}
-
-impl Default for StopLoops {
-    fn default() -> Self {
-        StopLoops {
-            blocked: SessionTable::new(MAX_STOP_LOOPS),
-        }
-    }
-}
-
-impl StopLoops {
-    /// The blocks in a row so far for this session's `event`.
-    fn count(&self, key: &LoopKey) -> u32 {
-        self.blocked.get(key).unwrap_or(0)
-    }
-
-    /// Records one more block in a row.
-    fn blocked(&self, key: LoopKey) {
-        self.blocked
-            .update(key, |c| c.unwrap_or(0).saturating_add(1));
-    }
-
-    /// Forgets the session's count for `event` (a stop that went through).
-    fn reset(&self, key: &LoopKey) {
-        self.blocked.remove(key);
-    }
-
-    /// Forgets every count of the session: a new prompt starts afresh, and
-    /// an ended session has nothing left to count.
-    pub(crate) fn reset_session(&self, session: SessionKey) {
-        self.blocked.remove_session(session);
-    }
-
-    /// How many counts are kept (for tests).
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.blocked.len()
-    }
-}
+/// are counted apart from its parent's).
+pub(crate) type StopLoops = BlockCounts<LifecycleEvent>;
 
 /// A stop being run: whose it is (and a short label of the session for
 /// the log), and how many blocks came before it.

@@ -13,58 +13,20 @@ use serde_json::Value;
 
 use super::{GateLog, Judgement, QualityGate};
 use crate::outcome::GateOutcome;
-use crate::policy::session::{SessionKey, SessionTable, label};
+use crate::policy::session::{BlockCounts, SessionKey, label};
 
-/// The most sub-agents counted at once. The ids come from the agent, so
-/// the table is bounded: past it, the least recently used count is
-/// forgotten (it starts afresh); `stop_block_limit` still caps each
-/// session's loop.
-const MAX_COUNTED: usize = 4096;
+/// The most sub-agents counted at once; past it the least recently used
+/// count is forgotten (it starts afresh); `stop_block_limit` still caps
+/// each session's loop.
+#[cfg(test)]
+const MAX_COUNTED: usize = crate::policy::session::MAX_COUNTS;
 
 /// The key of one count: the session and the sub-agent, both hashed to a
 /// fixed size (the ids come from the agent).
 type GateKey = (SessionKey, SessionKey);
 
-/// Blocked attempts in a row, by (session, sub-agent). Only sub-agents
-/// whose last result was blocked by a gate have an entry, and at most
-/// [`MAX_COUNTED`] of them.
-#[derive(Debug)]
-pub(crate) struct GateCounts {
-    blocked: SessionTable<SessionKey, u32>,
-}
-
-impl Default for GateCounts {
-    fn default() -> Self {
-        GateCounts {
-            blocked: SessionTable::new(MAX_COUNTED),
-        }
-    }
-}
-
-impl GateCounts {
-    fn count(&self, key: &GateKey) -> u32 {
-        self.blocked.get(key).unwrap_or(0)
-    }
-
-    fn set(&self, key: GateKey, attempts: u32) {
-        self.blocked.update(key, |_| attempts);
-    }
-
-    fn reset(&self, key: &GateKey) {
-        self.blocked.remove(key);
-    }
-
-    /// Forgets the session's counts: a new prompt, or the session's end.
-    pub(crate) fn reset_session(&self, session: SessionKey) {
-        self.blocked.remove_session(session);
-    }
-
-    /// How many counts are kept (for tests).
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.blocked.len()
-    }
-}
+/// Blocked attempts in a row, by (session, sub-agent).
+pub(crate) type GateCounts = BlockCounts<SessionKey>;
 
 /// A subagent_stop being run: whose result it is (hashed), and short
 /// labels of the session and sub-agent for the log.
