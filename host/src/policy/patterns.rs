@@ -6,7 +6,7 @@
 //! builds from the call) is kept in a bounded cache.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use regex::Regex;
 
@@ -23,19 +23,25 @@ struct Patterns {
     built: HashMap<String, Arc<Regex>>,
 }
 
-fn patterns() -> &'static Mutex<Patterns> {
-    static PATTERNS: OnceLock<Mutex<Patterns>> = OnceLock::new();
-    PATTERNS.get_or_init(Mutex::default)
+/// Read by every `matches()` call at once (a read lock: calls on many
+/// threads do not wait on each other), written on a miss only.
+fn patterns() -> &'static RwLock<Patterns> {
+    static PATTERNS: OnceLock<RwLock<Patterns>> = OnceLock::new();
+    PATTERNS.get_or_init(RwLock::default)
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Patterns> {
-    patterns().lock().unwrap_or_else(|p| p.into_inner())
+fn read() -> RwLockReadGuard<'static, Patterns> {
+    patterns().read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn lock() -> RwLockWriteGuard<'static, Patterns> {
+    patterns().write().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Compiles a constant pattern of a config's `if`, at load: the error is
 /// the config's.
 pub(super) fn pin(pattern: &str) -> Result<(), regex::Error> {
-    if lock().constant.contains_key(pattern) {
+    if read().constant.contains_key(pattern) {
         return Ok(());
     }
     let compiled = Arc::new(Regex::new(pattern)?);
@@ -46,7 +52,7 @@ pub(super) fn pin(pattern: &str) -> Result<(), regex::Error> {
 /// The compiled `pattern`: a constant's, or one compiled now and kept.
 pub(super) fn get(pattern: &str) -> Result<Arc<Regex>, regex::Error> {
     {
-        let held = lock();
+        let held = read();
         if let Some(r) = held
             .constant
             .get(pattern)
@@ -85,6 +91,6 @@ mod tests {
         for i in 0..(MAX_BUILT * 3) {
             get(&format!("^built-{i}$")).expect("valid");
         }
-        assert!(lock().built.len() <= MAX_BUILT);
+        assert!(read().built.len() <= MAX_BUILT);
     }
 }
