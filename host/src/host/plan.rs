@@ -116,7 +116,9 @@ pub(super) fn chain_order(format: Format, a: &Member, b: &Member) -> Ordering {
 /// Plans the move from `running` to `config`.
 pub(super) fn plan(running: &Running, config: &Config) -> Plan {
     let defaults = &config.defaults;
-    let wanted = wanted_peers(config);
+    let hooks = config.hooks();
+    let processes = processes(config, &hooks);
+    let wanted = wanted_peers(&processes, &hooks);
     let mut plan = Plan::default();
     for (key, peer) in &wanted {
         let same = running
@@ -136,8 +138,8 @@ pub(super) fn plan(running: &Running, config: &Config) -> Plan {
         .filter(|k| !kept.contains(k))
         .cloned()
         .collect();
-    plan.members = config
-        .hooks()
+    plan.observe = observe_lists(&processes);
+    plan.members = hooks
         .into_iter()
         .map(|spec| {
             let peer = peer_key(config, &spec);
@@ -145,7 +147,6 @@ pub(super) fn plan(running: &Running, config: &Config) -> Plan {
             MemberPlan { spec, peer, reuse }
         })
         .collect();
-    plan.observe = observe_lists(config);
     let names: BTreeSet<&str> = plan.members.iter().map(|m| m.spec.name.as_str()).collect();
     plan.removed = running
         .members
@@ -207,10 +208,9 @@ fn resolved(config: &Config, p: &ProcessConfig) -> ProcessConfig {
 }
 
 /// The enabled process hooks with their folders resolved, by name.
-fn processes(config: &Config) -> Vec<(String, ProcessConfig)> {
-    config
-        .hooks()
-        .into_iter()
+fn processes(config: &Config, hooks: &[HookSpec]) -> Vec<(String, ProcessConfig)> {
+    hooks
+        .iter()
         .filter_map(|h| match &h.backend {
             Backend::Process(p) => Some((h.name.clone(), resolved(config, p))),
             _ => None,
@@ -221,19 +221,24 @@ fn processes(config: &Config) -> Vec<(String, ProcessConfig)> {
 /// The peers the config asks for: one per spawn key (the first hook's
 /// config with the union of the sharers' stages and observe lists), one
 /// per enabled remote.
-fn wanted_peers(config: &Config) -> BTreeMap<PeerKey, PeerPlan> {
+fn wanted_peers(
+    processes: &[(String, ProcessConfig)],
+    hooks: &[HookSpec],
+) -> BTreeMap<PeerKey, PeerPlan> {
+    #[cfg(not(feature = "remote"))]
+    let _ = hooks;
     let mut peers: BTreeMap<PeerKey, PeerPlan> = BTreeMap::new();
     let mut sharers: BTreeMap<PeerKey, Vec<String>> = BTreeMap::new();
-    for (name, p) in processes(config) {
+    for (name, p) in processes {
         let key = PeerKey::Process(p.spawn_key());
         sharers.entry(key.clone()).or_default().push(name.clone());
         match peers.get_mut(&key) {
             Some(PeerPlan {
                 spec: PeerSpec::Process(shared),
                 ..
-            }) => widen(shared, &p),
+            }) => widen(shared, p),
             _ => {
-                let spec = PeerSpec::Process(p);
+                let spec = PeerSpec::Process(p.clone());
                 let name = name.clone();
                 peers.insert(key.clone(), PeerPlan { key, name, spec });
             }
@@ -246,9 +251,10 @@ fn wanted_peers(config: &Config) -> BTreeMap<PeerKey, PeerPlan> {
         );
     }
     #[cfg(feature = "remote")]
-    for (name, c) in remotes(config) {
+    for (name, c) in remotes(hooks) {
         let key = PeerKey::Remote(name.clone());
-        let spec = PeerSpec::Remote(c);
+        let spec = PeerSpec::Remote(c.clone());
+        let name = name.clone();
         peers.insert(key.clone(), PeerPlan { key, name, spec });
     }
     peers
@@ -270,21 +276,17 @@ fn widen(shared: &mut ProcessConfig, other: &ProcessConfig) {
 
 /// The enabled remotes.
 #[cfg(feature = "remote")]
-fn remotes(config: &Config) -> Vec<(String, RemoteConfig)> {
-    config
-        .hooks()
-        .into_iter()
-        .filter_map(|h| match h.backend {
-            Backend::Remote(r) => Some((h.name, *r)),
-            _ => None,
-        })
-        .collect()
+fn remotes(hooks: &[HookSpec]) -> impl Iterator<Item = (&String, &RemoteConfig)> {
+    hooks.iter().filter_map(|h| match &h.backend {
+        Backend::Remote(r) => Some((&h.name, &**r)),
+        _ => None,
+    })
 }
 
 /// What each process peer observes: the union of its sharers' lists.
-fn observe_lists(config: &Config) -> BTreeMap<PeerKey, Vec<EventPattern>> {
+fn observe_lists(processes: &[(String, ProcessConfig)]) -> BTreeMap<PeerKey, Vec<EventPattern>> {
     let mut lists: BTreeMap<PeerKey, Vec<EventPattern>> = BTreeMap::new();
-    for (_, p) in processes(config) {
+    for (_, p) in processes {
         let list = lists.entry(PeerKey::Process(p.spawn_key())).or_default();
         for pat in p.observe_patterns() {
             if !list.contains(&pat) {
