@@ -289,6 +289,80 @@ fn the_relay_answers_by_its_own_deadline_as_unreachable_says() {
     drop(held);
 }
 
+/// A relay with `args` and `stdin`, which must end within 10 s: its exit
+/// code and stderr.
+fn relay_within(args: &[&str], stdin: Stdio) -> (i32, String) {
+    let child = Command::new(common::HOOKHOST)
+        .args(["relay", "--dialect", "claude-code", "--timeout", "1"])
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    exits_within(child, 10, "a relay past its deadline")
+}
+
+/// A relay with `args` whose stdin stays open and empty.
+fn relay_with_open_stdin(args: &[&str]) -> (i32, String) {
+    relay_within(args, Stdio::piped())
+}
+
+#[test]
+fn the_relay_answers_by_its_deadline_when_the_agent_never_closes_stdin() {
+    let dir = common::scratch();
+    let sock = dir.join("none.sock");
+    let sock = sock.to_str().unwrap();
+    let (code, stderr) = relay_with_open_stdin(&["--connect", sock]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no answer within 1 s"), "{stderr}");
+    let (code, stderr) = relay_with_open_stdin(&["--connect", sock, "--unreachable", "allow"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn the_relay_answers_by_its_deadline_when_the_daemon_accepts_no_connection() {
+    let dir = common::scratch();
+    let socket = dir.join("full.sock");
+    // A daemon of ours that stopped accepting: its queue fills, and a
+    // further connect(2) would wait until a place frees.
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let mut queued = Vec::new();
+    while queued.len() < 4096 {
+        let probe = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        queued.push(probe);
+        if queue_is_full(&socket) {
+            break;
+        }
+    }
+    assert!(queue_is_full(&socket), "the queue never filled");
+    let file = dir.join("event.json");
+    std::fs::write(&file, event()).unwrap();
+    let stdin = Stdio::from(std::fs::File::open(&file).unwrap());
+    let (code, stderr) = relay_within(&["--connect", socket.to_str().unwrap()], stdin);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no answer within 1 s"), "{stderr}");
+    drop((listener, queued));
+}
+
+/// Whether one more connection to `socket` would have to wait: a
+/// non-blocking connect(2) says `EAGAIN` then.
+fn queue_is_full(socket: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_NONBLOCK, 0) };
+    assert!(fd >= 0);
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (to, from) in addr.sun_path.iter_mut().zip(socket.as_os_str().as_bytes()) {
+        *to = *from as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+    let r = unsafe { libc::connect(fd, (&raw const addr).cast(), len) };
+    let full = r != 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock;
+    unsafe { libc::close(fd) };
+    full
+}
+
 #[test]
 fn status_warns_when_another_user_holds_the_port_install_chose() {
     if skip_unless_root("status_warns_when_another_user_holds_the_port_install_chose") {

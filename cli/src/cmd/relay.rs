@@ -24,15 +24,16 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use hookhost::{Config, Dialect, ForeignEvent, Host, NativeAnswer};
 use serde_json::Value;
 
+use crate::shared::client::{self, Failed};
 use crate::shared::config::load_config;
+use crate::shared::paths;
 use crate::shared::signal::terminated;
-use crate::shared::{client, paths};
 
 /// The largest event read from stdin.
 const MAX_EVENT_BYTES: u64 = 16 * 1024 * 1024;
@@ -102,28 +103,52 @@ fn deadline(args: &RelayArgs) -> Duration {
     Duration::from_secs(secs)
 }
 
-/// Starts the watch that answers for the relay when `after` has passed
-/// with no answer written: as `policy` says (`allow` exits 0, `deny` and
-/// `run` refuse with exit 2 and the reason), then ends the process.
-fn start_deadline(after: Duration, policy: Unreachable) {
-    std::thread::spawn(move || {
-        std::thread::sleep(after);
-        if ANSWERED.swap(true, Ordering::SeqCst) {
-            return;
+/// Answers as `--unreachable` says for a relay whose deadline (`limit`
+/// after its start) passed with no answer: `allow` exits 0 with a warning
+/// in the log, `deny` and `run` refuse with exit 2 and the reason. The
+/// exit code, or `None` when an answer was written already.
+fn late(limit: Duration, policy: Unreachable) -> Option<i32> {
+    if ANSWERED.swap(true, Ordering::SeqCst) {
+        return None;
+    }
+    let why = format!("no answer within {} s (--timeout)", limit.as_secs());
+    Some(match policy {
+        Unreachable::Allow => {
+            tracing::warn!(
+                "hookhost relay: {why}; letting the event through (--unreachable allow)"
+            );
+            0
         }
-        let why = format!("no answer within {} s (--timeout)", after.as_secs());
-        let code = match policy {
-            Unreachable::Allow => {
-                tracing::warn!(
-                    "hookhost relay: {why}; letting the event through (--unreachable allow)"
-                );
-                0
-            }
-            Unreachable::Deny | Unreachable::Run => {
-                let answer = NativeAnswer::block(&format!("hookhost relay: {why}; refusing"));
-                write_answer(&answer);
-                answer.code
-            }
+        Unreachable::Deny | Unreachable::Run => {
+            let answer = NativeAnswer::block(&format!("hookhost relay: {why}; refusing"));
+            write_answer(&answer);
+            answer.code
+        }
+    })
+}
+
+/// The exit code [`late`] chose; a relay that answered already has
+/// nothing more to say and waits for its own end.
+fn late_code(limit: Duration, policy: Unreachable) -> ExitCode {
+    match late(limit, policy) {
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(2)),
+        None => loop {
+            std::thread::park();
+        },
+    }
+}
+
+/// Starts the watch that answers for a relay running the chain in this
+/// process, once `until` has passed with no answer ([`late`]), then ends
+/// the process. Forwarding to the daemon needs none: its every wait is
+/// bounded by the deadline itself, and a thread standing watch would cost
+/// about as much as the rest of the relay (it has to be woken to end the
+/// process).
+fn start_deadline(until: Instant, limit: Duration, policy: Unreachable) {
+    std::thread::spawn(move || {
+        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+        let Some(code) = late(limit, policy) else {
+            return;
         };
         let _ = std::io::Write::flush(&mut std::io::stdout());
         hookhost::kill_all_children();
@@ -151,12 +176,15 @@ pub struct Local {
 }
 
 /// A relay's first steps, before any runtime exists: read the event and,
-/// without `-c`, forward it. `Err` carries what must run in-process.
+/// without `-c`, forward it, all by the relay's deadline. `Err` carries
+/// what must run in-process (watched from then on by [`start_deadline`]).
 pub fn prepare(args: RelayArgs) -> Result<ExitCode, Local> {
-    start_deadline(deadline(&args), args.unreachable);
-    let text = match read_event() {
+    let limit = deadline(&args);
+    let until = Instant::now() + limit;
+    let text = match read_event(until) {
         Ok(text) => text,
-        Err(why) => {
+        Err(Failed::Late) => return Ok(late_code(limit, args.unreachable)),
+        Err(Failed::Because(why)) => {
             return Ok(print(&NativeAnswer::block(&format!(
                 "hookhost relay: {why}"
             ))));
@@ -167,15 +195,17 @@ pub fn prepare(args: RelayArgs) -> Result<ExitCode, Local> {
         None => {
             let socket = args.connect.unwrap_or_else(paths::default_socket);
             let name = args.event.as_deref();
-            match forward(&socket, args.dialect, name, &text) {
+            match forward(&socket, args.dialect, name, &text, until) {
                 Ok(answer) => return Ok(print(&answer)),
-                Err(why) => match unreachable(args.unreachable, &why) {
+                Err(Failed::Late) => return Ok(late_code(limit, args.unreachable)),
+                Err(Failed::Because(why)) => match unreachable(args.unreachable, &why) {
                     Ok(config) => config,
                     Err(code) => return Ok(code),
                 },
             }
         }
     };
+    start_deadline(until, limit, args.unreachable);
     Err(Local {
         dialect: args.dialect,
         event: args.event,
@@ -234,13 +264,64 @@ async fn answer_here(local: &Local) -> Result<NativeAnswer, String> {
     Ok(answer)
 }
 
-fn read_event() -> Result<String, String> {
-    let mut text = String::new();
-    std::io::stdin()
-        .take(MAX_EVENT_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the event on stdin: {e}"))?;
-    Ok(text)
+/// The event on stdin, read to its end (at most [`MAX_EVENT_BYTES`]) by
+/// `until`: an agent that never closes stdin gets the deadline's answer.
+fn read_event(until: Instant) -> Result<String, Failed> {
+    let mut bytes = Vec::new();
+    let mut stdin = std::io::stdin().lock();
+    let mut chunk = [0u8; 16 * 1024];
+    let unreadable =
+        |e: std::io::Error| Failed::Because(format!("cannot read the event on stdin: {e}"));
+    loop {
+        wait_readable(0, until)
+            .map_err(unreadable)?
+            .ok_or(Failed::Late)?;
+        match stdin.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) if (bytes.len() + n) as u64 > MAX_EVENT_BYTES => {
+                return Err(Failed::Because(format!(
+                    "the event on stdin is over {} MiB",
+                    MAX_EVENT_BYTES >> 20
+                )));
+            }
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(unreadable(e)),
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Failed::Because(format!(
+            "cannot read the event on stdin: it is not UTF-8: {e}"
+        ))
+    })
+}
+
+/// Waits until `fd` has something to read (or its end), by `until`:
+/// `Some` when it has, `None` when the time ran out.
+fn wait_readable(fd: i32, until: Instant) -> std::io::Result<Option<()>> {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd, for the length given.
+        match unsafe { libc::poll(&raw mut poll, 1, ms) } {
+            0 => {}
+            n if n > 0 => return Ok(Some(())),
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
 }
 
 /// Writes the answer as the agent reads a command hook's, and its code.
@@ -306,17 +387,20 @@ fn agent_env_header(dialect: Dialect) -> String {
     format!("X-Hookhost-Agent-Env: {line}\r\n")
 }
 
-/// Sends the event to the daemon on `socket` and reads its answer; `Err`
-/// says why there is none.
+/// Sends the event to the daemon on `socket` and reads its answer by
+/// `until`; `Err` says why there is none.
 fn forward(
     socket: &Path,
     dialect: Dialect,
     event: Option<&str>,
     text: &str,
-) -> Result<NativeAnswer, String> {
+    until: Instant,
+) -> Result<NativeAnswer, Failed> {
     let mut headers = event.map_or(String::new(), |e| format!("X-Hookhost-Event: {e}\r\n"));
     headers.push_str(&agent_env_header(dialect));
     let path = format!("/relay/{dialect}");
-    let body = client::request(socket, "POST", &path, &headers, text.as_bytes())?;
-    serde_json::from_slice(&body).map_err(|e| format!("the hookhost's answer is not readable: {e}"))
+    let request = ("POST", path.as_str());
+    let body = client::request(socket, request, &headers, text.as_bytes(), until)?;
+    serde_json::from_slice(&body)
+        .map_err(|e| Failed::Because(format!("the hookhost's answer is not readable: {e}")))
 }

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use serde_json::Value;
@@ -26,11 +27,22 @@ pub struct StatusArgs {
     json: bool,
 }
 
+/// How long `status` waits for a daemon that is stopped, full or silent.
+const STATUS_WAIT: Duration = Duration::from_secs(10);
+
 pub fn run(args: StatusArgs) -> ExitCode {
     warn_port_holders();
     let socket = args.connect.unwrap_or_else(paths::default_socket);
-    let status = client::request(&socket, "GET", "/status", "", b"")
-        .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()));
+    let until = Instant::now() + STATUS_WAIT;
+    let status = match client::request(&socket, ("GET", "/status"), "", b"", until) {
+        Ok(b) => serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()),
+        Err(client::Failed::Late) => Err(format!(
+            "the hookhost at {} gave no status within {} s",
+            socket.display(),
+            STATUS_WAIT.as_secs()
+        )),
+        Err(client::Failed::Because(why)) => Err(why),
+    };
     let status = match status {
         Ok(s) => s,
         Err(why) => {
