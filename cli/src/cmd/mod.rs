@@ -59,12 +59,42 @@ enum Command {
     Trust(trust::TrustArgs),
 }
 
+/// `hookhost relay` alone. An agent starts a relay for every hook call, so
+/// its arguments are parsed without building the other subcommands'
+/// (which costs more than the relay's round trip to the daemon).
+#[derive(Parser)]
+#[command(name = "hookhost")]
+struct RelayOnly {
+    #[command(subcommand)]
+    command: RelayCommand,
+}
+
+#[derive(Subcommand)]
+enum RelayCommand {
+    Relay(relay::RelayArgs),
+}
+
+/// The command line's subcommand. A well-formed relay is read by
+/// [`RelayOnly`]; everything else, and any relay it refuses (`--help`,
+/// a mistake), by the whole [`Cli`], which says what is wrong as usual.
+fn parse() -> Command {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "relay") {
+        if let Ok(RelayOnly {
+            command: RelayCommand::Relay(args),
+        }) = RelayOnly::try_parse()
+        {
+            return Command::Relay(args);
+        }
+    }
+    Cli::parse().command
+}
+
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    logging::init(matches!(cli.command, Command::Relay(_)));
+    let command = parse();
+    logging::init(matches!(command, Command::Relay(_)));
     // A relay to the daemon is done before any runtime or hook exists.
-    let command = match cli.command {
+    let command = match command {
         Command::Relay(args) => match relay::prepare(args) {
             Ok(code) => return code,
             Err(local) => Work::Relay(local),
