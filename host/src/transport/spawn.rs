@@ -99,12 +99,9 @@ fn only_standard_fds(cmd: &mut tokio::process::Command) {
     // only async-signal-safe syscalls (close_range, fcntl, getrlimit).
     unsafe {
         cmd.pre_exec(|| {
-            if libc::close_range(
-                3,
-                libc::c_uint::MAX,
-                libc::CLOSE_RANGE_CLOEXEC as libc::c_int,
-            ) == 0
-            {
+            // The raw syscall: musl's libc has no wrapper for it.
+            let flags = libc::CLOSE_RANGE_CLOEXEC as libc::c_uint;
+            if libc::syscall(libc::SYS_close_range, 3, libc::c_uint::MAX, flags) == 0 {
                 return Ok(());
             }
             // Kernels before 5.11: mark each descriptor up to the limit.

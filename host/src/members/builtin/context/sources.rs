@@ -84,6 +84,9 @@ impl Source {
 }
 
 /// Today's date in the host's time zone, `YYYY-MM-DD`.
+// The `libc` crate marks musl's `time_t` deprecated (its width changed in
+// musl 1.2); it is still the type `localtime_r` takes.
+#[allow(deprecated)]
 fn local_date() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
