@@ -37,6 +37,10 @@ const HTTP_ROW: &str = "9. Claude Code HTTP hook → `hookhost serve` → Rust S
 const RELAY_ROW: &str =
     "10. Claude Code command hook: `hookhost relay` per call → daemon → Rust SDK hook";
 const PYTHON_ROW: &str = "11. Claude Code command hook: sh -c python guard per call";
+pub(super) const HTTP_FLOOR_ROW: &str =
+    "16. floor of row 9: minimal tokio HTTP/1.1 server answering `{}`, no chain";
+pub(super) const RELAY_FLOOR_ROW: &str =
+    "17. floor of row 10: static binary per call, reads stdin, connects to the socket, exits";
 
 /// The PreToolUse event Claude Code sends (to a command hook's stdin or an
 /// HTTP hook's body) for the work of the other rows: its Bash call with
@@ -317,12 +321,20 @@ impl Daemon {
             .mode(0o700)
             .create(&dir)?;
         write_hook_config(paths, &dir)?;
-        let mut child = Command::new(paths.bin("hookhost"))
+        let mut command = Command::new(paths.hookhost.clone());
+        command
             .arg("serve")
             .arg("-c")
             .arg(dir.join("hooks.json"))
             .arg("--no-watch")
-            .args(args)
+            .args(args);
+        Daemon::spawn(command, dir).await
+    }
+
+    /// Starts `command` (a server that prints `listening on ADDR` first)
+    /// and waits for that line; `dir` is removed when it stops.
+    async fn spawn(mut command: Command, dir: PathBuf) -> Res<Daemon> {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -331,11 +343,11 @@ impl Daemon {
         let mut line = String::new();
         tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line))
             .await
-            .map_err(|_| "hookhost serve printed no address within 10 s")??;
+            .map_err(|_| "the server printed no address within 10 s")??;
         let at = line
             .trim()
             .strip_prefix("listening on ")
-            .ok_or_else(|| format!("hookhost serve printed {line:?}"))?
+            .ok_or_else(|| format!("the server printed {line:?}"))?
             .to_string();
         Ok(Daemon {
             child,
@@ -345,6 +357,15 @@ impl Daemon {
         })
     }
 
+    /// The TCP address of a server listening on `ws://ADDR`.
+    fn tcp_addr(&self) -> Res<SocketAddr> {
+        Ok(self
+            .at
+            .strip_prefix("ws://")
+            .ok_or_else(|| format!("the server listens on {:?}", self.at))?
+            .parse()?)
+    }
+
     /// Stops the daemon after a row measured against it: the row, or the
     /// first of the two failures.
     async fn finish(self, measured: Res<Row>) -> Res<Row> {
@@ -352,6 +373,12 @@ impl Daemon {
         let row = measured?;
         stopped?;
         Ok(row)
+    }
+
+    /// Kills a server that has no orderly stop (the floors).
+    async fn kill(mut self) {
+        let _ = self.child.kill().await;
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 
     /// SIGTERM, as a service manager stops it; it must exit 0 within 10 s.
@@ -404,27 +431,63 @@ pub(super) async fn http_row(paths: &Paths, plan: Plan) -> Res<Row> {
     let listen = ["--listen".to_string(), "127.0.0.1:0".to_string()];
     let daemon = Daemon::start(paths, scratch("http"), &listen).await?;
     let measured = async {
-        let addr: SocketAddr = daemon
-            .at
-            .strip_prefix("ws://")
-            .ok_or_else(|| format!("hookhost serve listens on {:?}", daemon.at))?
-            .parse()?;
-        let agent = Agent::Http {
-            addr,
-            event: Arc::new(claude_event()),
-        };
-        let sizes = Sizes {
-            warmup: plan.warmup,
-            sequential: plan.sequential,
-            window: plan.window,
-        };
-        let (row, calls) = measure(HTTP_ROW, &agent, sizes).await?;
+        let addr = daemon.tcp_addr()?;
+        let (row, calls) = measure(HTTP_ROW, &http_agent(addr), plan_sizes(plan)).await?;
         let mut conn = HttpConn::new(TcpStream::connect(addr).await?);
         check_counts(&conn.status().await?, calls)?;
         Ok::<Row, super::Error>(row)
     }
     .await;
     daemon.finish(measured).await
+}
+
+/// Claude Code's HTTP hook POSTing its event to `addr`.
+fn http_agent(addr: SocketAddr) -> Agent {
+    Agent::Http {
+        addr,
+        event: Arc::new(claude_event()),
+    }
+}
+
+/// The sizes of the rows making one call per request.
+fn plan_sizes(plan: Plan) -> Sizes {
+    Sizes {
+        warmup: plan.warmup,
+        sequential: plan.sequential,
+        window: plan.window,
+    }
+}
+
+/// Row 16: row 9's requests to `bench-http-floor`, the same stack
+/// answering the same bytes with no chain behind it.
+pub(super) async fn http_floor_row(paths: &Paths, plan: Plan) -> Res<Row> {
+    let server = Command::new(paths.bin("bench-http-floor"));
+    let floor = Daemon::spawn(server, scratch("http-floor")).await?;
+    let measured = async {
+        let agent = http_agent(floor.tcp_addr()?);
+        Ok(measure(HTTP_FLOOR_ROW, &agent, plan_sizes(plan)).await?.0)
+    }
+    .await;
+    floor.kill().await;
+    measured
+}
+
+/// `--profile http SECONDS IN_FLIGHT`: row 9's daemon under that many
+/// kept-alive connections for that long, its pid printed first, to
+/// attach a profiler to.
+pub(super) async fn profile_http(paths: &Paths, secs: f64, in_flight: usize) -> Res<()> {
+    let listen = ["--listen".to_string(), "127.0.0.1:0".to_string()];
+    let daemon = Daemon::start(paths, scratch("http"), &listen).await?;
+    println!("daemon pid {:?}", daemon.child.id());
+    let window = Duration::from_secs_f64(secs);
+    let measured = async {
+        let (rate, _) = concurrent(&http_agent(daemon.tcp_addr()?), in_flight, window).await?;
+        println!("http: {rate:.0} calls/s at {in_flight} connections");
+        Ok(())
+    }
+    .await;
+    let stopped = daemon.stop().await;
+    measured.and(stopped)
 }
 
 /// The sizes of the rows that spawn a process per call (as row 4).
@@ -447,7 +510,7 @@ pub(super) async fn relay_row(paths: &Paths, plan: Plan) -> Res<Row> {
             return Err(format!("hookhost serve listens on {:?}", daemon.at).into());
         }
         let relay = Spawn {
-            program: paths.bin("hookhost"),
+            program: paths.hookhost.clone(),
             args: ["relay", "--dialect", "claude-code", "--connect"]
                 .map(String::from)
                 .into_iter()
@@ -463,6 +526,47 @@ pub(super) async fn relay_row(paths: &Paths, plan: Plan) -> Res<Row> {
     }
     .await;
     daemon.finish(measured).await
+}
+
+/// Row 17: the relay's floor, `bench-connect-floor` spawned per call
+/// against a running daemon's socket, as row 10 spawns the relay.
+pub(super) async fn relay_floor_row(paths: &Paths, plan: Plan) -> Res<Row> {
+    let dir = scratch("relay-floor");
+    let socket = dir.join("hookhost.sock");
+    let args = ["--socket".to_string(), socket.display().to_string()];
+    let daemon = Daemon::start(paths, dir, &args).await?;
+    let measured = async {
+        let floor = Spawn {
+            program: paths.bin(CONNECT_FLOOR),
+            args: vec![socket.display().to_string()],
+            dir: paths.bench_dir.clone(),
+            input: serde_json::to_vec(&claude_event())?,
+        };
+        let agent = Agent::Spawn(Arc::new(floor));
+        Ok(measure(RELAY_FLOOR_ROW, &agent, spawn_sizes(plan)).await?.0)
+    }
+    .await;
+    daemon.finish(measured).await
+}
+
+/// The relay floor's executable, built by [`build_connect_floor`].
+pub(super) const CONNECT_FLOOR: &str = "bench-connect-floor";
+
+/// Builds `bench/floor/connect.rs` as a static executable into `bins`
+/// (cargo cannot link one binary of a package statically and not the
+/// others, so rustc is called directly).
+pub(super) fn build_connect_floor(root: &Path, bins: &Path) -> Res<()> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let status = std::process::Command::new(rustc)
+        .args(["--edition", "2024", "-O", "-C", "panic=abort"])
+        .args(["-C", "target-feature=+crt-static", "-o"])
+        .arg(bins.join(CONNECT_FLOOR))
+        .arg(root.join("bench").join("floor").join("connect.rs"))
+        .status()?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(format!("building {CONNECT_FLOOR} failed: {status}").into()),
+    }
 }
 
 /// The daemon's `GET /status` on its socket.

@@ -71,6 +71,7 @@ use tokio::process::Command;
 mod agents;
 mod checks;
 mod events;
+mod filters;
 mod probe;
 mod raw;
 mod report;
@@ -200,6 +201,8 @@ struct Row {
 struct Paths {
     bench_dir: PathBuf,
     bins: PathBuf,
+    /// The `hookhost` users install ([`build_dist`]).
+    hookhost: PathBuf,
     python: String,
 }
 
@@ -299,8 +302,10 @@ async fn run(args: &[String]) -> Res<()> {
     let began = Instant::now();
     let bench_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let root = bench_dir.parent().unwrap_or(&bench_dir).to_path_buf();
+    let (bins, hookhost) = ensure_helpers(&root)?;
     let paths = Paths {
-        bins: ensure_helpers(&root)?,
+        bins,
+        hookhost,
         python: resolve_python()?,
         bench_dir,
     };
@@ -399,6 +404,15 @@ async fn measure_rows(paths: &Paths, plan: Plan) -> Res<(Vec<Row>, SidecarFigure
     rows.push(step("11 Claude python hook", agents::python_row(paths, plan)).await?);
     rows.push(step("12 → Python echo hook", python_echo_row(paths, plan)).await?);
     rows.push(step("13 Rust SDK alone, raw pipe", raw::sdk_row(paths, plan)).await?);
+    let (starts, matches) = (filters::starts_with(), filters::matches());
+    let row = filters::row(filters::STARTS_WITH_ROW, paths, plan, &starts);
+    rows.push(step("14 `if` with startsWith", row).await?);
+    let row = filters::row(filters::MATCHES_ROW, paths, plan, &matches);
+    rows.push(step("15 `if` with matches()", row).await?);
+    let row = agents::http_floor_row(paths, plan);
+    rows.push(step("16 floor of the HTTP route", row).await?);
+    let row = agents::relay_floor_row(paths, plan);
+    rows.push(step("17 floor of the relay", row).await?);
     Ok((rows, sidecar))
 }
 
@@ -411,8 +425,10 @@ async fn step(name: &str, row: impl Future<Output = Res<Row>>) -> Res<Row> {
 }
 
 /// Builds the helper binaries next to this one (a `cargo run` builds only
-/// the harness) and returns their folder.
-fn ensure_helpers(root: &Path) -> Res<PathBuf> {
+/// the harness) and the `hookhost` users install (`scripts/dist`: static,
+/// LTO, stripped), the one every row runs; returns the helpers' folder and
+/// that binary.
+fn ensure_helpers(root: &Path) -> Res<(PathBuf, PathBuf)> {
     let exe = std::env::current_exe()?;
     let bins = exe
         .parent()
@@ -420,21 +436,17 @@ fn ensure_helpers(root: &Path) -> Res<PathBuf> {
         .to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
-    // `hookhost` (the sidecar of row 6, package hookhost-cli) with the
-    // helpers.
-    cmd.current_dir(root).args([
-        "build",
-        "-q",
-        "-p",
-        "hookhost-bench",
-        "-p",
-        "hookhost-cli",
-        "--bins",
-    ]);
+    cmd.current_dir(root)
+        .args(["build", "-q", "-p", "hookhost-bench", "--bins"]);
     if !cfg!(debug_assertions) {
         cmd.arg("--release");
     }
-    let helpers = ["bench-floor", "bench-hook", "bench-mcp-server", "hookhost"];
+    let helpers = [
+        "bench-floor",
+        "bench-hook",
+        "bench-http-floor",
+        "bench-mcp-server",
+    ];
     match cmd.status() {
         Ok(s) if s.success() => {}
         other => {
@@ -443,7 +455,32 @@ fn ensure_helpers(root: &Path) -> Res<PathBuf> {
             }
         }
     }
-    Ok(bins)
+    agents::build_connect_floor(root, &bins)?;
+    Ok((bins, build_dist(root)?))
+}
+
+/// `scripts/dist`: the binary users install, built as they get it.
+fn build_dist(root: &Path) -> Res<PathBuf> {
+    eprintln!("building the hookhost users install (scripts/dist) ...");
+    let mut cmd = std::process::Command::new(root.join("scripts").join("dist"));
+    // What `cargo run` set for the harness would read as changed inputs to
+    // build scripts that watch them (ring's), rebuilding half the tree.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if key.starts_with("CARGO_PKG_") || key.starts_with("CARGO_MANIFEST_") {
+            cmd.env_remove(&*key);
+        }
+    }
+    for key in ["CARGO_CRATE_NAME", "CARGO_BIN_NAME", "CARGO_PRIMARY_PACKAGE"] {
+        cmd.env_remove(key);
+    }
+    let out = cmd.stderr(std::process::Stdio::inherit()).output()?;
+    let path = String::from_utf8_lossy(&out.stdout);
+    let path = PathBuf::from(path.lines().last().unwrap_or("").trim());
+    match out.status.success() && path.is_file() {
+        true => Ok(path),
+        false => Err(format!("scripts/dist failed ({}): see above", out.status).into()),
+    }
 }
 
 /// The real interpreter behind `python3`, resolved once so that a pyenv
@@ -753,19 +790,24 @@ async fn rmcp_row(paths: &Paths, plan: Plan) -> Res<Row> {
 /// alone, for a profiler to watch.
 async fn profile_main(args: &[String]) -> Res<()> {
     let [which, secs, in_flight] = args else {
-        return Err("usage: --profile rust|python|sidecar SECONDS IN_FLIGHT".into());
+        return Err("usage: --profile rust|python|sidecar|http SECONDS IN_FLIGHT".into());
     };
     let bench_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let bins = std::env::current_exe()?
         .parent()
         .ok_or("no folder")?
         .to_path_buf();
+    let root = bench_dir.parent().unwrap_or(&bench_dir).to_path_buf();
     let paths = Paths {
+        hookhost: build_dist(&root)?,
         bench_dir,
         bins,
         python: resolve_python()?,
     };
     let window = Duration::from_secs_f64(secs.parse()?);
+    if which == "http" {
+        return agents::profile_http(&paths, secs.parse()?, in_flight.parse()?).await;
+    }
     if which == "sidecar" {
         let dir = sidecar_config(&paths)?;
         let (child, client) = spawn_sidecar(&paths, &dir.join("hooks.json"))?;

@@ -181,7 +181,7 @@ pub(super) fn write_hook_config(paths: &Paths, dir: &Path) -> Res<()> {
 
 /// Spawns `hookhost serve -c CONFIG --stdio`; its stderr stays ours.
 pub(super) fn spawn_sidecar(paths: &Paths, config: &Path) -> Res<(Child, SidecarClient)> {
-    let mut child = Command::new(paths.bin("hookhost"))
+    let mut child = Command::new(paths.hookhost.clone())
         .arg("serve")
         .arg("-c")
         .arg(config)
