@@ -33,7 +33,7 @@ use tokio::process::{Child, ChildStdout, Command};
 
 use super::{IN_FLIGHT, Latency, Paths, Plan, Res, Row, params, ratio, write_hook_config};
 
-const HTTP_ROW: &str = "9. Claude Code HTTP hook → `hookhost serve` → Rust SDK hook";
+pub(super) const HTTP_ROW: &str = "9. Claude Code HTTP hook → `hookhost serve` → Rust SDK hook";
 const RELAY_ROW: &str =
     "10. Claude Code command hook: `hookhost relay` per call → daemon → Rust SDK hook";
 const PYTHON_ROW: &str = "11. Claude Code command hook: sh -c python guard per call";
@@ -68,14 +68,14 @@ pub(super) fn event_bytes() -> usize {
 
 /// A kept-alive HTTP/1.1 connection: requests written whole, answers read
 /// by their `Content-Length`.
-struct HttpConn<S> {
+pub(super) struct HttpConn<S> {
     io: BufReader<S>,
     line: String,
-    body: Vec<u8>,
+    pub(super) body: Vec<u8>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> HttpConn<S> {
-    fn new(stream: S) -> HttpConn<S> {
+    pub(super) fn new(stream: S) -> HttpConn<S> {
         HttpConn {
             io: BufReader::with_capacity(16 * 1024, stream),
             line: String::with_capacity(256),
@@ -84,7 +84,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> HttpConn<S> {
     }
 
     /// Sends one request; the answer's status (its body in `self.body`).
-    async fn exchange(&mut self, request: &[u8]) -> Res<u16> {
+    pub(super) async fn exchange(&mut self, request: &[u8]) -> Res<u16> {
         let stream = self.io.get_mut();
         stream.write_all(request).await?;
         stream.flush().await?;
@@ -122,21 +122,27 @@ impl<S: AsyncRead + AsyncWrite + Unpin> HttpConn<S> {
 
     /// `GET /status`, as JSON.
     async fn status(&mut self) -> Res<Value> {
-        let request = b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-        match self.exchange(request).await? {
+        match self.get("/status").await? {
             200 => Ok(serde_json::from_slice(&self.body)?),
             s => Err(format!("GET /status answered {s}").into()),
         }
     }
+
+    /// `GET path`: the answer's status (its body in `self.body`).
+    pub(super) async fn get(&mut self, path: &str) -> Res<u16> {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        self.exchange(request.as_bytes()).await
+    }
 }
 
-/// One `POST /hooks/claude-code` as Node's fetch writes it; the body is
-/// serialized per call, as an agent does.
-fn hook_request(host: &str, event: &Value) -> Res<Vec<u8>> {
-    let body = serde_json::to_vec(event)?;
+/// One POST of `call.body` to `call.path` as Node's fetch writes it; the
+/// body is serialized per call, as an agent does.
+pub(super) fn post_request(host: &str, call: &HttpCall) -> Res<Vec<u8>> {
+    let body = serde_json::to_vec(&call.body)?;
     let mut out = format!(
-        "POST /hooks/claude-code HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\n\
+        "POST {} HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\n\
          Content-Type: application/json\r\nAccept: */*\r\nContent-Length: {}\r\n\r\n",
+        call.path,
         body.len()
     )
     .into_bytes();
@@ -144,11 +150,28 @@ fn hook_request(host: &str, event: &Value) -> Res<Vec<u8>> {
     Ok(out)
 }
 
+/// What one HTTP row POSTs, where, and which answer is its allow: rows
+/// differ in their server's route, request and answer, not in the client.
+pub(super) struct HttpCall {
+    pub(super) addr: SocketAddr,
+    pub(super) path: &'static str,
+    pub(super) body: Value,
+    /// Whether a 200 answer's body is the allow this row expects.
+    pub(super) allows: fn(&[u8]) -> bool,
+    /// That allow, for the error when another answer comes.
+    pub(super) expected: &'static str,
+}
+
+/// Row 9's allow: Claude Code's HTTP hook reads `{}` as "no objection".
+fn empty_object(body: &[u8]) -> bool {
+    body == b"{}"
+}
+
 // ---------------------------------------------------------------- callers
 
 /// A command run per call with the event on stdin, as an agent runs a
 /// command hook: stdout and stderr read, exit awaited.
-struct Spawn {
+pub(super) struct Spawn {
     program: PathBuf,
     args: Vec<String>,
     dir: PathBuf,
@@ -186,25 +209,25 @@ impl Spawn {
 /// How an agent reaches the decision; each caller task gets its own
 /// [`Conn`] from it.
 #[derive(Clone)]
-enum Agent {
-    Http { addr: SocketAddr, event: Arc<Value> },
+pub(super) enum Agent {
+    Http(Arc<HttpCall>),
     Spawn(Arc<Spawn>),
 }
 
 /// One caller's means: its own kept-alive connection, or the command.
 enum Conn {
-    Http(Box<HttpConn<TcpStream>>, String, Arc<Value>),
+    Http(Box<HttpConn<TcpStream>>, String, Arc<HttpCall>),
     Spawn(Arc<Spawn>),
 }
 
 impl Agent {
     async fn connect(&self) -> Res<Conn> {
         match self {
-            Agent::Http { addr, event } => {
-                let stream = TcpStream::connect(addr).await?;
+            Agent::Http(call) => {
+                let stream = TcpStream::connect(call.addr).await?;
                 stream.set_nodelay(true)?;
                 let conn = Box::new(HttpConn::new(stream));
-                Ok(Conn::Http(conn, addr.to_string(), event.clone()))
+                Ok(Conn::Http(conn, call.addr.to_string(), call.clone()))
             }
             Agent::Spawn(spawn) => Ok(Conn::Spawn(spawn.clone())),
         }
@@ -215,14 +238,15 @@ impl Conn {
     /// One decision, checked to be allow.
     async fn call(&mut self) -> Res<()> {
         match self {
-            Conn::Http(conn, host, event) => {
-                let request = hook_request(host, event)?;
+            Conn::Http(conn, host, call) => {
+                let request = post_request(host, call)?;
                 let status = conn.exchange(&request).await?;
-                if status == 200 && conn.body == b"{}" {
+                if status == 200 && (call.allows)(&conn.body) {
                     return Ok(());
                 }
                 let body = String::from_utf8_lossy(&conn.body).into_owned();
-                Err(format!("expected 200 `{{}}`, got {status}: {body}").into())
+                let expected = call.expected;
+                Err(format!("expected 200 {expected}, got {status}: {body}").into())
             }
             Conn::Spawn(spawn) => spawn.call().await,
         }
@@ -232,15 +256,15 @@ impl Conn {
 // ---------------------------------------------------------------- measuring
 
 /// How one row is measured.
-struct Sizes {
-    warmup: usize,
-    sequential: usize,
-    window: Duration,
+pub(super) struct Sizes {
+    pub(super) warmup: usize,
+    pub(super) sequential: usize,
+    pub(super) window: Duration,
 }
 
 /// Sequential latency on one caller, then throughput with 1, 8 and 64
 /// callers; the row and how many calls were made in all.
-async fn measure(name: &'static str, agent: &Agent, sizes: Sizes) -> Res<(Row, u64)> {
+pub(super) async fn measure(name: &'static str, agent: &Agent, sizes: Sizes) -> Res<(Row, u64)> {
     let mut conn = agent.connect().await?;
     for _ in 0..sizes.warmup {
         conn.call().await?;
@@ -400,8 +424,8 @@ impl Daemon {
     }
 }
 
-/// A fresh folder for one row's daemon.
-fn scratch(row: &str) -> PathBuf {
+/// A fresh folder for one row's server.
+pub(super) fn scratch(row: &str) -> PathBuf {
     std::env::temp_dir().join(format!("hookhost-bench-{row}-{}", std::process::id()))
 }
 
@@ -443,10 +467,13 @@ pub(super) async fn http_row(paths: &Paths, plan: Plan) -> Res<Row> {
 
 /// Claude Code's HTTP hook POSTing its event to `addr`.
 fn http_agent(addr: SocketAddr) -> Agent {
-    Agent::Http {
+    Agent::Http(Arc::new(HttpCall {
         addr,
-        event: Arc::new(claude_event()),
-    }
+        path: "/hooks/claude-code",
+        body: claude_event(),
+        allows: empty_object,
+        expected: "`{}`",
+    }))
 }
 
 /// The sizes of the rows making one call per request.

@@ -19,15 +19,27 @@
 //! 9. an agent's HTTP hook (Claude Code's `type: "http"`): its PreToolUse
 //!    event POSTed to `hookhost serve --listen` on a kept-alive
 //!    connection, the chain being the hook of row 2;
-//! 10. its command hook as `hookhost relay` (the release binary spawned
-//!     per call) forwarding to `hookhost serve --socket`;
+//! 10. its command hook as `hookhost relay` (the binary users install,
+//!     `scripts/dist`, spawned per call) forwarding to `hookhost serve
+//!     --socket`;
 //! 11. the same event to row 4's Python guard spawned per call, as these
 //!     agents run hooks today (module `agents`);
 //! 12. hookhost to `py_echo.py`, the least a Python hook can be (stdlib
 //!     json, no SDK), started as row 3's hook is: row 3's baseline;
 //! 13. row 2's hook alone, driven by the harness over a raw pipe pair (the
 //!     hello by hand, then before_tool lines, answers matched by id): the
-//!     Rust SDK's own cost, without the host (module `raw`, with row 1).
+//!     Rust SDK's own cost, without the host (module `raw`, with row 1);
+//! 14. and 15. one builtin guard behind an `if` written with `startsWith`
+//!     and with the same prefixes as constant `matches()` patterns (module
+//!     `filters`);
+//! 16. row 9's requests to `bench-http-floor`, the same stack answering the
+//!     same bytes with no chain: the HTTP route's floor;
+//! 17. a static executable spawned per call as row 10 spawns the relay,
+//!     reading stdin and connecting to the daemon's socket: the relay's
+//!     floor (`bench/floor/connect.rs`);
+//! 18. the competitor: row 9's decision by NeMo Guardrails 0.24.1's API
+//!     server (`/v1/checks`, a regex rail, no model), installed by the
+//!     harness into a venv of its own (module `nemo`).
 //!
 //! For each: sequential latency (p50, p99, max) and throughput with 1, 8
 //! and 64 calls in flight, each also as a ratio to the floor. Every host
@@ -50,7 +62,9 @@
 //! `target/BENCHMARKS-quick.md` and `target/BENCHMARKS-quick-scaling.svg`
 //! instead, so that it never replaces a full run's figures. Text outside
 //! the generated blocks of an existing file is kept, and a
-//! `--scaling-only` run leaves the rows' block as it was.
+//! `--scaling-only` run leaves the rows' block as it was. `--rows 9,18`
+//! measures those rows alone (no probe, no scaling section) into
+//! `target/BENCHMARKS-rows.md`, never into BENCHMARKS.md.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -72,6 +86,7 @@ mod agents;
 mod checks;
 mod events;
 mod filters;
+mod nemo;
 mod probe;
 mod raw;
 mod report;
@@ -80,6 +95,7 @@ mod scaling_report;
 mod sidecar;
 mod svg;
 
+use nemo::Competitor;
 use probe::{Probe, probe_main, run_probe};
 use raw::floor_row;
 use report::{ROWS_BLOCK, SCALING_BLOCK, micros, ratio, render, write_report};
@@ -94,15 +110,18 @@ type Res<T> = Result<T, Error>;
 
 const IN_FLIGHT: [usize; 3] = [1, 8, 64];
 const USAGE: &str = "\
-usage: cargo run --release -p hookhost-bench -- [--quick] [--scaling-only] [--out FILE]
+usage: cargo run --release -p hookhost-bench -- [--quick] [--scaling-only] [--rows N,..] [--out FILE]
 Compares hookhost with a raw pipe, one-shot command hooks and rmcp, and
 Claude Code's ways to reach it (HTTP hook, `hookhost relay`) with a Python hook per call
-(rows 1 to 13), then measures how its costs scale (chain length, params size, hooks
-configured, runtime events). Prints the tables and writes them to BENCHMARKS.md, the
+and with NeMo Guardrails (rows 1 to 18; row 18 installs NeMo Guardrails 0.24.1 from PyPI
+into target/bench-nemo/venv once), then measures how its costs scale (chain length,
+params size, hooks configured, runtime events). Prints the tables and writes them to BENCHMARKS.md, the
 curves to BENCHMARKS-scaling.svg beside it (--quick: target/BENCHMARKS-quick.md and
 target/BENCHMARKS-quick-scaling.svg).
   --quick         fewer calls, shorter windows: to see that it works, not for figures
   --scaling-only  the scaling section alone (its block and its SVG; the rows' block is kept)
+  --rows 9,18     those rows alone, no probe and no scaling section, written to
+                  target/BENCHMARKS-rows.md (never to BENCHMARKS.md)
   --out FILE      write FILE instead (the SVG beside it, FILE's stem + -scaling.svg)";
 const RUST_ROW: &str = "2. hookhost → Rust SDK hook";
 const PYTHON_ROW: &str = "3. hookhost → Python SDK hook";
@@ -115,6 +134,9 @@ struct Plan {
     quick: bool,
     /// `--scaling-only`: the scaling section alone.
     scaling_only: bool,
+    /// `--rows`: those rows alone (bit N for row N), without the probe and
+    /// the scaling section.
+    rows: Option<u64>,
     /// Sequential calls per row (all but those spawning per call).
     sequential: usize,
     /// Sequential calls of the rows spawning a process per call (4, 10, 11).
@@ -134,12 +156,13 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(quick: bool, scaling_only: bool) -> Plan {
+    fn new(quick: bool, scaling_only: bool, rows: Option<u64>) -> Plan {
         let scale = ScalePlan::new(quick);
         if quick {
             Plan {
                 quick,
                 scaling_only,
+                rows,
                 scale,
                 sequential: 2_000,
                 oneshot_sequential: 50,
@@ -153,6 +176,7 @@ impl Plan {
             Plan {
                 quick,
                 scaling_only,
+                rows,
                 scale,
                 sequential: 20_000,
                 oneshot_sequential: 300,
@@ -163,6 +187,11 @@ impl Plan {
                 load_window: Duration::from_secs(3),
             }
         }
+    }
+
+    /// Whether row `n` is measured in this run.
+    fn wants(&self, n: u32) -> bool {
+        self.rows.is_none_or(|rows| rows & (1 << n) != 0)
     }
 }
 
@@ -266,6 +295,7 @@ fn main() -> std::process::ExitCode {
 struct Options {
     quick: bool,
     scaling_only: bool,
+    rows: Option<u64>,
     out: Option<PathBuf>,
 }
 
@@ -274,6 +304,7 @@ impl Options {
         let mut o = Options {
             quick: false,
             scaling_only: false,
+            rows: None,
             out: None,
         };
         let mut args = args.iter();
@@ -281,6 +312,7 @@ impl Options {
             match a.as_str() {
                 "--quick" => o.quick = true,
                 "--scaling-only" => o.scaling_only = true,
+                "--rows" => o.rows = Some(row_set(args.next().ok_or("--rows needs N,..")?)?),
                 "--out" => o.out = Some(args.next().ok_or("--out needs a FILE")?.into()),
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}").into()),
             }
@@ -289,16 +321,33 @@ impl Options {
     }
 }
 
-/// What the rows measured, with the probe's figures.
+/// `9,18` as the bits of those rows; each must be a row of the table.
+fn row_set(list: &str) -> Res<u64> {
+    let mut rows = 0;
+    for n in list.split(',') {
+        match n.trim().parse::<u32>() {
+            Ok(n @ 1..=ROW_COUNT) => rows |= 1 << n,
+            _ => return Err(format!("--rows: {n:?} is not a row from 1 to {ROW_COUNT}").into()),
+        }
+    }
+    Ok(rows)
+}
+
+/// The rows of the table.
+const ROW_COUNT: u32 = 18;
+
+/// What the rows measured, with the probe's figures (none with `--rows`).
 struct Rows {
     rows: Vec<Row>,
     sidecar: SidecarFigures,
-    probe: Probe,
+    probe: Option<Probe>,
+    /// Why the competitor (row 18) was left out, if it was.
+    nemo_left_out: Option<String>,
 }
 
 async fn run(args: &[String]) -> Res<()> {
     let options = Options::parse(args)?;
-    let plan = Plan::new(options.quick, options.scaling_only);
+    let plan = Plan::new(options.quick, options.scaling_only, options.rows);
     let began = Instant::now();
     let bench_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let root = bench_dir.parent().unwrap_or(&bench_dir).to_path_buf();
@@ -314,12 +363,18 @@ async fn run(args: &[String]) -> Res<()> {
         true => None,
         false => Some(measure_all(&paths, plan).await?),
     };
-    let scaling = scaling::measure(&paths, plan).await?;
-    let out = options.out.unwrap_or_else(|| match plan.quick {
-        true => root.join("target").join("BENCHMARKS-quick.md"),
-        false => root.join("BENCHMARKS.md"),
-    });
-    write_all(&out, rows, &scaling, plan, began.elapsed())?;
+    let scaling = match plan.rows {
+        Some(_) => None,
+        None => Some(scaling::measure(&paths, plan).await?),
+    };
+    let out = options
+        .out
+        .unwrap_or_else(|| match (plan.rows, plan.quick) {
+            (Some(_), _) => root.join("target").join("BENCHMARKS-rows.md"),
+            (None, true) => root.join("target").join("BENCHMARKS-quick.md"),
+            (None, false) => root.join("BENCHMARKS.md"),
+        });
+    write_all(&out, rows, scaling.as_ref(), plan, began.elapsed())?;
     println!(
         "wrote {} ({:.1} s)",
         out.display(),
@@ -345,24 +400,23 @@ fn announce(plan: Plan, paths: &Paths) {
     println!("python: {}", paths.python);
 }
 
-/// Rows 1 to 13 and the start-up and RSS probe.
+/// Rows 1 to 18 and the start-up and RSS probe (with `--rows`, those rows
+/// alone).
 async fn measure_all(paths: &Paths, plan: Plan) -> Res<Rows> {
-    let (rows, sidecar) = measure_rows(paths, plan).await?;
-    eprint!("  startup and RSS probe ...");
-    let probe = run_probe(paths, plan).await?;
-    eprintln!(" done");
-    Ok(Rows {
-        rows,
-        sidecar,
-        probe,
-    })
+    let mut rows = measure_rows(paths, plan).await?;
+    if plan.rows.is_none() {
+        eprint!("  startup and RSS probe ...");
+        rows.probe = Some(run_probe(paths, plan).await?);
+        eprintln!(" done");
+    }
+    Ok(rows)
 }
 
 /// Prints the blocks and writes them to `out`, the SVG beside it.
 fn write_all(
     out: &Path,
     rows: Option<Rows>,
-    scaling: &Scaling,
+    scaling: Option<&Scaling>,
     plan: Plan,
     took: Duration,
 ) -> Res<()> {
@@ -372,56 +426,87 @@ fn write_all(
         .unwrap_or("BENCHMARKS");
     let svg_name = format!("{stem}-scaling.svg");
     let mut blocks = Vec::new();
+    let scaling_took = scaling.map_or(Duration::ZERO, |s| s.took);
     if let Some(r) = rows {
-        let report = render(&r.rows, &r.probe, &r.sidecar, plan, (took, scaling.took));
+        let report = render(&r, plan, (took, scaling_took));
         println!("\n{report}");
         blocks.push((ROWS_BLOCK, report));
     }
-    let section = scaling_report::render(scaling, plan, &svg_name);
-    println!("\n{section}");
-    blocks.push((SCALING_BLOCK, section));
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(out.with_file_name(&svg_name), scaling_report::plot(scaling))?;
+    if let Some(scaling) = scaling {
+        let section = scaling_report::render(scaling, plan, &svg_name);
+        println!("\n{section}");
+        blocks.push((SCALING_BLOCK, section));
+        std::fs::write(out.with_file_name(&svg_name), scaling_report::plot(scaling))?;
+    }
     write_report(out, &blocks)
 }
 
-/// Rows 1 to 13, in order, and what row 6 measured besides.
-async fn measure_rows(paths: &Paths, plan: Plan) -> Res<(Vec<Row>, SidecarFigures)> {
+/// Rows 1 to 18 (those `--rows` names), in order, and what rows 6 and 18
+/// told besides their figures.
+async fn measure_rows(paths: &Paths, plan: Plan) -> Res<Rows> {
+    let (p, q) = (paths, plan);
     let mut rows = Vec::new();
-    rows.push(step("1 floor", floor_row(paths, plan)).await?);
-    rows.push(step("2 hookhost → Rust", rust_row(paths, plan)).await?);
-    rows.push(step("3 hookhost → Python", python_row(paths, plan)).await?);
-    rows.push(step("4 one-shot sh -c python", oneshot_row(paths, plan)).await?);
-    rows.push(step("5 rmcp tool call", rmcp_row(paths, plan)).await?);
+    rows.extend(step(q, 1, "floor", floor_row(p, q)).await?);
+    rows.extend(step(q, 2, "hookhost → Rust", rust_row(p, q)).await?);
+    rows.extend(step(q, 3, "hookhost → Python", python_row(p, q)).await?);
+    rows.extend(step(q, 4, "one-shot sh -c python", oneshot_row(p, q)).await?);
+    rows.extend(step(q, 5, "rmcp tool call", rmcp_row(p, q)).await?);
     let mut sidecar = SidecarFigures::default();
-    rows.push(step("6 sidecar → Rust", sidecar_row(paths, plan, &mut sidecar)).await?);
-    rows.push(step("7 → Rust over WebSocket", remote_row(paths, plan, "ws")).await?);
-    rows.push(step("8 → Rust over HTTP", remote_row(paths, plan, "http")).await?);
-    rows.push(step("9 Claude HTTP hook", agents::http_row(paths, plan)).await?);
-    rows.push(step("10 Claude relay", agents::relay_row(paths, plan)).await?);
-    rows.push(step("11 Claude python hook", agents::python_row(paths, plan)).await?);
-    rows.push(step("12 → Python echo hook", python_echo_row(paths, plan)).await?);
-    rows.push(step("13 Rust SDK alone, raw pipe", raw::sdk_row(paths, plan)).await?);
+    rows.extend(step(q, 6, "sidecar → Rust", sidecar_row(p, q, &mut sidecar)).await?);
+    rows.extend(step(q, 7, "→ Rust over WebSocket", remote_row(p, q, "ws")).await?);
+    rows.extend(step(q, 8, "→ Rust over HTTP", remote_row(p, q, "http")).await?);
+    rows.extend(step(q, 9, "Claude HTTP hook", agents::http_row(p, q)).await?);
+    rows.extend(step(q, 10, "Claude relay", agents::relay_row(p, q)).await?);
+    rows.extend(step(q, 11, "Claude python hook", agents::python_row(p, q)).await?);
+    rows.extend(step(q, 12, "→ Python echo hook", python_echo_row(p, q)).await?);
+    rows.extend(step(q, 13, "Rust SDK alone, raw pipe", raw::sdk_row(p, q)).await?);
     let (starts, matches) = (filters::starts_with(), filters::matches());
-    let row = filters::row(filters::STARTS_WITH_ROW, paths, plan, &starts);
-    rows.push(step("14 `if` with startsWith", row).await?);
-    let row = filters::row(filters::MATCHES_ROW, paths, plan, &matches);
-    rows.push(step("15 `if` with matches()", row).await?);
-    let row = agents::http_floor_row(paths, plan);
-    rows.push(step("16 floor of the HTTP route", row).await?);
-    let row = agents::relay_floor_row(paths, plan);
-    rows.push(step("17 floor of the relay", row).await?);
-    Ok((rows, sidecar))
+    let row = filters::row(filters::STARTS_WITH_ROW, p, q, &starts);
+    rows.extend(step(q, 14, "`if` with startsWith", row).await?);
+    let row = filters::row(filters::MATCHES_ROW, p, q, &matches);
+    rows.extend(step(q, 15, "`if` with matches()", row).await?);
+    let row = agents::http_floor_row(p, q);
+    rows.extend(step(q, 16, "floor of the HTTP route", row).await?);
+    let row = agents::relay_floor_row(p, q);
+    rows.extend(step(q, 17, "floor of the relay", row).await?);
+    let nemo_left_out = competitor(p, q, &mut rows).await?;
+    Ok(Rows {
+        rows,
+        sidecar,
+        probe: None,
+        nemo_left_out,
+    })
 }
 
-async fn step(name: &str, row: impl Future<Output = Res<Row>>) -> Res<Row> {
-    eprint!("  {name} ...");
+/// Row 18 into `rows`, or why it was left out.
+async fn competitor(paths: &Paths, plan: Plan, rows: &mut Vec<Row>) -> Res<Option<String>> {
+    let row = nemo::nemo_row(paths, plan);
+    match step(plan, 18, "NeMo Guardrails /v1/checks", row).await? {
+        Some(Competitor::Measured(row)) => rows.push(row),
+        Some(Competitor::LeftOut(why)) => return Ok(Some(why)),
+        None => {}
+    }
+    Ok(None)
+}
+
+/// Row `n`, measured if the plan wants it.
+async fn step<T>(
+    plan: Plan,
+    n: u32,
+    name: &str,
+    row: impl Future<Output = Res<T>>,
+) -> Res<Option<T>> {
+    if !plan.wants(n) {
+        return Ok(None);
+    }
+    eprint!("  {n} {name} ...");
     let t = Instant::now();
     let r = row.await;
     eprintln!(" {:.1} s", t.elapsed().as_secs_f64());
-    r.map_err(|e| format!("{name}: {e}").into())
+    r.map(Some).map_err(|e| format!("{n} {name}: {e}").into())
 }
 
 /// Builds the helper binaries next to this one (a `cargo run` builds only
@@ -471,7 +556,11 @@ fn build_dist(root: &Path) -> Res<PathBuf> {
             cmd.env_remove(&*key);
         }
     }
-    for key in ["CARGO_CRATE_NAME", "CARGO_BIN_NAME", "CARGO_PRIMARY_PACKAGE"] {
+    for key in [
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+    ] {
         cmd.env_remove(key);
     }
     let out = cmd.stderr(std::process::Stdio::inherit()).output()?;
@@ -832,4 +921,21 @@ async fn profile_main(args: &[String]) -> Res<()> {
     println!("{which}: {rate:.0} calls/s");
     host.shutdown().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_names_rows_of_the_table_only() {
+        let rows = row_set("9,18").expect("rows 9 and 18");
+        let plan = Plan::new(true, false, Some(rows));
+        let wanted: Vec<u32> = (1..=ROW_COUNT).filter(|n| plan.wants(*n)).collect();
+        assert_eq!(wanted, [9, 18]);
+        for bad in ["0", "19", "9,x", ""] {
+            assert!(row_set(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(Plan::new(true, false, None).wants(18));
+    }
 }

@@ -9,7 +9,7 @@ use super::filters::{MATCHES_ROW, STARTS_WITH_ROW};
 use super::probe::Probe;
 use super::raw::{FLOOR_ROW, SDK_ROW};
 use super::sidecar::SidecarFigures;
-use super::{PY_ECHO_ROW, PYTHON_ROW, Plan, RUST_ROW, Res, Row, agents, params};
+use super::{PY_ECHO_ROW, PYTHON_ROW, Plan, RUST_ROW, Res, Row, Rows, agents, nemo, params};
 
 /// A generated block: its begin and end markers, and the heading it gets
 /// when a file has no such block yet.
@@ -97,22 +97,22 @@ fn machine() -> BTreeMap<&'static str, String> {
 
 /// The generated block: how the run was made, the table, the lines under
 /// it and the targets.
-pub(super) fn render(
-    rows: &[Row],
-    probe: &Probe,
-    sidecar: &SidecarFigures,
-    plan: Plan,
-    (took, scaling): (Duration, Duration),
-) -> String {
+pub(super) fn render(measured: &Rows, plan: Plan, (took, scaling): (Duration, Duration)) -> String {
+    let rows = &measured.rows[..];
     let mut s = header(plan);
     s += &work(plan);
     s += &table(rows);
-    s += &probe_lines(probe, plan);
-    s += &sidecar_line(sidecar);
+    if let Some(probe) = &measured.probe {
+        s += &probe_lines(probe, plan);
+    }
+    if plan.wants(6) {
+        s += &sidecar_line(&measured.sidecar);
+    }
     s += &network_line(rows);
     s += &agents::summary(rows, plan);
+    s += &nemo::summary(rows, measured.nemo_left_out.as_deref());
     s += &rows_12_13(rows);
-    s += &targets_table(rows, probe);
+    s += &targets_table(rows, measured.probe.as_ref());
     s += &format!(
         "\nThe run took {:.0} s, the scaling section below {:.0} s of it.\n",
         took.as_secs_f64(),
@@ -124,13 +124,21 @@ pub(super) fn render(
 /// The command, the machine and the date.
 pub(super) fn header(plan: Plan) -> String {
     let m = machine();
-    let flags: Vec<&str> = [
+    let mut flags: Vec<String> = [
         (plan.quick, "--quick"),
         (plan.scaling_only, "--scaling-only"),
     ]
     .into_iter()
-    .filter_map(|(on, flag)| on.then_some(flag))
+    .filter(|(on, _)| *on)
+    .map(|(_, flag)| flag.to_string())
     .collect();
+    if let Some(rows) = plan.rows {
+        let listed: Vec<String> = (0..64)
+            .filter(|n| rows & (1 << n) != 0)
+            .map(|n| n.to_string())
+            .collect();
+        flags.push(format!("--rows {}", listed.join(",")));
+    }
     let command = match flags.is_empty() {
         true => "cargo run --release -p hookhost-bench".to_string(),
         false => format!(
@@ -169,26 +177,28 @@ pub(super) fn params_bytes() -> usize {
     serde_json::to_vec(&params()).map_or(0, |v| v.len())
 }
 
-/// One line per row, each figure with its ratio to the floor's.
+/// One line per row, each figure with its ratio to the floor's (none
+/// when the floor was not measured, as with `--rows`).
 fn table(rows: &[Row]) -> String {
     let mut s =
         String::from("| path | p50 | p99 | max | 1 in flight | 8 in flight | 64 in flight |\n");
     s += "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-    let Some(floor) = rows.first() else {
-        return s;
+    let floor = find(rows, FLOOR_ROW);
+    let vs = |v: f64, base: Option<f64>| {
+        base.map_or(String::new(), |b| format!(" ({})", ratio(v / b.max(1e-9))))
     };
     for r in rows {
-        let lat = |v: u64, f: u64| format!("{} ({})", micros(v), ratio(v as f64 / f.max(1) as f64));
+        let lat =
+            |v: u64, f: Option<u64>| format!("{}{}", micros(v), vs(v as f64, f.map(|f| f as f64)));
         s += &format!(
             "| {} | {} | {} | {} |",
             r.name,
-            lat(r.latency.p50, floor.latency.p50),
-            lat(r.latency.p99, floor.latency.p99),
-            lat(r.latency.max, floor.latency.max),
+            lat(r.latency.p50, floor.map(|f| f.latency.p50)),
+            lat(r.latency.p99, floor.map(|f| f.latency.p99)),
+            lat(r.latency.max, floor.map(|f| f.latency.max)),
         );
         for (i, t) in r.throughput.iter().enumerate() {
-            let vs = t / floor.throughput[i].max(1e-9);
-            s += &format!(" {} ({}) |", rate(*t), ratio(vs));
+            s += &format!(" {}{} |", rate(*t), vs(*t, floor.map(|f| f.throughput[i])));
         }
         s += "\n";
     }
@@ -223,7 +233,9 @@ fn sidecar_line(sidecar: &SidecarFigures) -> String {
 }
 
 fn network_line(rows: &[Row]) -> String {
-    let (Some(rust), Some(ws), Some(http)) = (rows.get(1), rows.get(6), rows.get(7)) else {
+    let (Some(rust), Some(ws), Some(http)) =
+        (numbered(rows, 2), numbered(rows, 7), numbered(rows, 8))
+    else {
         return String::new();
     };
     let vs = |r: &Row| ratio(r.latency.p50 as f64 / rust.latency.p50.max(1) as f64);
@@ -260,7 +272,7 @@ fn rows_12_13(rows: &[Row]) -> String {
     )
 }
 
-fn targets_table(rows: &[Row], probe: &Probe) -> String {
+fn targets_table(rows: &[Row], probe: Option<&Probe>) -> String {
     let mut s = String::from("| target | result | measured |\n| --- | --- | --- |\n");
     for (name, met, what) in targets(rows, probe) {
         let result = if met { "met" } else { "**missed**" };
@@ -277,15 +289,24 @@ fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
     rows.iter().find(|r| r.name == name)
 }
 
+/// Row `n` by the number its name starts with: with `--rows` a row's place
+/// in the list is not its number.
+fn numbered(rows: &[Row], n: u32) -> Option<&Row> {
+    let prefix = format!("{n}. ");
+    rows.iter().find(|r| r.name.starts_with(&prefix))
+}
+
 /// A target: what it is, whether it was met, what was measured.
 type Target = (String, bool, String);
 
-/// The targets: issue 22's ratios, then the older ones still in force.
-fn targets(rows: &[Row], probe: &Probe) -> Vec<Target> {
+/// The targets: issue 22's ratios, then the older ones still in force,
+/// then issue 35's against the competitor.
+fn targets(rows: &[Row], probe: Option<&Probe>) -> Vec<Target> {
     let mut targets = ratio_targets(rows);
-    targets.extend(probe_targets(probe));
+    targets.extend(probe.map(probe_targets).unwrap_or_default());
     targets.extend(oneshot_targets(rows));
     targets.extend(agents::targets(rows));
+    targets.extend(nemo::targets(rows));
     targets
 }
 
@@ -424,7 +445,9 @@ fn probe_targets(probe: &Probe) -> Vec<Target> {
 
 /// Row 2 against the one-shot hook (row 4) and rmcp (row 5).
 fn oneshot_targets(rows: &[Row]) -> Vec<Target> {
-    let (Some(rust), Some(one), Some(mcp)) = (rows.get(1), rows.get(3), rows.get(4)) else {
+    let (Some(rust), Some(one), Some(mcp)) =
+        (numbered(rows, 2), numbered(rows, 4), numbered(rows, 5))
+    else {
         return Vec::new();
     };
     let p50 = |r: &Row| r.latency.p50 as f64;
