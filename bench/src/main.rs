@@ -879,7 +879,10 @@ async fn rmcp_row(paths: &Paths, plan: Plan) -> Res<Row> {
 /// alone, for a profiler to watch.
 async fn profile_main(args: &[String]) -> Res<()> {
     let [which, secs, in_flight] = args else {
-        return Err("usage: --profile rust|python|sidecar|http SECONDS IN_FLIGHT".into());
+        return Err(
+            "usage: [HOOKHOST_BIN=PATH] --profile rust|python|sidecar|http SECONDS IN_FLIGHT"
+                .into(),
+        );
     };
     let bench_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let bins = std::env::current_exe()?
@@ -887,8 +890,14 @@ async fn profile_main(args: &[String]) -> Res<()> {
         .ok_or("no folder")?
         .to_path_buf();
     let root = bench_dir.parent().unwrap_or(&bench_dir).to_path_buf();
+    // A profile wants symbols, which the binary users install has not:
+    // `HOOKHOST_BIN=target/release/hookhost` profiles that one instead.
+    let hookhost = match std::env::var_os("HOOKHOST_BIN") {
+        Some(bin) => PathBuf::from(bin),
+        None => build_dist(&root)?,
+    };
     let paths = Paths {
-        hookhost: build_dist(&root)?,
+        hookhost,
         bench_dir,
         bins,
         python: resolve_python()?,

@@ -9,6 +9,11 @@ mod shared;
 mod cmd;
 mod sidecar;
 
+/// The allocator every hookhost process uses (cli/Cargo.toml says why).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     cmd::main()
 }
