@@ -662,6 +662,47 @@ pub(super) fn summary(rows: &[Row], plan: Plan) -> String {
     )
 }
 
+/// Issue 35's: the HTTP route (row 9) and the relay (row 10) against
+/// their floors (rows 16 and 17), measured the same way in the same run.
+pub(super) fn floor_targets(rows: &[Row]) -> Vec<(String, bool, String)> {
+    let (Some(http), Some(http_floor), Some(relay), Some(relay_floor)) = (
+        find(rows, HTTP_ROW),
+        find(rows, HTTP_FLOOR_ROW),
+        find(rows, RELAY_ROW),
+        find(rows, RELAY_FLOOR_ROW),
+    ) else {
+        return Vec::new();
+    };
+    let (at8, at64, floor64) = (http.throughput[1], http.throughput[2], http_floor.throughput[2]);
+    let p50 = |r: &Row| r.latency.p50 as f64;
+    let vs = |a: f64, b: f64, show: fn(f64) -> String| {
+        format!("{} vs {} ({})", show(a), show(b), ratio(a / b.max(1e-9)))
+    };
+    let us = |ns: f64| super::micros(ns as u64);
+    vec![
+        (
+            "HTTP route (row 9): 64 connections ≥ 8 connections".into(),
+            at64 >= at8,
+            vs(at64, at8, super::report::rate),
+        ),
+        (
+            "HTTP route (row 9) at 64 connections ≥ 0.5× its floor's (row 16)".into(),
+            at64 >= 0.5 * floor64,
+            vs(at64, floor64, super::report::rate),
+        ),
+        (
+            "HTTP route (row 9) p50 ≤ 1.3× its floor's (row 16)".into(),
+            p50(http) <= 1.3 * p50(http_floor),
+            vs(p50(http), p50(http_floor), us),
+        ),
+        (
+            "`hookhost relay` (row 10) p50 ≤ 1.5× its floor's (row 17)".into(),
+            p50(relay) <= 1.5 * p50(relay_floor),
+            vs(p50(relay), p50(relay_floor), us),
+        ),
+    ]
+}
+
 /// Issue 18's targets for rows 9 and 10.
 pub(super) fn targets(rows: &[Row]) -> Vec<(String, bool, String)> {
     let (Some(http), Some(relay), Some(py)) = (

@@ -306,6 +306,7 @@ fn targets(rows: &[Row], probe: Option<&Probe>) -> Vec<Target> {
     targets.extend(probe.map(probe_targets).unwrap_or_default());
     targets.extend(oneshot_targets(rows));
     targets.extend(agents::targets(rows));
+    targets.extend(agents::floor_targets(rows));
     targets.extend(nemo::targets(rows));
     targets
 }
