@@ -673,7 +673,11 @@ pub(super) fn floor_targets(rows: &[Row]) -> Vec<(String, bool, String)> {
     ) else {
         return Vec::new();
     };
-    let (at8, at64, floor64) = (http.throughput[1], http.throughput[2], http_floor.throughput[2]);
+    let (at8, at64, floor64) = (
+        http.throughput[1],
+        http.throughput[2],
+        http_floor.throughput[2],
+    );
     let p50 = |r: &Row| r.latency.p50 as f64;
     let vs = |a: f64, b: f64, show: fn(f64) -> String| {
         format!("{} vs {} ({})", show(a), show(b), ratio(a / b.max(1e-9)))
