@@ -355,6 +355,21 @@ impl Daemon {
         Daemon::spawn(command, dir).await
     }
 
+    /// Starts `hookhost serve --socket` in a scratch folder of `row`'s,
+    /// checked to listen on that socket; the daemon and its socket.
+    async fn on_socket(paths: &Paths, row: &str) -> Res<(Daemon, PathBuf)> {
+        let dir = scratch(row);
+        let socket = dir.join("hookhost.sock");
+        let args = ["--socket".to_string(), socket.display().to_string()];
+        let daemon = Daemon::start(paths, dir, &args).await?;
+        if daemon.at != format!("unix:{}", socket.display()) {
+            let at = daemon.at.clone();
+            daemon.stop().await?;
+            return Err(format!("hookhost serve listens on {at:?}").into());
+        }
+        Ok((daemon, socket))
+    }
+
     /// Starts `command` (a server that prints `listening on ADDR` first)
     /// and waits for that line; `dir` is removed when it stops.
     async fn spawn(mut command: Command, dir: PathBuf) -> Res<Daemon> {
@@ -528,14 +543,8 @@ fn spawn_sizes(plan: Plan) -> Sizes {
 
 /// Row 10: `hookhost relay` per call, the daemon on a socket.
 pub(super) async fn relay_row(paths: &Paths, plan: Plan) -> Res<Row> {
-    let dir = scratch("relay");
-    let socket = dir.join("hookhost.sock");
-    let args = ["--socket".to_string(), socket.display().to_string()];
-    let daemon = Daemon::start(paths, dir, &args).await?;
+    let (daemon, socket) = Daemon::on_socket(paths, "relay").await?;
     let measured = async {
-        if daemon.at != format!("unix:{}", socket.display()) {
-            return Err(format!("hookhost serve listens on {:?}", daemon.at).into());
-        }
         let relay = Spawn {
             program: paths.hookhost.clone(),
             args: ["relay", "--dialect", "claude-code", "--connect"]
@@ -558,10 +567,7 @@ pub(super) async fn relay_row(paths: &Paths, plan: Plan) -> Res<Row> {
 /// Row 17: the relay's floor, `bench-connect-floor` spawned per call
 /// against a running daemon's socket, as row 10 spawns the relay.
 pub(super) async fn relay_floor_row(paths: &Paths, plan: Plan) -> Res<Row> {
-    let dir = scratch("relay-floor");
-    let socket = dir.join("hookhost.sock");
-    let args = ["--socket".to_string(), socket.display().to_string()];
-    let daemon = Daemon::start(paths, dir, &args).await?;
+    let (daemon, socket) = Daemon::on_socket(paths, "relay-floor").await?;
     let measured = async {
         let floor = Spawn {
             program: paths.bin(CONNECT_FLOOR),
