@@ -211,7 +211,7 @@ export function serveStdio(hook, { input = process.stdin, output, protectStdout 
       stop();
     });
     input.once("error", stop);
-    wire.stream?.once("error", stop); // the host has gone (EPIPE)
+    wire.stream?.on("error", stop); // the host has gone (EPIPE); stop is idempotent
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
     input.resume();
