@@ -1,8 +1,10 @@
 //! A first run, as someone who just installed hookhost and read nothing:
 //! `hookhost serve --socket` with no config anywhere starts, answers every
 //! agent as no hook decided (never an allow of its own) and says where the
-//! config goes. Each test has its own HOME and runtime folder, and no
-//! XDG_CONFIG_HOME.
+//! config goes; `hookhost init` writes one that `hookhost check` accepts,
+//! never overwrites one, and names the agents whose own hooks
+//! `hookhost install AGENT --adopt` would bring in. Each test has its own
+//! HOME and runtime folder, and no XDG_CONFIG_HOME.
 
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +12,7 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -197,4 +199,127 @@ fn an_explicit_config_that_does_not_exist_is_still_an_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("nope.toml"), "{stderr}");
     assert!(!user.runtime.join("hookhost/hookhost.sock").exists());
+}
+
+#[test]
+fn init_writes_a_config_that_check_accepts_and_serve_then_reads() {
+    let user = User::new();
+    let out = user.run(&["init"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let config = user.default_config();
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains("# [hooks.processes.guard]"), "{text}");
+    let checked = user.run(&["check", "-c", config.to_str().unwrap()]);
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    // With the file there, serve reads it and has nothing to say about it.
+    let (_daemon, note) = serve_quietly(&user);
+    assert!(!note.contains("no config"), "{note}");
+}
+
+/// [`serve`] for a daemon that may print nothing on stderr: what it
+/// printed there within half a second of listening.
+fn serve_quietly(user: &User) -> (Daemon, String) {
+    let log = user.home.join("serve.err");
+    let mut child = user
+        .hookhost(&["serve", "--socket"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("listening on unix:"), "{line:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    (Daemon(child), std::fs::read_to_string(&log).unwrap())
+}
+
+#[test]
+fn init_never_overwrites_a_config_unless_forced_and_then_keeps_a_backup() {
+    let user = User::new();
+    let config = user.default_config();
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let mine = "[hooks.builtins.redact_secrets]\n";
+    std::fs::write(&config, mine).unwrap();
+    let out = user.run(&["init"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--force"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), mine);
+
+    let forced = user.run(&["init", "--force"]);
+    assert!(forced.status.success());
+    assert_ne!(std::fs::read_to_string(&config).unwrap(), mine);
+    assert_eq!(backups(config.parent().unwrap()), vec![mine.to_string()]);
+}
+
+/// The contents of the backups install and init leave in `dir`.
+fn backups(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".bak"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
+}
+
+#[test]
+fn init_names_each_agent_with_hooks_of_its_own_and_the_command_that_adopts_them() {
+    let user = User::new();
+    // Claude Code: one hook of the user's and hookhost's own relay entry.
+    let claude = user.home.join(".claude/settings.json");
+    std::fs::create_dir_all(claude.parent().unwrap()).unwrap();
+    std::fs::write(
+        &claude,
+        r#"{"hooks":{"PreToolUse":[
+            {"matcher":"Bash","hooks":[{"type":"command","command":"~/bin/no-force-push.sh"}]},
+            {"hooks":[{"type":"command","command":"hookhost relay --dialect claude-code"}]}]}}"#,
+    )
+    .unwrap();
+    // Codex: only hookhost's entry, nothing to adopt.
+    let codex = user.home.join(".codex/hooks.json");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::fs::write(
+        &codex,
+        r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"hookhost relay --dialect codex"}]}]}}"#,
+    )
+    .unwrap();
+    let out = user.run(&["init"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains(&format!("{} (1)", claude.display())),
+        "one hook of the user's, hookhost's own entry not counted: {stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.trim() == "hookhost install claude-code --adopt"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("codex"), "{stdout}");
+    // Offered, not done: the agent's file is as it was.
+    assert!(
+        std::fs::read_to_string(&claude)
+            .unwrap()
+            .contains("no-force-push")
+    );
+    assert!(!user.home.join(".config/hookhost/adopted").exists());
 }
