@@ -68,13 +68,14 @@ impl Drop for Daemon {
 }
 
 /// `hookhost serve --socket`, once it says it listens; and what it said
-/// on stderr before that.
+/// on stderr until then (a note about the config comes before that line).
 fn serve(user: &User) -> (Daemon, String) {
+    let log = user.home.join("serve.err");
     let mut child = user
         .hookhost(&["serve", "--socket"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let mut line = String::new();
@@ -82,11 +83,7 @@ fn serve(user: &User) -> (Daemon, String) {
         .read_line(&mut line)
         .unwrap();
     assert!(line.starts_with("listening on unix:"), "{line:?}");
-    let mut note = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut note)
-        .unwrap();
-    (Daemon(child), note)
+    (Daemon(child), std::fs::read_to_string(&log).unwrap())
 }
 
 /// One tool call and one permission request (where the agent has one),
@@ -220,28 +217,8 @@ fn init_writes_a_config_that_check_accepts_and_serve_then_reads() {
         String::from_utf8_lossy(&checked.stderr)
     );
     // With the file there, serve reads it and has nothing to say about it.
-    let (_daemon, note) = serve_quietly(&user);
+    let (_daemon, note) = serve(&user);
     assert!(!note.contains("no config"), "{note}");
-}
-
-/// [`serve`] for a daemon that may print nothing on stderr: what it
-/// printed there within half a second of listening.
-fn serve_quietly(user: &User) -> (Daemon, String) {
-    let log = user.home.join("serve.err");
-    let mut child = user
-        .hookhost(&["serve", "--socket"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("listening on unix:"), "{line:?}");
-    std::thread::sleep(Duration::from_millis(500));
-    (Daemon(child), std::fs::read_to_string(&log).unwrap())
 }
 
 #[test]

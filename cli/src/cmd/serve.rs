@@ -127,13 +127,15 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         Err(e) => return usage_error(format!("serve: {e}")),
     };
     let sources = config.sources.clone();
+    // Taken now, before the hooks start, so the watch misses no change.
+    let seen = daemon::Stamps::of(&sources);
     let host = Host::start(config).await;
     let from = ReloadFrom::File(path);
     let sidecar = Sidecar::new(host.clone(), from, load_config, sources);
     let mut background = tokio::task::JoinSet::new();
     background.spawn(reload_on_sighup(sidecar.clone()));
     if !args.no_watch && !args.stdio {
-        background.spawn(daemon::watch(sidecar.clone()));
+        background.spawn(daemon::watch(sidecar.clone(), seen));
     }
     let code = match args.stdio {
         true => serve_stdio(sidecar).await,
