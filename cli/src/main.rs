@@ -1,6 +1,15 @@
 //! The `hookhost` command line: run, check, serve and test agent hooks.
 //! The library (`hookhost`) does the hosting; this crate adds the
 //! subcommands, logging, and the sidecar's listeners.
+//!
+//! Install it with `cargo install hookhost-cli`; `hookhost --help` lists the
+//! subcommands.
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `mimalloc` | yes | mimalloc as every hookhost process's allocator (built from its C sources with the system's compiler); without it, the platform's allocator |
 
 // First: its `out!` and `outln!` macros are for every module below.
 #[macro_use]

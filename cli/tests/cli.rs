@@ -354,11 +354,19 @@ intercept = ["before_tool"]
 
 #[test]
 fn demo_shows_every_kind_of_verdict_through_the_example_hooks() {
+    // From an empty folder, as after `cargo install hookhost-cli`: the
+    // example hooks are built into the binary, not read from a clone.
+    let empty = scratch("demo-empty");
     let out = Command::new(HOOKHOST)
         .arg("demo")
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .current_dir(&empty)
         .output()
         .unwrap();
+    assert_eq!(
+        std::fs::read_dir(&empty).unwrap().count(),
+        0,
+        "the demo writes nothing where it is run"
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(
         out.status.code(),

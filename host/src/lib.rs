@@ -78,14 +78,16 @@
 //!
 //! | feature | default | what it adds | crates an embedder pulls |
 //! |---|---|---|---|
-//! | none | | processes, builtins, command hooks, matchers, audit, breaker | 76 |
-//! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | 95 |
-//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls); command hooks with a `url` (Claude Code's `http` handlers, on the same hyper and rustls); `[hooks.webhooks.*]` (the same client, SSRF-guarded); `[hooks.prompts.*]` (a model's HTTP API through that client) | 213 with `cel` (no new packages for `url` hooks: the same hyper and rustls) |
+//! | none | | processes, builtins, command hooks, matchers, audit, breaker | 84 |
+//! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | 102 |
+//! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls); command hooks with a `url` (Claude Code's `http` handlers, on the same hyper and rustls); `[hooks.webhooks.*]` (the same client, SSRF-guarded); `[hooks.prompts.*]` (a model's HTTP API through that client) | 214 with `cel` (no new packages for `url` hooks: the same hyper and rustls) |
 //! | `conformance` | no | `conformance()`: check a hook program against the protocol; `probe()`: a hook that checks its host | +0 |
+//! | `yaml` | no | `[hooks.import] docker-agent = "agent.yaml"`: docker-agent's agent YAML (serde_norway) | +3 |
 //!
 //! (Counted with `cargo tree -p hookhost -e normal --prefix none | sort -u
 //! | wc -l` and the feature flags.) A config that uses a feature this build
-//! lacks fails to load with a [`ConfigError`] that names the feature.
+//! lacks fails to load with a [`ConfigError`] that names the feature. On
+//! docs.rs every item that needs a feature says which.
 //!
 //! # Module map
 //!
@@ -111,11 +113,19 @@
 //!
 //! `ARCHITECTURE.md` in the repository follows one request through them.
 
+// docs.rs (nightly, `--cfg docsrs`) labels each item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Every public enum says whether it may grow: `#[non_exhaustive]`, or an
 // allow with the reason it is closed.
 #![deny(clippy::exhaustive_enums)]
 // `pub` means reachable from the crate root; anything else is `pub(crate)`.
 #![deny(unreachable_pub)]
+
+// The crate's README (its crates.io page) is compiled as a doctest, so
+// its example cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 mod chain;
 mod config;

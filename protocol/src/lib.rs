@@ -17,6 +17,14 @@
 //!
 //! The normative text is `spec/protocol.md` in the repository.
 //!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `io` | no | `framing::LineReader`: bounded line reading over tokio's async I/O; `outbox::Outbox`: line writing where the sender writes itself when the pipe is idle (tokio, memchr) |
+//!
+//! Without features the crate is types and pure functions over serde_json.
+//!
 //! ```
 //! use hookhost_protocol::{chain::{Chain, OnError}, stage::Stage};
 //! use serde_json::json;
@@ -29,6 +37,8 @@
 //! # Ok::<(), hookhost_protocol::chain::ParamsError>(())
 //! ```
 
+// docs.rs (nightly, `--cfg docsrs`) labels each item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Every public enum says whether it may grow: `#[non_exhaustive]`, or an
 // allow with the reason it is closed.
 #![deny(clippy::exhaustive_enums)]

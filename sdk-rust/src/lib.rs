@@ -165,6 +165,14 @@
 //! or fractional number, is read by jsonrpsee as a notification and never
 //! answered; the host's client is jsonrpsee's and sends unsigned ids only.
 //!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `ws` | no | serving a hook over WebSocket and HTTP: `serve_ws`, `serve_ws_with`, `NetServer`, `NetConfig`, and `--listen ADDR` in [`run`] (jsonrpsee's server) |
+//!
+//! Without it a hook serves over stdio only.
+//!
 //! # Why jsonrpsee, and how far
 //!
 //! Method dispatch is a jsonrpsee [`RpcModule`](jsonrpsee_core::server::RpcModule),
@@ -181,8 +189,16 @@
 //! itself) is carried as `null` through jsonrpsee and the real id is put
 //! back into the reply.
 
+// docs.rs (nightly, `--cfg docsrs`) labels each item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // `pub` means reachable from the crate root; anything else is `pub(crate)`.
 #![deny(unreachable_pub)]
+
+// The crate's README (its crates.io page) is compiled as a doctest, so
+// its example cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 #[cfg(feature = "ws")]
 mod access;

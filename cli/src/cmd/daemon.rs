@@ -161,10 +161,12 @@ pub async fn accept_unix(sidecar: Arc<Sidecar>, listener: UnixListener) {
 /// from changes: modified, created, removed or replaced. A reload that
 /// fails keeps the hooks as they were, and says why in the log. The files
 /// watched are those of the config in force, whichever reload (this one,
-/// SIGHUP, `host.reload`) brought it.
-pub async fn watch(sidecar: Arc<Sidecar>) {
+/// SIGHUP, `host.reload`) brought it. `seen` is what they were when the
+/// config was read ([`Stamps::of`]): a file written while the hooks were
+/// starting (a first run's `hookhost init`) is a change, not the baseline.
+pub async fn watch(sidecar: Arc<Sidecar>, seen: Stamps) {
     let mut sources = sidecar.sources();
-    let mut seen = stamps(&sources);
+    let mut seen = seen.0;
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
         let current = sidecar.sources();
@@ -186,6 +188,16 @@ pub async fn watch(sidecar: Arc<Sidecar>) {
         }
         sources = sidecar.sources();
         seen = stamps(&sources);
+    }
+}
+
+/// The config's files as they were when it was read, for [`watch`].
+pub struct Stamps(Vec<Option<(SystemTime, u64)>>);
+
+impl Stamps {
+    /// Each of `paths` as it is now.
+    pub fn of(paths: &[PathBuf]) -> Stamps {
+        Stamps(stamps(paths))
     }
 }
 

@@ -31,6 +31,10 @@ use crate::shared::limits;
     about = "Run agent hooks as long-lived processes and merge their verdicts",
     long_about = "hookhost starts hook processes written in any language, speaks JSON-RPC 2.0 \
 to each over stdin/stdout, and merges their answers into one verdict per hook point.\n\n\
+Under an agent you already use: `hookhost init` (a commented ~/.config/hookhost/hooks.toml, \
+and the agents whose own hooks `install --adopt` can bring in), `hookhost serve --socket` (the \
+daemon; with no config yet no hook runs), `hookhost install claude-code` (or codex, gemini-cli, \
+cursor, copilot).\n\n\
 Logs go to stderr; set HOOKHOST_LOG (e.g. HOOKHOST_LOG=info, or \
 HOOKHOST_LOG=hookhost::hook_stderr=info to see what hooks print) to change the level. \
 `hookhost relay` writes on stdout and stderr only its answer to the agent: its log goes to \
@@ -45,6 +49,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Demo(demo::DemoArgs),
+    Init(install::InitArgs),
     Call(call::CallArgs),
     Check(check::CheckArgs),
     Replay(replay::ReplayArgs),
@@ -146,6 +151,7 @@ async fn dispatch(work: Work) -> ExitCode {
     };
     match command {
         Command::Demo(args) => demo::run(args).await,
+        Command::Init(args) => install::init(args).await,
         Command::Call(args) => call::run(args).await,
         Command::Check(args) => check::run(args).await,
         Command::Replay(args) => replay::run(args).await,

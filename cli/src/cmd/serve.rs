@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use crate::sidecar::{Access, ConnectionCap, ReloadFrom, Sidecar, Ticket, WsError, WsOptions};
 use clap::Args;
-use hookhost::Host;
 use hookhost::LogBudget;
+use hookhost::{Config, Host};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::daemon;
@@ -46,7 +46,10 @@ required.\n\n\
 With --socket it is the user's daemon: it serves `hookhost relay` and `hookhost status` on a \
 Unix socket (default $XDG_RUNTIME_DIR/hookhost/hookhost.sock), refuses to start while another \
 daemon holds it, and reloads when the config or a settings file it imports changes. Without \
--c it serves ~/.config/hookhost/hooks.toml. Its --listen port always requires the token: \
+-c it serves ~/.config/hookhost/hooks.toml; while that file does not exist (a first run) it \
+starts with no hook, so every event is answered as no hook decided and each agent decides as \
+it would without hookhost, says so on stderr, and loads the file once it is written (`hookhost \
+init` writes a commented one). A -c FILE that does not exist is an error. Its --listen port always requires the token: \
 --token-file, else ~/.config/hookhost/http-token (created 0600 when missing; `hookhost install \
 --via http` writes it into the agent's settings).\n\n\
 Examples:\n  \
@@ -57,7 +60,8 @@ hookhost serve --socket --listen 127.0.0.1:7070"
 )]
 pub struct ServeArgs {
     /// The config file (TOML, or JSON in PicoClaw's shape); default
-    /// `~/.config/hookhost/hooks.toml`.
+    /// `~/.config/hookhost/hooks.toml`, which may be missing (no hook runs
+    /// until it is written; `hookhost init`).
     #[arg(short = 'c', long = "config")]
     config: Option<PathBuf>,
     /// Speak JSON-RPC over stdin and stdout.
@@ -113,9 +117,8 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return usage_error(format!("serve: {e}")),
     };
-    let path = args.config.clone().unwrap_or_else(paths::default_config);
-    let config = match load_config(&path) {
-        Ok(c) => c,
+    let (path, config) = match initial_config(&args) {
+        Ok(loaded) => loaded,
         Err(e) => return usage_error(e),
     };
     // Claimed before any hook starts: a second daemon starts nothing.
@@ -124,13 +127,15 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         Err(e) => return usage_error(format!("serve: {e}")),
     };
     let sources = config.sources.clone();
+    // Taken now, before the hooks start, so the watch misses no change.
+    let seen = daemon::Stamps::of(&sources);
     let host = Host::start(config).await;
     let from = ReloadFrom::File(path);
     let sidecar = Sidecar::new(host.clone(), from, load_config, sources);
     let mut background = tokio::task::JoinSet::new();
     background.spawn(reload_on_sighup(sidecar.clone()));
     if !args.no_watch && !args.stdio {
-        background.spawn(daemon::watch(sidecar.clone()));
+        background.spawn(daemon::watch(sidecar.clone(), seen));
     }
     let code = match args.stdio {
         true => serve_stdio(sidecar).await,
@@ -140,6 +145,40 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     host.shutdown().await;
     drop(claim);
     code
+}
+
+/// The config to serve and its path: `-c`, which must load, or the
+/// default path. On a first run nothing is there yet: then the chain is
+/// empty (no hook decides, so every agent decides as it would without
+/// hookhost; never an allow hookhost made up), and stderr says where the
+/// config goes and how to write one. The path stays the config's source,
+/// so the watch (or SIGHUP) loads the file once it is written.
+fn initial_config(args: &ServeArgs) -> Result<(PathBuf, Config), String> {
+    if let Some(path) = &args.config {
+        return load_config(path).map(|c| (path.clone(), c));
+    }
+    let path = paths::default_config();
+    // A dangling link is there, and fails to load as it should.
+    let absent =
+        std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
+    if !absent {
+        return load_config(&path).map(|c| (path, c));
+    }
+    let then = if args.no_watch || args.stdio {
+        "then send this process SIGHUP (or restart it)"
+    } else {
+        "this daemon loads it as soon as it is there"
+    };
+    eprintln!(
+        "hookhost: serve: no config at {} yet, so no hook runs: every event is answered as no hook \
+         decided, and the agent decides as it would without hookhost. `hookhost init` writes a \
+         commented one there (and names the agents whose hooks `hookhost install AGENT --adopt` \
+         can bring in); {then}.",
+        path.display()
+    );
+    let mut config = Config::empty(paths::config_dir());
+    config.sources = vec![path.clone()];
+    Ok((path, config))
 }
 
 /// JSON-RPC on stdin and stdout, until end of input or a signal.

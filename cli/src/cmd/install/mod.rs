@@ -9,10 +9,12 @@
 //! file is backed up before it is written; `--dry-run` shows the diffs.
 //! One module per concern: [`target`] (which file), [`route`] (which
 //! entry), [`shape`] (the JSON edit), [`adopt`] (moving the user's hooks
-//! into hookhost), [`file`] and [`plan`] (writing safely).
+//! into hookhost), [`file`] and [`plan`] (writing safely); [`init`] writes a
+//! first config and names the agents whose hooks `--adopt` would move.
 
 mod adopt;
 mod file;
+mod init;
 mod plan;
 mod route;
 mod shape;
@@ -31,6 +33,8 @@ use file::Doc;
 use plan::Step;
 use route::{Route, Via};
 use target::{Scope, Shape};
+
+pub use init::{InitArgs, init};
 
 /// Where a daemon serves Claude Code's http hooks unless told otherwise.
 const DEFAULT_URL: &str = "http://127.0.0.1:7070";

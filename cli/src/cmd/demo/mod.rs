@@ -1,8 +1,10 @@
 //! `hookhost demo`: a scripted agent session through the example hooks, so
 //! a newcomer sees every kind of verdict in one run.
 
+mod files;
+
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -19,20 +21,18 @@ use crate::shared::exit::usage_error;
 use crate::shared::table::print_table;
 use crate::shared::term::sanitize as safe;
 
-/// The example hooks' config, compiled in; its paths are resolved against
-/// the repository's `examples/` folder.
-const DEFAULT_CONFIG: &str = include_str!("../../../examples/hooks.toml");
-
 /// Run a scripted agent session through the example hooks and show what each hook did.
 #[derive(Args)]
 #[command(after_help = "Examples:\n  \
-cargo run --release -p hookhost -- demo\n  \
+hookhost demo\n  \
 hookhost demo --config my-hooks.toml\n\n\
 The session is fixed: echo hello, rm -rf /tmp/test, sudo apt update, ls, cat README.md \
 twice, and a command whose output holds an API key. No command really runs: the tools \
-are fakes. Needs python3 on PATH for the default (Python) example hooks.")]
+are fakes. The example hooks (the repository's examples/hooks.toml and examples/python/, \
+with the Python SDK) are built into the binary and written to a temporary folder for the \
+run, so the demo needs no clone; it needs python3 (3.11 or later) on PATH.")]
 pub struct DemoArgs {
-    /// Use this config instead of the built-in one (examples/hooks.toml).
+    /// Use this config instead of the built-in example hooks (examples/hooks.toml).
     #[arg(short = 'c', long = "config")]
     config: Option<PathBuf>,
 }
@@ -106,28 +106,14 @@ impl Style {
     }
 }
 
-fn examples_dir() -> PathBuf {
-    let here = Path::new("examples");
-    if here.join("hooks.toml").is_file() {
-        return std::fs::canonicalize(here).unwrap_or_else(|_| here.to_path_buf());
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
-}
-
-fn load(args: &DemoArgs) -> Result<Config, String> {
+/// The config the demo runs: `--config`, or the built-in example hooks
+/// unpacked into a folder that lives as long as the returned guard.
+fn load(args: &DemoArgs) -> Result<(Config, Option<files::DemoDir>), String> {
     match &args.config {
-        Some(path) => load_config(path),
+        Some(path) => Ok((load_config(path)?, None)),
         None => {
-            let dir = examples_dir();
-            if !dir.join("python").is_dir() {
-                return Err(format!(
-                    "the example hooks are not at {}; run the demo from a clone of the repository, or pass --config",
-                    dir.display()
-                ));
-            }
-            let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-            Config::parse(DEFAULT_CONFIG, false, &dir.join("hooks.toml"), dir.clone())
-                .map_err(|e| e.to_string())
+            let dir = files::DemoDir::unpack()?;
+            Ok((load_config(&dir.config())?, Some(dir)))
         }
     }
 }
@@ -191,8 +177,9 @@ fn event(host: &Host, kind: &str, payload: Value) {
 /// Plays the scripted session and prints what each hook did, then a
 /// summary: 0 done, 1 a hook did not start, 2 a config error.
 pub async fn run(args: DemoArgs) -> ExitCode {
-    let config = match load(&args) {
-        Ok(c) => c,
+    // `_files` keeps the built-in hooks' folder until the hooks have stopped.
+    let (config, _files) = match load(&args) {
+        Ok(loaded) => loaded,
         Err(e) => return usage_error(e),
     };
     let st = Style {

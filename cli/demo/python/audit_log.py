@@ -1,0 +1,1 @@
+../../../examples/python/audit_log.py

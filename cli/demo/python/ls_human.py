@@ -1,0 +1,1 @@
+../../../examples/python/ls_human.py
