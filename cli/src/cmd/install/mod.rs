@@ -188,6 +188,9 @@ fn run_install(args: &InstallArgs) -> Result<(), String> {
         );
     }
     finish(&steps, args.dry_run)?;
+    if let Via::Relay(program) = &via {
+        warn_if_cached(program);
+    }
     if !args.dry_run {
         if let Via::Http { url, .. } = &via {
             record_http_port(url);
@@ -354,6 +357,25 @@ fn relay_program() -> Result<String, String> {
         .to_str()
         .ok_or_else(|| format!("{}: not a UTF-8 path", exe.display()))?;
     Ok(route::quote(path))
+}
+
+/// Warns when the relay entries name a binary in a one-off runner's cache:
+/// `npx` and `uvx` run a package from a cache that `npm cache clean` or
+/// `uv cache clean` (or their own pruning) empties, taking the path install
+/// wrote with it.
+fn warn_if_cached(program: &str) {
+    let runner = if program.contains("/_npx/") {
+        "npx"
+    } else if program.contains("/archive-v0/") {
+        "uvx"
+    } else {
+        return;
+    };
+    outln!(
+        "warning: this hookhost runs from {runner}'s cache, which can be cleared: the agent's \
+         hooks would then fail (closed where they refuse). Install it to stay (npm install -g \
+         hookhost, uv tool install hookhost) and run install again"
+    );
 }
 
 /// A hookhost config that imports the very file install writes would run
