@@ -62,7 +62,9 @@ fn write(path: &Path, force: bool) -> Result<(), String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    if before.is_some() && !force {
+    // A link to a missing file is there too: never replaced unasked.
+    let exists = before.is_some() || std::fs::symlink_metadata(path).is_ok();
+    if exists && !force {
         return Err(format!(
             "{} exists; init does not overwrite it (--force replaces it, keeping a backup)",
             path.display()
@@ -151,6 +153,19 @@ mod tests {
         );
         assert_eq!(quoted(Path::new("/my hooks/h.toml")), "'/my hooks/h.toml'");
         assert_eq!(quoted(Path::new("/a'b $x")), r"'/a'\''b $x'");
+    }
+
+    #[test]
+    fn a_link_to_a_missing_file_is_not_replaced_unless_forced() {
+        let dir = std::env::temp_dir().join(format!("hookhost-init-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch");
+        let link = dir.join("hooks.toml");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(dir.join("elsewhere.toml"), &link).expect("link");
+        let refused = write(&link, false).expect_err("a link is there");
+        assert!(refused.contains("--force"), "{refused}");
+        assert!(std::fs::symlink_metadata(&link).expect("kept").is_symlink());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
