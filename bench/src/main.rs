@@ -39,7 +39,9 @@
 //!     floor (`bench/floor/connect.rs`);
 //! 18. the competitor: row 9's decision by NeMo Guardrails 0.24.1's API
 //!     server (`/v1/checks`, a regex rail, no model), installed by the
-//!     harness into a venv of its own (module `nemo`).
+//!     harness into a venv of its own (module `nemo`);
+//! 19. hookhost to a Node SDK hook (`bench/node_hook.mjs`, row 3's hook
+//!     written with `sdk-node`).
 //!
 //! For each: sequential latency (p50, p99, max) and throughput with 1, 8
 //! and 64 calls in flight, each also as a ratio to the floor. Every host
@@ -113,7 +115,7 @@ const USAGE: &str = "\
 usage: cargo run --release -p hookhost-bench -- [--quick] [--scaling-only] [--rows N,..] [--out FILE]
 Compares hookhost with a raw pipe, one-shot command hooks and rmcp, and
 Claude Code's ways to reach it (HTTP hook, `hookhost relay`) with a Python hook per call
-and with NeMo Guardrails (rows 1 to 18; row 18 installs NeMo Guardrails 0.24.1 from PyPI
+and with NeMo Guardrails, and the Node SDK (rows 1 to 19; row 18 installs NeMo Guardrails 0.24.1 from PyPI
 into target/bench-nemo/venv once), then measures how its costs scale (chain length,
 params size, hooks configured, runtime events). Prints the tables and writes them to BENCHMARKS.md, the
 curves to BENCHMARKS-scaling.svg beside it (--quick: target/BENCHMARKS-quick.md and
@@ -126,6 +128,7 @@ target/BENCHMARKS-quick-scaling.svg).
 const RUST_ROW: &str = "2. hookhost → Rust SDK hook";
 const PYTHON_ROW: &str = "3. hookhost → Python SDK hook";
 const SIDECAR_ROW: &str = "6. sidecar: agent → `hookhost serve` → Rust SDK hook";
+const NODE_ROW: &str = "19. hookhost → Node SDK hook";
 const PY_ECHO_ROW: &str = "12. hookhost → minimal Python echo hook (stdlib json, no SDK)";
 
 /// How much work a run does.
@@ -334,7 +337,7 @@ fn row_set(list: &str) -> Res<u64> {
 }
 
 /// The rows of the table.
-const ROW_COUNT: u32 = 18;
+const ROW_COUNT: u32 = 19;
 
 /// What the rows measured, with the probe's figures (none with `--rows`).
 struct Rows {
@@ -400,7 +403,7 @@ fn announce(plan: Plan, paths: &Paths) {
     println!("python: {}", paths.python);
 }
 
-/// Rows 1 to 18 and the start-up and RSS probe (with `--rows`, those rows
+/// Rows 1 to 19 and the start-up and RSS probe (with `--rows`, those rows
 /// alone).
 async fn measure_all(paths: &Paths, plan: Plan) -> Res<Rows> {
     let mut rows = measure_rows(paths, plan).await?;
@@ -444,7 +447,7 @@ fn write_all(
     write_report(out, &blocks)
 }
 
-/// Rows 1 to 18 (those `--rows` names), in order, and what rows 6 and 18
+/// Rows 1 to 19 (those `--rows` names), in order, and what rows 6 and 18
 /// told besides their figures.
 async fn measure_rows(paths: &Paths, plan: Plan) -> Res<Rows> {
     let (p, q) = (paths, plan);
@@ -473,6 +476,7 @@ async fn measure_rows(paths: &Paths, plan: Plan) -> Res<Rows> {
     let row = agents::relay_floor_row(p, q);
     rows.extend(step(q, 17, "floor of the relay", row).await?);
     let nemo_left_out = competitor(p, q, &mut rows).await?;
+    rows.extend(step(q, 19, "hookhost → Node", node_row(p, q)).await?);
     Ok(Rows {
         rows,
         sidecar,
@@ -823,6 +827,16 @@ async fn python_row(paths: &Paths, plan: Plan) -> Res<Row> {
     host_row(PYTHON_ROW, one_hook_config(paths, command), plan).await
 }
 
+/// Row 19: row 3's path to `bench/node_hook.mjs`, the same hook written with
+/// the Node SDK (`sdk-node`), run by the `node` on PATH.
+async fn node_row(paths: &Paths, plan: Plan) -> Res<Row> {
+    let command = vec![
+        "node".to_string(),
+        paths.script("node_hook.mjs").display().to_string(),
+    ];
+    host_row(NODE_ROW, one_hook_config(paths, command), plan).await
+}
+
 /// Row 12: row 3's path to `py_echo.py`, the least a Python hook can be
 /// (stdlib json, no SDK), started the same way.
 async fn python_echo_row(paths: &Paths, plan: Plan) -> Res<Row> {
@@ -942,7 +956,7 @@ mod tests {
         let plan = Plan::new(true, false, Some(rows));
         let wanted: Vec<u32> = (1..=ROW_COUNT).filter(|n| plan.wants(*n)).collect();
         assert_eq!(wanted, [9, 18]);
-        for bad in ["0", "19", "9,x", ""] {
+        for bad in ["0", "20", "9,x", ""] {
             assert!(row_set(bad).is_err(), "{bad:?} accepted");
         }
         assert!(Plan::new(true, false, None).wants(18));

@@ -9,7 +9,9 @@ use super::filters::{MATCHES_ROW, STARTS_WITH_ROW};
 use super::probe::Probe;
 use super::raw::{FLOOR_ROW, SDK_ROW};
 use super::sidecar::SidecarFigures;
-use super::{PY_ECHO_ROW, PYTHON_ROW, Plan, RUST_ROW, Res, Row, Rows, agents, nemo, params};
+use super::{
+    NODE_ROW, PY_ECHO_ROW, PYTHON_ROW, Plan, RUST_ROW, Res, Row, Rows, agents, nemo, params,
+};
 
 /// A generated block: its begin and end markers, and the heading it gets
 /// when a file has no such block yet.
@@ -319,9 +321,9 @@ enum Compare {
     P50,
 }
 
-/// Ratio targets (issue 22's, issue 35's filter): (what, row, baseline,
+/// Ratio targets (issue 22's, issue 35's filter, issue 36's Node SDK): (what, row, baseline,
 /// comparison, factor).
-const RATIO_TARGETS: [(&str, &str, &str, Compare, f64); 4] = [
+const RATIO_TARGETS: [(&str, &str, &str, Compare, f64); 5] = [
     (
         "hookhost → Rust (row 2) p50 ≤ 1.5× the floor's p50",
         RUST_ROW,
@@ -335,6 +337,13 @@ const RATIO_TARGETS: [(&str, &str, &str, Compare, f64); 4] = [
         PY_ECHO_ROW,
         Compare::Rate,
         0.6,
+    ),
+    (
+        "hookhost → Node SDK (row 19), 64 in flight: ≥ 1.0× the Python SDK hook's (row 3)",
+        NODE_ROW,
+        PYTHON_ROW,
+        Compare::Rate,
+        1.0,
     ),
     (
         "Rust SDK alone (row 13), 64 in flight: ≥ 0.5× the floor's rate",

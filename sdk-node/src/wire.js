@@ -65,11 +65,14 @@ function classifyCall(msg, hasId, id, invalid) {
   return { kind: "request", id, method, params };
 }
 
+/** How the host starts every request: the id without a scan. */
+const HOST_PREFIX = /^\{"jsonrpc":"2\.0","id":(-?[0-9.eE+-]+)[,}]/;
+
 /** The id as the line wrote it: a string, a safe integer, a BigInt, or null when it is no id. */
 function readId(value, line) {
   if (typeof value === "string") return value;
   if (typeof value !== "number") return null;
-  const raw = rawTopLevel(line, "id");
+  const raw = HOST_PREFIX.exec(line)?.[1] ?? rawTopLevel(line, "id");
   if (raw === null || !/^-?(0|[1-9]\d*)$/.test(raw)) return null;
   if (Number.isSafeInteger(value)) return value;
   const big = BigInt(raw);

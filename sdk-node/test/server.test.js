@@ -102,6 +102,16 @@ test("failures stay local: each gets its error code and the hook serves on", asy
   assert.deepEqual(hook.garbage, []);
 });
 
+test("a line that is not UTF-8 is a parse error (id null); one holding U+FFFD itself is a call", async () => {
+  const hook = await start();
+  hook.proc.stdin.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":3,"method":"hook.before_tool","params":{"tool":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}\n')]));
+  const answer = await hook.request("hook.before_tool", { tool: "sync\uFFFD" });
+  assert.deepEqual(answer.result, { action: "continue" });
+  const first = hook.messages[1];
+  assert.deepEqual(first, { jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error: the message is not JSON" } });
+  assert.equal(await hook.close(), 0);
+});
+
 test("a second request under an id still in flight is refused -32600, the first still answered", async () => {
   const hook = await start();
   hook.sendLine(rpc(5, "hook.before_tool", { tool: "slow", arguments: { ms: 200 } }));
