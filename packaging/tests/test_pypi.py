@@ -30,6 +30,9 @@ def test_pip_install_gives_the_workspace_version(py_index: str, tmp_path: Path) 
     bin_dir = venv(tmp_path, py_index, "hookhost")
     done = run([str(bin_dir / "hookhost"), "--version"], clean_env(tmp_path))
     assert done.stdout.strip() == f"hookhost {workspace_version()}"
+    done = run([str(bin_dir / "hookhost"), "install", "claude-code", "--dry-run"], clean_env(tmp_path))
+    assert f'"command": "{bin_dir / "hookhost"} relay --dialect claude-code' in done.stdout, done.stdout
+    assert "cache" not in done.stdout, done.stdout
 
 
 def uv_env(home: Path) -> dict[str, str]:
