@@ -31,6 +31,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::net::{TcpStream, UnixStream};
 use tokio::process::{Child, ChildStdout, Command};
 
+use super::report::find;
 use super::{IN_FLIGHT, Latency, Paths, Plan, Res, Row, params, ratio, write_hook_config};
 
 pub(super) const HTTP_ROW: &str = "9. Claude Code HTTP hook → `hookhost serve` → Rust SDK hook";
@@ -623,10 +624,6 @@ pub(super) async fn python_row(paths: &Paths, plan: Plan) -> Res<Row> {
 }
 
 // ---------------------------------------------------------------- report
-
-fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
-    rows.iter().find(|r| r.name == name)
-}
 
 /// The paragraph under the table about rows 9 to 11.
 pub(super) fn summary(rows: &[Row], plan: Plan) -> String {

@@ -30,7 +30,7 @@ use tokio::process::{Child, Command};
 use super::agents::{
     Agent, HTTP_ROW, HttpCall, HttpConn, Sizes, claude_event, measure, post_request, scratch,
 };
-use super::report::{micros, rate, ratio};
+use super::report::{find, micros, rate, ratio};
 use super::{Paths, Plan, Res, Row};
 
 pub(super) const NEMO_ROW: &str = "18. NeMo Guardrails 0.24.1 `/v1/checks`, regex rail (no model)";
@@ -297,10 +297,6 @@ async fn healthy(addr: SocketAddr) -> bool {
 }
 
 // ---------------------------------------------------------------- report
-
-fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
-    rows.iter().find(|r| r.name == name)
-}
 
 /// The paragraph under the table: which NeMo server, how bound, its rail;
 /// or why the row is missing.

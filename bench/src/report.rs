@@ -287,7 +287,8 @@ fn targets_table(rows: &[Row], probe: Option<&Probe>) -> String {
     s
 }
 
-fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
+/// The row called `name`, if this run measured it.
+pub(super) fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
     rows.iter().find(|r| r.name == name)
 }
 

@@ -25,9 +25,15 @@ def npm_env(registry: NpmRegistry, home: Path) -> dict[str, str]:
     return env
 
 
-def test_npm_install_global_gives_the_workspace_version(npm_registry: NpmRegistry, tmp_path: Path) -> None:
-    env = npm_env(npm_registry, tmp_path)
+def installed_globally(registry: NpmRegistry, home: Path) -> dict[str, str]:
+    """`npm install -g hookhost` for a user whose home is `home`; their environment."""
+    env = npm_env(registry, home)
     run(["npm", "install", "-g", "hookhost", "--no-audit", "--no-fund"], env)
+    return env
+
+
+def test_npm_install_global_gives_the_workspace_version(npm_registry: NpmRegistry, tmp_path: Path) -> None:
+    env = installed_globally(npm_registry, tmp_path)
     done = run(["hookhost", "--version"], env)
     assert done.stdout.strip() == f"hookhost {workspace_version()}"
 
@@ -35,8 +41,7 @@ def test_npm_install_global_gives_the_workspace_version(npm_registry: NpmRegistr
 def test_install_writes_the_native_binary_not_the_node_launcher(npm_registry: NpmRegistry, tmp_path: Path) -> None:
     """An agent runs what install writes at every hook call: it must be the
     binary itself, so no call pays for starting Node."""
-    env = npm_env(npm_registry, tmp_path)
-    run(["npm", "install", "-g", "hookhost", "--no-audit", "--no-fund"], env)
+    env = installed_globally(npm_registry, tmp_path)
     done = run(["hookhost", "install", "claude-code", "--dry-run"], env)
     binary = tmp_path / "global" / "lib" / "node_modules" / "hookhost" / "node_modules" / "@hookhost" / "linux-x64" / "bin" / "hookhost"
     assert binary.is_file()
@@ -60,8 +65,7 @@ def test_install_from_npx_warns_that_the_path_it_writes_may_vanish(npm_registry:
 
 
 def test_the_launcher_passes_on_the_binarys_exit_status(npm_registry: NpmRegistry, tmp_path: Path) -> None:
-    env = npm_env(npm_registry, tmp_path)
-    run(["npm", "install", "-g", "hookhost", "--no-audit", "--no-fund"], env)
+    env = installed_globally(npm_registry, tmp_path)
     done = subprocess.run(["hookhost", "relay", "--dialect", "no-such-agent"], env=env, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert done.returncode == 2, done
     assert "no-such-agent" in done.stderr, done.stderr
@@ -71,8 +75,7 @@ def test_without_the_platform_package_the_launcher_says_why(npm_registry: NpmReg
     """As on a platform with no build, or after an install that skipped
     optional dependencies: the launcher refuses with the reasons and the
     ways out, never a Node stack trace."""
-    env = npm_env(npm_registry, tmp_path)
-    run(["npm", "install", "-g", "hookhost", "--no-audit", "--no-fund"], env)
+    env = installed_globally(npm_registry, tmp_path)
     shutil.rmtree(tmp_path / "global" / "lib" / "node_modules" / "hookhost" / "node_modules" / "@hookhost" / "linux-x64")
     done = subprocess.run(["hookhost", "--version"], env=env, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert done.returncode == 2, done
@@ -83,8 +86,7 @@ def test_the_node_sdk_from_the_registry_serves_the_example_guard(npm_registry: N
     """The example guard, in a project of its own with `@hookhost/sdk`
     installed from the registry, passes conformance under the installed
     `hookhost`, as the Python and Rust SDKs' guards do."""
-    env = npm_env(npm_registry, tmp_path)
-    run(["npm", "install", "-g", "hookhost", "--no-audit", "--no-fund"], env)
+    env = installed_globally(npm_registry, tmp_path)
     project = tmp_path / "hook"
     project.mkdir()
     (project / "package.json").write_text('{"name": "my-hook", "private": true, "type": "module"}\n')

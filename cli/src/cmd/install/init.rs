@@ -10,7 +10,7 @@ use hookhost::Dialect;
 
 use super::file::Doc;
 use super::plan::{self, Step};
-use super::route::is_ours;
+use super::route::{self, is_ours};
 use super::shape;
 use super::target::{self, AGENTS, Scope, Shape};
 use crate::shared::exit::usage_error;
@@ -85,7 +85,9 @@ fn write(path: &Path, force: bool) -> Result<(), String> {
 /// own, the command that adopts them; `config` is init's `-c`, which the
 /// command must carry so that the hooks land in that config.
 fn offer_adoption(config: Option<&Path>) {
-    let with = config.map_or_else(String::new, |c| format!(" -c {}", quoted(c)));
+    let with = config.map_or_else(String::new, |c| {
+        format!(" -c {}", route::quote(&c.display().to_string()))
+    });
     for agent in AGENTS {
         match own_hooks(agent) {
             Ok(found) if found.is_empty() => {}
@@ -129,30 +131,15 @@ fn own_hooks(agent: Dialect) -> Result<Vec<(PathBuf, usize)>, String> {
     Ok(found)
 }
 
-/// `path` as a shell word the user can paste: as is when it holds only
-/// characters no shell treats specially, else in single quotes.
-fn quoted(path: &Path) -> String {
-    let text = path.display().to_string();
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        text
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_path_is_quoted_only_when_a_shell_would_split_or_expand_it() {
-        assert_eq!(
-            quoted(Path::new("/home/a/hooks.toml")),
-            "/home/a/hooks.toml"
-        );
-        assert_eq!(quoted(Path::new("/my hooks/h.toml")), "'/my hooks/h.toml'");
-        assert_eq!(quoted(Path::new("/a'b $x")), r"'/a'\''b $x'");
+        assert_eq!(route::quote("/home/a/hooks.toml"), "/home/a/hooks.toml");
+        assert_eq!(route::quote("/my hooks/h.toml"), "'/my hooks/h.toml'");
+        assert_eq!(route::quote("/a'b $x"), r"'/a'\''b $x'");
     }
 
     #[test]
