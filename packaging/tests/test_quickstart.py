@@ -1,9 +1,11 @@
 """The README's quickstart, its three lines run as written by a Claude Code
 user who has a hook of their own, with npm pointed at the local registry.
-Then the command Claude Code now runs for PreToolUse is run as Claude Code
-runs it (`sh -c`, the event on stdin): the user's hook, adopted and run by
-the daemon, must still refuse what it refused, and let the rest reach
-Claude's own decision."""
+Then the real Claude Code (pinned in cli/tests/agents, offline against a
+fake model API) runs a session whose model asks for `rm -rf build`: the
+user's hook, adopted and run by the daemon, must still refuse it, with its
+own reason reaching the model. The PreToolUse command install wrote is
+also run alone as Claude Code runs it (`sh -c`, the event on stdin), for a
+call no hook decides."""
 
 from __future__ import annotations
 
@@ -18,8 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from fake_claude_api import FakeClaudeApi
 from install_support import REPO, NpmRegistry, clean_env
 
+#: The pinned Claude Code the Rust tests drive too (`npm ci --prefix cli/tests/agents`).
+CLAUDE = REPO / "cli" / "tests" / "agents" / "node_modules" / ".bin" / "claude"
 #: The user's own hook, as a Claude Code user writes it (bash + jq).
 GUARD = REPO / "examples" / "dialects" / "claude-code" / ".claude" / "hooks" / "bash-guard.sh"
 
@@ -86,6 +91,26 @@ def pre_tool_use(env: dict[str, str], command: str) -> subprocess.CompletedProce
     return subprocess.run(["sh", "-c", entry["command"]], input=json.dumps(event), env=env, capture_output=True, text=True, timeout=30)
 
 
+def claude_session(env: dict[str, str], project: Path, command: str) -> tuple[subprocess.CompletedProcess[str], FakeClaudeApi]:
+    """`claude -p` in `project`, its model asking for Bash `command` once."""
+    assert CLAUDE.exists(), f"{CLAUDE} is missing: run `npm ci --prefix cli/tests/agents` (scripts/test does)"
+    api = FakeClaudeApi(command)
+    claude_env = dict(
+        env,
+        ANTHROPIC_BASE_URL=api.url,
+        ANTHROPIC_API_KEY="sk-test-offline",
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+    argv = [str(CLAUDE), "-p", "clean up the build", "--output-format", "json", "--allowedTools", "Bash"]
+    try:
+        done = subprocess.run(argv, env=claude_env, cwd=project, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    finally:
+        api.close()
+    return done, api
+
+
 def wait_for_daemon(env: dict[str, str]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -107,6 +132,17 @@ def test_the_quickstart_runs_as_written(user: dict[str, str], tmp_path: Path) ->
     assert done.returncode == 0, log.read_text()
     wait_for_daemon(user)
 
+    # The real Claude Code: the model asks for `rm -rf build`; the adopted
+    # hook refuses it, the folder stays, and the model reads the hook's reason.
+    project = tmp_path / "project"
+    (project / "build").mkdir(parents=True)
+    session, api = claude_session(user, project, "rm -rf build")
+    assert session.returncode == 0, f"{session.stdout}\n{session.stderr}"
+    assert (project / "build").is_dir(), "Claude Code ran the command the user's hook refuses"
+    results = api.tool_results()
+    assert len(results) == 1, results
+    assert "Blocked: 'rm -rf' is not allowed in this repo" in json.dumps(results[0]), results[0]
+
     refused = pre_tool_use(user, "rm -rf build")
     answer = json.loads(refused.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny"
@@ -120,4 +156,5 @@ def test_the_quickstart_runs_as_written(user: dict[str, str], tmp_path: Path) ->
     status = subprocess.run(["hookhost", "status", "--json"], env=user, capture_output=True, text=True, timeout=15)
     hooks = json.loads(status.stdout)["hooks"]
     adopted = [h for h in hooks if h["kind"] == "command"]
-    assert adopted and adopted[0]["calls"] == 2, hooks
+    # Claude Code's call and the two above.
+    assert adopted and adopted[0]["calls"] == 3, hooks
