@@ -13,6 +13,7 @@ use common::{FAULT_HOOK, HOOKHOST, TEST_HOOK};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hookhost-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

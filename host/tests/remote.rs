@@ -601,6 +601,7 @@ async fn credentials_in_a_remote_url_are_shown_nowhere() {
     let addr = spare.local_addr().unwrap().to_string();
     drop(spare);
     let dir = std::env::temp_dir().join(format!("hookhost-remote-creds-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let audit = dir.join("audit.jsonl");
     let mut config = config(&[(

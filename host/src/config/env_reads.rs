@@ -273,6 +273,7 @@ mod tests {
     #[test]
     fn a_named_script_is_read_and_what_is_given_is_left_out() {
         let dir = std::env::temp_dir().join(format!("hookhost-env-reads-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("hooks")).unwrap();
         std::fs::write(
             dir.join("hooks/guard.py"),

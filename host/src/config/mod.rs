@@ -822,6 +822,7 @@ intercept = ["after_tool"]
     #[test]
     fn picoclaws_own_test_config_loads_as_it_is() {
         let dir = std::env::temp_dir().join(format!("hookhost-pico-load-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch folder");
         let path = dir.join("config.json");
         let json = r#"{
@@ -883,6 +884,7 @@ intercept = ["after_tool"]
     #[test]
     fn a_toml_config_keeps_its_checks_at_load() {
         let dir = std::env::temp_dir().join(format!("hookhost-toml-load-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch folder");
         let toml = dir.join("hooks.toml");
         std::fs::write(

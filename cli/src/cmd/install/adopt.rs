@@ -547,6 +547,7 @@ mod tests {
     #[test]
     fn an_adopted_scripts_unmet_variables_are_named() {
         let dir = std::env::temp_dir().join(format!("hookhost-adopt-env-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join(".claude/hooks")).unwrap();
         let script = dir.join(".claude/hooks/notify.sh");
         std::fs::write(

@@ -145,6 +145,7 @@ mod tests {
     #[test]
     fn a_link_to_a_missing_file_is_not_replaced_unless_forced() {
         let dir = std::env::temp_dir().join(format!("hookhost-init-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch");
         let link = dir.join("hooks.toml");
         let _ = std::fs::remove_file(&link);
@@ -158,6 +159,7 @@ mod tests {
     #[test]
     fn the_template_loads_and_enables_no_hook() {
         let dir = std::env::temp_dir().join(format!("hookhost-init-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch");
         let path = dir.join("hooks.toml");
         std::fs::write(&path, TEMPLATE).expect("write");
