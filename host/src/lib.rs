@@ -177,7 +177,9 @@ pub use dialect::{Dialect, NativeEvent, UnknownDialect};
 pub use error::{CallError, StartError};
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
-pub use host::{ForeignEvent, HookInfo, HookStatus, HookTrace, Host, ReloadReport, StartFailure};
+pub use host::{
+    ForeignEvent, HookInfo, HookStatus, HookTrace, Host, Identity, ReloadReport, StartFailure,
+};
 pub use members::builtin::{
     BuiltinError, BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture,
 };

@@ -48,6 +48,11 @@ pub struct Meta {
     /// tenants); what a hook's `scope.tenants` is matched against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
+    /// The person the agent acts for: what a hook's `scope.users` is
+    /// matched against. A gateway sets it (with `tenant_id` and
+    /// `agent_id`) from the caller's credential, never from the event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
     /// Keys this version does not know; kept so nothing is lost in transit.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -64,6 +64,7 @@ const META: &[Field] = &[
     Field("permission_mode", Ty::Str, Allowed),
     Field("model", Ty::Str, Allowed),
     Field("tenant_id", Ty::Str, Allowed),
+    Field("user_id", Ty::Str, Allowed),
 ];
 
 const TOOL_CALL: &[Field] = &[

@@ -29,6 +29,7 @@ export interface Meta {
   permission_mode?: string | null;
   model?: string | null;
   tenant_id?: string | null;
+  user_id?: string | null;
   [key: string]: Json | undefined;
 }
 

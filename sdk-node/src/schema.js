@@ -139,6 +139,7 @@ const META = struct("Meta", {
   agent_id: [optStr, false], session_key: [optStr, false], turn_id: [optStr, false],
   parent_turn_id: [optStr, false], transcript_path: [optStr, false], cwd: [optStr, false],
   permission_mode: [optStr, false], model: [optStr, false], tenant_id: [optStr, false],
+  user_id: [optStr, false],
   iteration: [nullable(unsigned("u64")), false], source: [optStr, false],
 });
 const TOOL_RESULT = struct("ToolResult", {

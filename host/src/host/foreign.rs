@@ -62,6 +62,14 @@ impl ForeignEvent {
         self
     }
 
+    /// Writes `identity` (a gateway's caller, from the credential) into
+    /// the event's `meta`, over what the event claimed: the chain's scopes
+    /// then hold against the credential.
+    pub fn with_identity(mut self, identity: &super::Identity) -> Self {
+        identity.stamp(&mut self.incoming.params);
+        self
+    }
+
     /// The session it belongs to (`""` when the agent named none).
     fn session(&self) -> &str {
         self.incoming

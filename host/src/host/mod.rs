@@ -5,6 +5,7 @@
 mod apply;
 mod driver;
 mod foreign;
+mod identity;
 mod info;
 mod plan;
 mod stages;
@@ -14,6 +15,7 @@ use plan::PeerKey;
 
 pub use crate::chain::HookTrace;
 pub use foreign::ForeignEvent;
+pub use identity::Identity;
 pub use info::{HookInfo, HookStatus};
 
 use std::collections::BTreeMap;

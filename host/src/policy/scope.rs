@@ -1,6 +1,7 @@
-//! A hook's `scope`: the agents, tenants and sessions it is for (GoClaw's
-//! global / tenant / agent scopes), read from the `meta` the agent passes
-//! with each call.
+//! A hook's `scope`: the agents, tenants, users and sessions it is for
+//! (GoClaw's global / tenant / agent scopes), read from the `meta` the
+//! agent passes with each call, or that a gateway set from the caller's
+//! credential.
 //!
 //! One chain serves every agent, tenant and session; a scoped hook is
 //! filtered per call like a `matcher` (`policy/filter.rs` checks the scope
@@ -32,6 +33,10 @@ pub struct Scope {
     /// `meta.session_key` values the hook is for.
     #[serde(default)]
     pub sessions: Option<Vec<String>>,
+    /// `meta.user_id` values the hook is for: the people a team's gateway
+    /// knows by their credential.
+    #[serde(default)]
+    pub users: Option<Vec<String>>,
 }
 
 /// Why a `scope` table cannot load.
@@ -55,14 +60,22 @@ impl Scope {
             agents,
             tenants,
             sessions,
+            users: None,
         }
     }
 
+    /// This scope, for these users only (`meta.user_id`).
+    pub fn with_users(mut self, users: Vec<String>) -> Scope {
+        self.users = Some(users);
+        self
+    }
+
     /// Each list with the `meta` key it reads and its name in the config.
-    fn lists(&self) -> [(&'static str, &'static str, &Option<Vec<String>>); 3] {
+    fn lists(&self) -> [(&'static str, &'static str, &Option<Vec<String>>); 4] {
         [
             ("agents", "agent_id", &self.agents),
             ("tenants", "tenant_id", &self.tenants),
+            ("users", "user_id", &self.users),
             ("sessions", "session_key", &self.sessions),
         ]
     }
@@ -144,6 +157,15 @@ mod tests {
         // Not a string: no match, never a panic.
         assert!(!s.matches(Some(&json!({"tenant_id": ["acme"]}))));
         assert!(!s.matches(Some(&json!("acme"))));
+    }
+
+    #[test]
+    fn a_users_list_matches_the_user_id_only() {
+        let s = scope(json!({"tenants": ["acme"], "users": ["ann"]}));
+        assert!(s.matches(Some(&json!({"tenant_id": "acme", "user_id": "ann"}))));
+        assert!(!s.matches(Some(&json!({"tenant_id": "acme", "user_id": "bob"}))));
+        assert!(!s.matches(Some(&json!({"tenant_id": "acme"}))));
+        assert_eq!(s.to_string(), "tenants=acme;users=ann");
     }
 
     #[test]

@@ -23,7 +23,7 @@ fn meta() -> Value {
     json!({
         "agent_id": "a", "session_key": "s", "turn_id": "t", "parent_turn_id": "p",
         "iteration": 3, "source": "x", "transcript_path": "/t", "cwd": "/",
-        "permission_mode": "default", "model": "m", "tenant_id": "acme", "x-own": [1]
+        "permission_mode": "default", "model": "m", "tenant_id": "acme", "user_id": "ann", "x-own": [1]
     })
 }
 

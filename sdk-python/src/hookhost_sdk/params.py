@@ -14,7 +14,7 @@ from typing import Any
 __all__ = ["Meta", "ToolCall", "ToolOutput", "LlmRequest", "LlmResponse", "LifecycleEvent", "RuntimeEvent", "Hello"]
 
 #: ``meta`` / ``scope``: agent_id, session_key, turn_id, parent_turn_id, iteration, source,
-#: transcript_path, cwd, permission_mode, model, tenant_id.
+#: transcript_path, cwd, permission_mode, model, tenant_id, user_id.
 Meta = dict[str, Any]
 
 

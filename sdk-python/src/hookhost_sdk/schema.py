@@ -237,6 +237,7 @@ _META = _struct(
         "permission_mode": (_opt_str, False),
         "model": (_opt_str, False),
         "tenant_id": (_opt_str, False),
+        "user_id": (_opt_str, False),
         "iteration": (_nullable(_u64), False),
         "source": (_opt_str, False),
     },
