@@ -15,6 +15,7 @@ mod relay;
 mod replay;
 mod serve;
 mod status;
+mod token;
 mod trust;
 mod unit;
 
@@ -62,6 +63,7 @@ enum Command {
     Install(install::InstallArgs),
     Uninstall(install::UninstallArgs),
     Trust(trust::TrustArgs),
+    Token(token::TokenArgs),
 }
 
 /// `hookhost relay` alone. An agent starts a relay for every hook call, so
@@ -107,6 +109,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => return status::run(args),
         Command::Unit(args) => return unit::run(args),
         Command::Trust(args) => return trust::run(args),
+        Command::Token(args) => return token::run(args),
         other => Work::Command(other),
     };
     limits::raise_nofile();
@@ -160,8 +163,12 @@ async fn dispatch(work: Work) -> ExitCode {
         Command::Serve(args) => serve::run(args).await,
         Command::Install(args) => install::install(args).await,
         Command::Uninstall(args) => install::uninstall(args).await,
-        Command::Relay(_) | Command::Status(_) | Command::Unit(_) | Command::Trust(_) => {
-            unreachable!("relay, status, unit and trust are done before the runtime starts")
+        Command::Relay(_)
+        | Command::Status(_)
+        | Command::Unit(_)
+        | Command::Trust(_)
+        | Command::Token(_) => {
+            unreachable!("relay, status, unit, trust and token are done before the runtime starts")
         }
     }
 }

@@ -33,6 +33,7 @@ use serde_json::Value;
 use crate::shared::client::{self, Failed};
 use crate::shared::config::load_config;
 use crate::shared::paths;
+use crate::shared::remote::Gateway;
 use crate::shared::signal::terminated;
 
 /// The largest event read from stdin.
@@ -64,9 +65,15 @@ pub struct RelayArgs {
     /// file of the dialect.
     #[arg(short = 'c', long = "config", conflicts_with = "connect")]
     config: Option<PathBuf>,
-    /// The daemon's socket (default `$XDG_RUNTIME_DIR/hookhost/hookhost.sock`).
-    #[arg(long, value_name = "SOCKET")]
-    connect: Option<PathBuf>,
+    /// The daemon's socket (default `$XDG_RUNTIME_DIR/hookhost/hookhost.sock`),
+    /// or a team's gateway: `https://HOST[:PORT][/PATH]` (`http://` on
+    /// loopback only), with the token in `HOOKHOST_TOKEN` or --token-file.
+    #[arg(long, value_name = "SOCKET|URL")]
+    connect: Option<String>,
+    /// The gateway token's file (its content without surrounding
+    /// whitespace), when `HOOKHOST_TOKEN` is not set.
+    #[arg(long = "token-file", value_name = "PATH", requires = "connect")]
+    token_file: Option<PathBuf>,
     /// What to do when no daemon answers.
     #[arg(long, value_enum, default_value_t = Unreachable::Deny)]
     unreachable: Unreachable,
@@ -193,9 +200,10 @@ pub fn prepare(args: RelayArgs) -> Result<ExitCode, Local> {
     let config = match args.config {
         Some(config) => config,
         None => {
-            let socket = args.connect.unwrap_or_else(paths::default_socket);
             let name = args.event.as_deref();
-            match forward(&socket, args.dialect, name, &text, until) {
+            let sent =
+                Target::of(&args).and_then(|t| forward(&t, args.dialect, name, &text, until));
+            match sent {
                 Ok(answer) => return Ok(print(&answer)),
                 Err(Failed::Late) => return Ok(late_code(limit, args.unreachable)),
                 Err(Failed::Because(why)) => match unreachable(args.unreachable, &why) {
@@ -387,10 +395,58 @@ fn agent_env_header(dialect: Dialect) -> String {
     format!("X-Hookhost-Agent-Env: {line}\r\n")
 }
 
-/// Sends the event to the daemon on `socket` and reads its answer by
+/// Where the relay sends the event.
+enum Target {
+    /// The user's daemon, on its Unix socket.
+    Socket(PathBuf),
+    /// A team's gateway, and the token it knows this caller by.
+    Gateway(Gateway, Option<String>),
+}
+
+impl Target {
+    /// `--connect` (a socket path or a URL), else the default socket. A
+    /// URL that does not parse, or a token file that cannot be read, is
+    /// an unreachable gateway: `--unreachable` decides.
+    fn of(args: &RelayArgs) -> Result<Target, Failed> {
+        let Some(connect) = &args.connect else {
+            return Ok(Target::Socket(paths::default_socket()));
+        };
+        if !connect.contains("://") {
+            return Ok(Target::Socket(PathBuf::from(connect)));
+        }
+        let gateway = Gateway::parse(connect).map_err(Failed::Because)?;
+        Ok(Target::Gateway(gateway, token(args.token_file.as_deref())?))
+    }
+}
+
+/// `HOOKHOST_TOKEN`, else the token file's content; neither is no token
+/// (a gateway without `--auth` on loopback needs none).
+fn token(file: Option<&Path>) -> Result<Option<String>, Failed> {
+    if let Some(token) = std::env::var("HOOKHOST_TOKEN")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+    {
+        return Ok(Some(token.trim().to_string()));
+    }
+    let Some(file) = file else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Failed::Because(format!("cannot read --token-file {}: {e}", file.display()))
+    })?;
+    match text.trim() {
+        "" => Err(Failed::Because(format!(
+            "--token-file {} is empty",
+            file.display()
+        ))),
+        t => Ok(Some(t.to_string())),
+    }
+}
+
+/// Sends the event to the daemon or the gateway and reads its answer by
 /// `until`; `Err` says why there is none.
 fn forward(
-    socket: &Path,
+    target: &Target,
     dialect: Dialect,
     event: Option<&str>,
     text: &str,
@@ -400,7 +456,14 @@ fn forward(
     headers.push_str(&agent_env_header(dialect));
     let path = format!("/relay/{dialect}");
     let request = ("POST", path.as_str());
-    let body = client::request(socket, request, &headers, text.as_bytes(), until)?;
+    let body = match target {
+        Target::Socket(socket) => {
+            client::request(socket, request, &headers, text.as_bytes(), until)?
+        }
+        Target::Gateway(gateway, token) => {
+            gateway.request(request, &headers, token.as_deref(), text.as_bytes(), until)?
+        }
+    };
     serde_json::from_slice(&body)
         .map_err(|e| Failed::Because(format!("the hookhost's answer is not readable: {e}")))
 }

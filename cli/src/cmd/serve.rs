@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::sidecar::{Access, ConnectionCap, ReloadFrom, Sidecar, Ticket, WsError, WsOptions};
+use crate::gateway::tls;
+use crate::gateway::tokens::Tokens;
+use crate::sidecar::{
+    Access, ConnectionCap, Reader, ReloadFrom, Sidecar, Ticket, Writer, WsError, WsOptions,
+};
 use clap::Args;
 use hookhost::LogBudget;
 use hookhost::{Config, Host};
@@ -90,6 +94,24 @@ pub struct ServeArgs {
     /// the one in ~/.config/hookhost/http-token (created when missing).
     #[arg(long = "token-file", value_name = "PATH", requires = "listen")]
     token_file: Option<PathBuf>,
+    /// Serve the port over TLS with this certificate chain (PEM, leaf
+    /// first); with --tls-key. Off loopback TLS is required.
+    #[arg(long = "tls-cert", value_name = "FILE", requires_all = ["listen", "tls_key"])]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Know each caller by credential, as a team's gateway: `tokens:FILE`
+    /// (lines of `sha256:HASH tenant=T user=U [agent=A]`, written by
+    /// `hookhost token new`). The caller's tenant, user and agent replace
+    /// what its events say, so scopes hold to the credential.
+    #[arg(
+        long,
+        value_name = "KIND:SOURCE",
+        requires = "listen",
+        conflicts_with = "token_file"
+    )]
+    auth: Option<String>,
     /// Close a WebSocket connection that has sent nothing and has nothing
     /// in flight for this many seconds (0: never).
     #[arg(
@@ -215,6 +237,10 @@ async fn serve_network(
     let terminated = terminated();
     let mut servers = tokio::task::JoinSet::new();
     if let (Some(addr), Some(options)) = (args.listen, options) {
+        let tls = match port_tls(args) {
+            Ok(tls) => tls,
+            Err(e) => return usage_error(format!("serve: {e}")),
+        };
         let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,
             Err(e) => {
@@ -222,12 +248,14 @@ async fn serve_network(
                 return ExitCode::from(1);
             }
         };
+        let scheme = if tls.is_some() { "wss" } else { "ws" };
         announce(format_args!(
-            "ws://{}",
+            "{scheme}://{}",
             listener.local_addr().unwrap_or(addr)
         ));
         let hooks = sidecar.host().stats().len();
-        servers.spawn(accept_tcp(sidecar.clone(), listener, options, hooks));
+        let port = Port { options, tls };
+        servers.spawn(accept_tcp(sidecar.clone(), listener, port, hooks));
     }
     if let Some(claim) = claim {
         let listener = match daemon::bind(claim) {
@@ -245,6 +273,14 @@ async fn serve_network(
     ExitCode::SUCCESS
 }
 
+/// The port's TLS, when --tls-cert and --tls-key are given.
+fn port_tls(args: &ServeArgs) -> Result<Option<tokio_rustls::TlsAcceptor>, String> {
+    match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => tls::acceptor(cert, key).map(Some),
+        _ => Ok(None),
+    }
+}
+
 /// Prints `listening on WHERE` on stdout, at once.
 fn announce(at: std::fmt::Arguments<'_>) {
     use std::io::Write;
@@ -258,11 +294,22 @@ fn announce(at: std::fmt::Arguments<'_>) {
 /// `--socket`), where it defaults to the per-user token that `install
 /// --via http` wires into the agent's settings (created when missing).
 fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
-    let mut access = Access::new().loopback_host(addr.ip().is_loopback());
+    let tls = args.tls_cert.is_some();
+    if !addr.ip().is_loopback() && !tls {
+        return Err(format!(
+            "{addr} is not a loopback address: give --tls-cert and --tls-key, so tokens and \
+             events never cross the network in the clear, and --auth tokens:FILE (or \
+             --token-file), so only callers holding a token are served"
+        ));
+    }
+    // Behind TLS the Host header names the gateway's public name.
+    let mut access = Access::new().loopback_host(addr.ip().is_loopback() && !tls);
     for origin in &args.allow_origin {
         access = access.allow_origin(origin.trim_end_matches('/'));
     }
-    if let Some(path) = &args.token_file {
+    if let Some(auth) = &args.auth {
+        access = access.tokens(Arc::new(auth_tokens(auth)?));
+    } else if let Some(path) = &args.token_file {
         access = access.token(read_token(path)?);
     } else if args.socket.is_some() {
         let path = paths::default_token_file();
@@ -270,11 +317,22 @@ fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
         access = access.token(token.into_bytes());
     } else if !addr.ip().is_loopback() {
         return Err(format!(
-            "{addr} is not a loopback address: give --token-file, so only agents holding the token are served"
+            "{addr} is not a loopback address: give --auth tokens:FILE or --token-file, so only \
+             agents holding a token are served"
         ));
     }
     let idle = (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout));
     Ok(WsOptions::new(access).idle_timeout(idle))
+}
+
+/// `--auth tokens:FILE`: the gateway's table of callers.
+fn auth_tokens(auth: &str) -> Result<Tokens, String> {
+    match auth.split_once(':') {
+        Some(("tokens", path)) if !path.is_empty() => Tokens::open(std::path::Path::new(path)),
+        _ => Err(format!(
+            "--auth {auth:?}: give tokens:FILE (lines written by `hookhost token new`)"
+        )),
+    }
 }
 
 /// The token in `path`, without surrounding whitespace; an empty file is
@@ -295,17 +353,24 @@ fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
     Ok(token.to_vec())
 }
 
+/// What the TCP port serves each connection with: the access rules and
+/// timeouts, and TLS when it is on.
+struct Port {
+    options: WsOptions,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
 /// Accepts agents on the TCP port (WebSocket sessions and HTTP hooks),
 /// each connection its own session over the one host, counted by the
 /// [`ConnectionCap`].
 async fn accept_tcp(
     sidecar: Arc<Sidecar>,
     listener: tokio::net::TcpListener,
-    options: WsOptions,
+    port: Port,
     hooks: usize,
 ) {
     let cap = ConnectionCap::for_hooks(hooks);
-    let options = Arc::new(options);
+    let options = Arc::new(port);
     let accept_log = LogBudget::new(1, Duration::from_secs(10));
     // The sessions belong to this loop: when serve stops, dropping it
     // closes every connection at once, so a waiting agent learns it then
@@ -339,11 +404,14 @@ async fn session(
     sidecar: Arc<Sidecar>,
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
-    options: Arc<WsOptions>,
+    port: Arc<Port>,
     ticket: Ticket,
 ) {
     let checked = || ticket.checked();
-    let served = crate::sidecar::serve_websocket(sidecar, stream, &options, &checked);
+    let served = async {
+        let halves = split(stream, port.tls.as_ref()).await?;
+        crate::sidecar::serve_websocket(sidecar, halves, &port.options, &checked).await
+    };
     let outcome = tokio::select! {
         r = served => r,
         () = ticket.cut_off() => return,
@@ -354,6 +422,29 @@ async fn session(
             refusal_log().warn_line(format_args!("sidecar: {peer}: {e}"));
         }
         Err(e) => tracing::info!(%peer, "sidecar session: {e}"),
+    }
+}
+
+/// The connection's two halves: the TCP stream's, or, with TLS, the TLS
+/// session's once its handshake is done (within the time an upgrade
+/// request gets, so a peer that starts one and stalls holds nothing).
+async fn split(
+    stream: tokio::net::TcpStream,
+    tls: Option<&tokio_rustls::TlsAcceptor>,
+) -> Result<(Reader, Writer), WsError> {
+    let _ = stream.set_nodelay(true);
+    let Some(tls) = tls else {
+        let (read, write) = stream.into_split();
+        return Ok((Box::new(read), Box::new(write)));
+    };
+    let handshake = tokio::time::timeout(crate::sidecar::HANDSHAKE_TIMEOUT, tls.accept(stream));
+    match handshake.await {
+        Ok(Ok(session)) => {
+            let (read, write) = tokio::io::split(session);
+            Ok((Box::new(read), Box::new(write)))
+        }
+        Ok(Err(e)) => Err(WsError::Handshake(format!("TLS: {e}"))),
+        Err(_) => Err(WsError::Handshake("TLS: no handshake in time".into())),
     }
 }
 

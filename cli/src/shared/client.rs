@@ -221,7 +221,7 @@ fn peer_uid(stream: &UnixStream) -> std::io::Result<u32> {
 }
 
 /// An HTTP response's status and body (the daemon closes after one).
-fn split_response(response: &[u8]) -> Option<(u16, &[u8])> {
+pub fn split_response(response: &[u8]) -> Option<(u16, &[u8])> {
     let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;
     let status_line = response.split(|b| *b == b'\n').next()?;
     let status = std::str::from_utf8(status_line)

@@ -14,6 +14,7 @@ pub mod config;
 pub mod exit;
 pub mod limits;
 pub mod paths;
+pub mod remote;
 pub mod signal;
 pub mod table;
 pub mod term;

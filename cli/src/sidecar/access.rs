@@ -6,18 +6,35 @@
 //! - bound to loopback, `Host` must name a loopback address, so a page
 //!   that rebinds its own DNS name to 127.0.0.1 is refused;
 //! - with a token, `Authorization: Bearer TOKEN` must carry it, compared
-//!   in constant time.
+//!   in constant time; as a gateway (`--auth tokens:FILE`), it must be one
+//!   of the file's, and the identity it stands for is the caller's.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
+use hookhost::Identity;
 use hookhost_protocol::token;
+
+use crate::gateway::tokens::Tokens;
 
 /// What an upgrade request must satisfy.
 #[derive(Debug, Clone, Default)]
 pub struct Access {
     allowed_origins: Vec<String>,
-    token: Option<Vec<u8>>,
+    auth: Auth,
     loopback_host: bool,
+}
+
+/// Who may call, by credential.
+#[derive(Debug, Clone, Default)]
+enum Auth {
+    /// Anyone who passes the origin and host rules.
+    #[default]
+    Open,
+    /// Whoever holds this one token (`--token-file`); no identity.
+    Token(Vec<u8>),
+    /// Whoever holds a token of the gateway's file, as whom it says.
+    Tokens(Arc<Tokens>),
 }
 
 /// Why an upgrade was refused: the HTTP status sent and a line for the
@@ -45,7 +62,14 @@ impl Access {
 
     /// Requires `Authorization: Bearer <token>` on every upgrade.
     pub fn token(mut self, token: impl Into<Vec<u8>>) -> Access {
-        self.token = Some(token.into());
+        self.auth = Auth::Token(token.into());
+        self
+    }
+
+    /// Requires a bearer token of `tokens`; the caller is who its line
+    /// says.
+    pub fn tokens(mut self, tokens: Arc<Tokens>) -> Access {
+        self.auth = Auth::Tokens(tokens);
         self
     }
 
@@ -57,11 +81,12 @@ impl Access {
     }
 
     /// Checks one upgrade request's headers (name, value), names in any
-    /// case. Origin first: a browser gets 403 whatever else it sent.
+    /// case. Origin first: a browser gets 403 whatever else it sent. The
+    /// caller's identity when the credential carries one.
     pub fn check<'a>(
         &self,
         headers: impl IntoIterator<Item = (&'a str, &'a [u8])> + Clone,
-    ) -> Result<(), Refusal> {
+    ) -> Result<Option<Identity>, Refusal> {
         let find = |name: &str| {
             headers
                 .clone()
@@ -84,13 +109,19 @@ impl Access {
                 "the Host header does not name a loopback address",
             ));
         }
-        if let Some(token) = &self.token {
-            let presented = find("authorization").and_then(token::bearer);
-            if !presented.is_some_and(|p| token::token_matches(p, token)) {
-                return Err(refuse(401, "missing or wrong bearer token"));
-            }
+        let presented = || find("authorization").and_then(token::bearer);
+        let wrong = || refuse(401, "missing or wrong bearer token");
+        match &self.auth {
+            Auth::Open => Ok(None),
+            Auth::Token(token) => match presented() {
+                Some(p) if token::token_matches(p, token) => Ok(None),
+                _ => Err(wrong()),
+            },
+            Auth::Tokens(tokens) => presented()
+                .and_then(|p| tokens.identify(p))
+                .map(Some)
+                .ok_or_else(wrong),
         }
-        Ok(())
     }
 }
 
@@ -124,7 +155,7 @@ mod tests {
 
     fn check(a: &Access, headers: &[(&str, &str)]) -> Result<(), u16> {
         let h: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
-        a.check(h.iter().copied()).map_err(|r| r.status)
+        a.check(h.iter().copied()).map(|_| ()).map_err(|r| r.status)
     }
 
     #[test]

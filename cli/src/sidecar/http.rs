@@ -9,6 +9,7 @@
 use std::io;
 use std::time::Duration;
 
+use hookhost::Identity;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::access::Access;
@@ -161,12 +162,15 @@ where
         };
         // A refused request's body is never read, so nothing after it on
         // this connection can be found: refusals end the connection.
-        if let Err(reply) = check_access(&head, access) {
-            return respond(writer, reply, false).await;
-        }
+        let caller = match check_access(&head, access) {
+            Ok(caller) => caller,
+            Err(reply) => return respond(writer, reply, false).await,
+        };
         let keep = head.keep_alive;
         let reply = match read_body(sidecar, reader, &head).await {
-            Ok((body, _charge)) => super::routes::route(sidecar, &head, &body).await,
+            Ok((body, _charge)) => {
+                super::routes::route(sidecar, &head, &body, caller.as_ref()).await
+            }
             Err(reply) => return respond(writer, reply, false).await,
         };
         respond(writer, reply, keep).await?;
@@ -176,9 +180,10 @@ where
     }
 }
 
-fn check_access(head: &Head, access: Option<&Access>) -> Result<(), Reply> {
+/// The caller's identity (`None` when the credential carries none).
+fn check_access(head: &Head, access: Option<&Access>) -> Result<Option<Identity>, Reply> {
     let Some(access) = access else {
-        return Ok(());
+        return Ok(None);
     };
     let headers = head.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
     access

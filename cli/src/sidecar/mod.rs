@@ -36,9 +36,9 @@ pub use budget::GLOBAL_BYTES;
 use budget::Pool;
 pub(crate) use cap::{ConnectionCap, Ticket};
 pub use lines::serve;
-pub use websocket::{WsError, WsOptions, serve_websocket};
+pub use websocket::{Reader, Writer, WsError, WsOptions, serve_websocket};
 
-use hookhost::Host;
+use hookhost::{Host, Identity};
 
 /// Serves plain HTTP on one Unix-socket connection (the daemon's socket:
 /// `hookhost relay` and `hookhost status`), until the peer closes it.
@@ -161,6 +161,33 @@ impl Sidecar {
         })
     }
 
+    /// Answers one request from `caller`, whom a gateway's credential
+    /// names: its identity is stamped on the call over what the call
+    /// claims, and `host.reload` is refused (a gateway's policy is the
+    /// admin's file or bundle, not any caller's to reload).
+    pub async fn call_as(
+        &self,
+        method: &str,
+        mut params: Value,
+        caller: Option<&Identity>,
+    ) -> Result<Value, ErrorObject> {
+        let Some(caller) = caller else {
+            return self.call(method, params).await;
+        };
+        match method {
+            "host.reload" => Err(ErrorObject::new(
+                error_code::INVALID_REQUEST,
+                "host.reload is not offered to a gateway's callers: the gateway reloads its own \
+                 config and policy",
+            )),
+            "host.stats" => self.call(method, params).await,
+            _ => {
+                caller.stamp(&mut params);
+                self.call(method, params).await
+            }
+        }
+    }
+
     /// Answers one request.
     pub async fn call(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
         let stage = match method {
@@ -231,6 +258,15 @@ impl Sidecar {
         }
         self.host.lifecycle_with(p).await;
         Ok(json!({"action": "continue"}))
+    }
+
+    /// `host.emit` from `caller`: its identity replaces the event's
+    /// `scope` keys it names.
+    fn emit_as(&self, mut params: Value, caller: Option<&Identity>) -> Result<(), String> {
+        if let (Some(caller), Value::Object(p)) = (caller, &mut params) {
+            caller.stamp_meta(p.entry("scope").or_insert(Value::Null));
+        }
+        self.emit(params)
     }
 
     /// `host.emit`: `id` and `time` may be left out; the host fills them.

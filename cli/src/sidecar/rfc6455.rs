@@ -14,12 +14,12 @@ use std::time::Duration;
 use base64::Engine as _;
 use sha1::{Digest as _, Sha1};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 
 use super::MAX_REQUEST_BYTES;
 use super::access::{Access, Refusal};
 use super::budget::{Charge, Pool};
+use super::websocket::{Reader, Writer};
 
 /// How long a frame already begun may stall between reads.
 const STALL: Duration = Duration::from_secs(30);
@@ -61,11 +61,7 @@ impl From<io::Error> for Fail {
 
 /// Checks the upgrade request's head (read by the connection, which
 /// routes plain requests elsewhere) and answers 101 or the refusal.
-pub(super) async fn upgrade(
-    head: &[u8],
-    writer: &mut OwnedWriteHalf,
-    access: &Access,
-) -> Result<(), Fail> {
+pub(super) async fn upgrade(head: &[u8], writer: &mut Writer, access: &Access) -> Result<(), Fail> {
     let checked = check_upgrade(head, access);
     let response = match &checked {
         Ok(accept) => format!(
@@ -176,7 +172,7 @@ struct Head {
 
 /// Client frames, read from one connection.
 pub(super) struct Frames {
-    reader: BufReader<OwnedReadHalf>,
+    reader: BufReader<Reader>,
     control: mpsc::Sender<Control>,
 }
 
@@ -195,7 +191,7 @@ enum SkipWhy {
 }
 
 impl Frames {
-    pub(super) fn new(reader: BufReader<OwnedReadHalf>, control: mpsc::Sender<Control>) -> Frames {
+    pub(super) fn new(reader: BufReader<Reader>, control: mpsc::Sender<Control>) -> Frames {
         Frames { reader, control }
     }
 

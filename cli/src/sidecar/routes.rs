@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
 
-use hookhost::{Dialect, ForeignEvent, NativeAnswer};
+use hookhost::{Dialect, ForeignEvent, Identity, NativeAnswer};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -64,15 +64,22 @@ impl AgentCounts {
     }
 }
 
-pub(super) async fn route(sidecar: &Sidecar, head: &Head, body: &[u8]) -> Reply {
+/// Answers one request; `caller` is who the gateway's credential says
+/// sent it, stamped on every event over what the event claims.
+pub(super) async fn route(
+    sidecar: &Sidecar,
+    head: &Head,
+    body: &[u8],
+    caller: Option<&Identity>,
+) -> Reply {
     let parts: Vec<&str> = head.path.trim_start_matches('/').split('/').collect();
     match (head.method.as_str(), parts.as_slice()) {
-        ("POST", ["hooks", dialect]) => match answer(sidecar, dialect, head, body).await {
+        ("POST", ["hooks", dialect]) => match answer(sidecar, dialect, head, body, caller).await {
             Ok((event, answer)) => Reply::json(event.http_body(answer)),
             Err(reply) => reply,
         },
         ("POST", ["relay", dialect]) => {
-            let answer = match answer(sidecar, dialect, head, body).await {
+            let answer = match answer(sidecar, dialect, head, body, caller).await {
                 Ok((_, answer)) => answer,
                 Err(reply) => NativeAnswer::block(String::from_utf8_lossy(&reply.body).trim()),
             };
@@ -95,15 +102,19 @@ async fn answer(
     dialect: &str,
     head: &Head,
     body: &[u8],
+    caller: Option<&Identity>,
 ) -> Result<(ForeignEvent, NativeAnswer), Reply> {
     let dialect: Dialect = dialect.parse().map_err(|e| Reply::text(404, e))?;
     let named = event_name(head);
     let input: Value = serde_json::from_slice(body)
         .map_err(|e| Reply::text(400, format!("the event is not JSON: {e}")))?;
     let env = agent_env(head);
-    let event = ForeignEvent::read(dialect, &input, named.as_deref())
+    let mut event = ForeignEvent::read(dialect, &input, named.as_deref())
         .map_err(|e| Reply::text(400, e))?
         .with_agent_env(|k| env.get(k)?.as_str().map(str::to_string));
+    if let Some(caller) = caller {
+        event = event.with_identity(caller);
+    }
     sidecar.agents.count(dialect, &event);
     let answer = sidecar.host.answer_foreign(&event).await;
     Ok((event, answer))

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use hookhost::Identity;
 use hookhost_protocol::envelope::{DecodeError, Message, Response};
 use hookhost_protocol::outbox::Outbox;
 use hookhost_protocol::{ErrorObject, Id, error_code};
@@ -78,13 +79,21 @@ pub(super) struct Session {
     running: JoinSet<()>,
     /// This session's bytes in flight ([`budget::SESSION_BYTES`]).
     bytes: Pool,
+    /// Who the gateway's credential says is calling, if it says.
+    caller: Option<Arc<Identity>>,
 }
 
 impl Session {
-    /// A session whose answers are queued for the transport's writer.
-    pub(super) fn new(sidecar: Arc<Sidecar>) -> (Session, mpsc::Receiver<Answer>) {
+    /// A session whose answers are queued for the transport's writer;
+    /// every call in it is `caller`'s.
+    pub(super) fn new(
+        sidecar: Arc<Sidecar>,
+        caller: Option<Identity>,
+    ) -> (Session, mpsc::Receiver<Answer>) {
         let (answers, rx) = mpsc::channel::<Answer>(MAX_IN_FLIGHT);
-        (Session::with(sidecar, Answers::Queue(answers)), rx)
+        let mut session = Session::with(sidecar, Answers::Queue(answers));
+        session.caller = caller.map(Arc::new);
+        (session, rx)
     }
 
     /// A session over a line stream: each answer is written by the task
@@ -99,6 +108,7 @@ impl Session {
             answers,
             running: JoinSet::new(),
             bytes: Pool::new(budget::SESSION_BYTES),
+            caller: None,
         }
     }
 
@@ -158,15 +168,19 @@ impl Session {
                 // requests to be answered before taking more of its input.
                 self.bytes.grow(&mut charge, m.len()).await;
                 let (sidecar, tx) = (self.sidecar.clone(), self.answers.clone());
+                let caller = self.caller.clone();
                 self.running.spawn(async move {
                     let params = req.params.unwrap_or(Value::Null);
-                    let reply = sidecar.call(&req.method, params).await;
+                    let reply = sidecar
+                        .call_as(&req.method, params, caller.as_deref())
+                        .await;
                     let bytes = response(Some(req.id), reply);
                     tx.send(bytes, charge).await;
                 });
             }
             Ok(Message::Notification(n)) if n.method == "host.emit" => {
-                if let Err(e) = self.sidecar.emit(n.params.unwrap_or(Value::Null)) {
+                let params = n.params.unwrap_or(Value::Null);
+                if let Err(e) = self.sidecar.emit_as(params, self.caller.as_deref()) {
                     tracing::warn!("host.emit: skipped an invalid event: {e}");
                 }
             }

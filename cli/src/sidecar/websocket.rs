@@ -7,9 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
 use super::access::Access;
@@ -18,6 +16,12 @@ use super::http;
 use super::rfc6455 as ws;
 use super::session::{Answer, Inbound, Session};
 use super::{HANDSHAKE_TIMEOUT, IDLE_TIMEOUT, Sidecar};
+
+/// The read side of a connection: a TCP stream's, or a TLS session's.
+pub type Reader = Box<dyn AsyncRead + Unpin + Send>;
+
+/// The write side of a connection.
+pub type Writer = Box<dyn AsyncWrite + Unpin + Send>;
 
 /// How `hookhost serve --listen` treats each WebSocket connection.
 #[derive(Debug, Clone)]
@@ -56,17 +60,15 @@ impl WsOptions {
 /// counts it as an agent's rather than a stranger's.
 pub async fn serve_websocket(
     sidecar: Arc<Sidecar>,
-    stream: TcpStream,
+    (read, mut write): (Reader, Writer),
     options: &WsOptions,
     checked: &(dyn Fn() + Sync),
 ) -> Result<(), WsError> {
-    let peer = stream.peer_addr().ok();
-    let _ = stream.set_nodelay(true);
-    let (read, mut write) = stream.into_split();
     let mut read = BufReader::with_capacity(16 * 1024, read);
     let head = first_head(&mut read, &mut write).await?;
     let headers = head.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
-    if options.access.check(headers).is_ok() {
+    let caller = options.access.check(headers);
+    if caller.is_ok() {
         checked();
     }
     if !head.is_upgrade() {
@@ -80,9 +82,9 @@ pub async fn serve_websocket(
         Err(ws::Fail::Refused(r)) => return Err(WsError::Refused(r.status, r.why)),
         Err(e) => return Err(WsError::Handshake(format!("{e:?}"))),
     }
-    tracing::debug!(?peer, "sidecar: WebSocket session opened");
+    tracing::debug!("sidecar: WebSocket session opened");
     let pool = sidecar.bytes.clone();
-    let (mut session, answers) = Session::new(sidecar);
+    let (mut session, answers) = Session::new(sidecar, caller.ok().flatten());
     let (control_tx, control_rx) = mpsc::channel(8);
     let writer = tokio::spawn(write_ws(write, answers, control_rx));
     let mut frames = ws::Frames::new(read, control_tx.clone());
@@ -99,15 +101,15 @@ pub async fn serve_websocket(
     drop((frames, control_tx));
     session.finish().await;
     let _ = writer.await;
-    tracing::debug!(?peer, "sidecar: WebSocket session closed");
+    tracing::debug!("sidecar: WebSocket session closed");
     ended
 }
 
 /// The connection's first request head, within [`HANDSHAKE_TIMEOUT`]; a
 /// head that cannot be read is answered with why, and ends the connection.
 async fn first_head(
-    read: &mut BufReader<OwnedReadHalf>,
-    write: &mut OwnedWriteHalf,
+    read: &mut BufReader<Reader>,
+    write: &mut Writer,
 ) -> Result<http::Head, WsError> {
     match tokio::time::timeout(HANDSHAKE_TIMEOUT, http::read_head(read)).await {
         Ok(Ok(Some(head))) => Ok(head),
@@ -165,7 +167,7 @@ async fn read_ws(
 /// pongs and the close frame. After a close nothing more is written and
 /// answers still coming are dropped.
 async fn write_ws(
-    write: OwnedWriteHalf,
+    write: Writer,
     mut answers: mpsc::Receiver<Answer>,
     mut control: mpsc::Receiver<ws::Control>,
 ) -> std::io::Result<()> {

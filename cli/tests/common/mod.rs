@@ -41,9 +41,10 @@ pub fn serve_listen_under(
     std::io::BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
+    let line = line.trim();
     let addr = line
-        .trim()
         .strip_prefix("listening on ws://")
+        .or_else(|| line.strip_prefix("listening on wss://"))
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .to_string();
     (child, addr)

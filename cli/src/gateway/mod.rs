@@ -1,0 +1,7 @@
+//! What `hookhost serve --listen` adds when it is a team's gateway rather
+//! than one user's sidecar: TLS on the port (`tls`), and callers known by
+//! their credential (`tokens`: `--auth tokens:FILE`), each standing for a
+//! tenant, a user and optionally an agent that the chain's scopes hold to.
+
+pub mod tls;
+pub mod tokens;
