@@ -25,6 +25,8 @@
 #[path = "common/codex_model.rs"]
 mod codex_model;
 mod common;
+#[path = "common/gateway.rs"]
+mod gw;
 
 use std::fs::File;
 use std::os::unix::process::CommandExt;
@@ -65,6 +67,11 @@ struct Extra {
     toml: String,
     /// More events of `$CODEX_HOME/hooks.json`, beside the relay's.
     events: serde_json::Map<String, Value>,
+    /// The hook command instead of `hookhost relay --dialect codex -c
+    /// hooks.toml`.
+    relay: Option<String>,
+    /// More of Codex's environment (what the user's shell would give it).
+    env: Vec<(String, String)>,
 }
 
 /// One finished session.
@@ -132,7 +139,14 @@ fn lay_out(dir: &Path, base_url: &str, extra: Extra) -> PathBuf {
     // The relay runs under the session's HOME: the imported hooks are
     // approved in its trust store, as the user would.
     common::trust_all(&hooks, None, &dir.join("home/.config"));
-    write_codex_home(&dir.join("codex-home"), base_url, &hooks, extra.events);
+    let relay = extra.relay.unwrap_or_else(|| {
+        let hookhost = common::HOOKHOST;
+        format!(
+            "'{hookhost}' relay --dialect codex -c '{}'",
+            hooks.display()
+        )
+    });
+    write_codex_home(&dir.join("codex-home"), base_url, &relay, extra.events);
     project
 }
 
@@ -142,16 +156,11 @@ fn lay_out(dir: &Path, base_url: &str, extra: Extra) -> PathBuf {
 fn write_codex_home(
     home: &Path,
     base_url: &str,
-    hooks: &Path,
+    relay: &str,
     events: serde_json::Map<String, Value>,
 ) {
     let config = codex_model::offline_config(MODEL, base_url);
     std::fs::write(home.join("config.toml"), config).unwrap();
-    let relay = format!(
-        "'{}' relay --dialect codex -c '{}'",
-        common::HOOKHOST,
-        hooks.display()
-    );
     let group = json!([{"hooks": [{"type": "command", "command": relay, "timeout": 30}]}]);
     let mut settings = json!({"hooks": {"PreToolUse": group, "PostToolUse": group, "Stop": group}});
     settings["hooks"].as_object_mut().unwrap().extend(events);
@@ -161,7 +170,13 @@ fn write_codex_home(
 /// `codex exec` in `project`, with nothing of this process's environment
 /// but `PATH` (the stand-in npm first), in its own process group; output
 /// to `log`.
-fn spawn_codex(codex: &Path, dir: &Path, project: &Path, log: &Path) -> Child {
+fn spawn_codex(
+    codex: &Path,
+    dir: &Path,
+    project: &Path,
+    log: &Path,
+    env: &[(String, String)],
+) -> Child {
     let path = format!(
         "{}:{}",
         dir.join("bin").display(),
@@ -183,6 +198,7 @@ fn spawn_codex(codex: &Path, dir: &Path, project: &Path, log: &Path) -> Child {
         .env("HOME", dir.join("home"))
         .env("CODEX_HOME", dir.join("codex-home"))
         .env("HOOKHOST_TEST_OPENAI_KEY", "sk-test-offline")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(File::create(log).unwrap())
         .stderr(File::options().append(true).open(log).unwrap())
@@ -193,9 +209,9 @@ fn spawn_codex(codex: &Path, dir: &Path, project: &Path, log: &Path) -> Child {
 
 /// Runs a Codex session to its end, killed with its whole process group
 /// after [`SESSION_LIMIT`]; returns what it printed.
-fn run_codex(codex: &Path, dir: &Path, project: &Path) -> String {
+fn run_codex(codex: &Path, dir: &Path, project: &Path, env: &[(String, String)]) -> String {
     let log = dir.join("codex.log");
-    let mut child = spawn_codex(codex, dir, project, &log);
+    let mut child = spawn_codex(codex, dir, project, &log, env);
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -222,8 +238,10 @@ fn session(first: Value, extra: impl FnOnce(&Path) -> Extra) -> Option<Run> {
     let codex = codex()?;
     let dir = common::scratch();
     let model = FakeModel::start(first);
-    let project = lay_out(&dir, &model.base_url, extra(&dir));
-    let log = run_codex(&codex, &dir, &project);
+    let mut extra = extra(&dir);
+    let env = std::mem::take(&mut extra.env);
+    let project = lay_out(&dir, &model.base_url, extra);
+    let log = run_codex(&codex, &dir, &project, &env);
     Some(Run {
         project,
         requests: model.requests(),
@@ -432,7 +450,7 @@ fn a_hook_runs_where_and_with_what_codex_runs_it() {
     let model = FakeModel::start(exec_command("true"));
     let project = lay_out(&dir, &model.base_url, Extra::default());
     std::fs::copy(env_hook_file(&dir), dir.join("codex-home/hooks.json")).unwrap();
-    run_codex(&codex, &dir, &project);
+    run_codex(&codex, &dir, &project, &[]);
     let by_codex = std::fs::read_to_string(dir.join("env.log")).unwrap_or_default();
     // hookhost: the relay imports it.
     let Some(run) = session(exec_command("true"), |dir| Extra {
@@ -453,5 +471,62 @@ fn a_hook_runs_where_and_with_what_codex_runs_it() {
         first(&by_hookhost),
         "<dir>/project unset <dir>/home unset withheld",
         "{by_hookhost}"
+    );
+}
+
+/// A team's policy for acme: no `rm` through any agent.
+const TEAM_POLICY: &str = r#"
+[hooks.commands.no_rm]
+command = "case \"$(jq -r .tool_input.command)\" in rm*) echo 'acme policy: no rm, ask the platform team' >&2; exit 2;; esac"
+dialect = "codex"
+events = ["PreToolUse"]
+scope = { tenants = ["acme"] }
+"#;
+
+/// Codex's hook is `hookhost relay --connect https://…` to a team's TLS
+/// gateway, the token and the team's CA in the environment the user's
+/// shell gives Codex: the gateway's policy refuses, for the token's
+/// tenant, and the model is told why; with the gateway stopped, the
+/// relay refuses.
+#[test]
+fn codex_through_relay_connect_gets_the_team_gateways_answer() {
+    let mut gateway = gw::Gateway::start("codex", TEAM_POLICY);
+    let ann = gateway.token("acme", "ann");
+    let env = vec![
+        ("HOOKHOST_TOKEN".to_string(), ann),
+        (
+            "SSL_CERT_FILE".to_string(),
+            gateway.dir.join("ca.pem").display().to_string(),
+        ),
+    ];
+    let relay = format!(
+        "'{}' relay --dialect codex --connect {}",
+        common::HOOKHOST,
+        gateway.url()
+    );
+    let extra = |_: &Path| Extra {
+        relay: Some(relay.clone()),
+        env: env.clone(),
+        ..Extra::default()
+    };
+    let Some(run) = session(exec_command("rm -rf build"), extra) else {
+        return;
+    };
+    assert!(
+        run.project.join("build/keep").exists(),
+        "rm -rf build ran:\n{}",
+        run.log
+    );
+    let output = run.tool_output();
+    assert!(
+        output.contains("acme policy: no rm, ask the platform team"),
+        "{output}"
+    );
+    gateway.stop();
+    let run = session(exec_command("ls"), extra).unwrap();
+    let output = run.tool_output();
+    assert!(
+        output.contains("refusing (--unreachable deny)"),
+        "a stopped gateway refuses: {output}"
     );
 }

@@ -317,6 +317,30 @@ fn a_relay_with_no_daemon_does_what_unreachable_says() {
     assert_eq!(code, 2);
 }
 
+/// At a stop, exit 2 tells the agent to keep working: a relay that found
+/// no hookhost and refused there would keep every session going for
+/// ever (the real Codex did, until killed). There the agent stops, told
+/// why; a tool call is still refused.
+#[test]
+fn a_relay_with_no_daemon_lets_a_stop_happen_with_a_warning() {
+    let dir = common::scratch();
+    let sock = dir.join("nobody.sock");
+    let sock = sock.to_str().unwrap();
+    let stop = json!({"session_id": "s", "transcript_path": "/t", "cwd": "/tmp",
+        "hook_event_name": "Stop", "stop_hook_active": false});
+    let (code, stdout, _) = relay(&["--connect", sock], &stop.to_string(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    let message = answer["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("no hookhost answers") && message.contains("it stops instead"),
+        "{answer}"
+    );
+    assert!(answer.get("decision").is_none(), "no block: {answer}");
+    let (code, _, _) = relay(&["--connect", sock], &pre_tool_use("s", "ls"), &[]);
+    assert_eq!(code, 2);
+}
+
 #[test]
 fn the_daemon_reloads_when_an_imported_settings_file_changes() {
     let dir = common::scratch();

@@ -23,6 +23,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -110,11 +111,36 @@ fn deadline(args: &RelayArgs) -> Duration {
     Duration::from_secs(secs)
 }
 
+/// The event, kept to word a refusal when hookhost could not answer it:
+/// read only then, so the relay's common path parses nothing.
+#[derive(Clone)]
+struct Refuser {
+    dialect: Dialect,
+    event: Option<String>,
+    text: Arc<str>,
+}
+
+impl Refuser {
+    /// The event's answer when hookhost could not answer
+    /// ([`ForeignEvent::unanswered`]: a refusal, but at a stop the agent
+    /// stops); an event that does not read is refused.
+    fn answer(&self, why: &str) -> NativeAnswer {
+        let event = serde_json::from_str::<Value>(&self.text)
+            .ok()
+            .and_then(|v| ForeignEvent::read(self.dialect, &v, self.event.as_deref()).ok());
+        match event {
+            Some(event) => event.unanswered(why),
+            None => NativeAnswer::block(why),
+        }
+    }
+}
+
 /// Answers as `--unreachable` says for a relay whose deadline (`limit`
 /// after its start) passed with no answer: `allow` exits 0 with a warning
-/// in the log, `deny` and `run` refuse with exit 2 and the reason. The
-/// exit code, or `None` when an answer was written already.
-fn late(limit: Duration, policy: Unreachable) -> Option<i32> {
+/// in the log, `deny` and `run` refuse with exit 2 and the reason (at a
+/// stop, the agent stops with it as a warning). The exit code, or `None`
+/// when an answer was written already.
+fn late(limit: Duration, policy: Unreachable, refuser: Option<&Refuser>) -> Option<i32> {
     if ANSWERED.swap(true, Ordering::SeqCst) {
         return None;
     }
@@ -127,7 +153,11 @@ fn late(limit: Duration, policy: Unreachable) -> Option<i32> {
             0
         }
         Unreachable::Deny | Unreachable::Run => {
-            let answer = NativeAnswer::block(&format!("hookhost relay: {why}; refusing"));
+            let why = format!("hookhost relay: {why}; refusing");
+            let answer = match refuser {
+                Some(refuser) => refuser.answer(&why),
+                None => NativeAnswer::block(&why),
+            };
             write_answer(&answer);
             answer.code
         }
@@ -136,8 +166,8 @@ fn late(limit: Duration, policy: Unreachable) -> Option<i32> {
 
 /// The exit code [`late`] chose; a relay that answered already has
 /// nothing more to say and waits for its own end.
-fn late_code(limit: Duration, policy: Unreachable) -> ExitCode {
-    match late(limit, policy) {
+fn late_code(limit: Duration, policy: Unreachable, refuser: Option<&Refuser>) -> ExitCode {
+    match late(limit, policy, refuser) {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(2)),
         None => loop {
             std::thread::park();
@@ -151,10 +181,10 @@ fn late_code(limit: Duration, policy: Unreachable) -> ExitCode {
 /// bounded by the deadline itself, and a thread standing watch would cost
 /// about as much as the rest of the relay (it has to be woken to end the
 /// process).
-fn start_deadline(until: Instant, limit: Duration, policy: Unreachable) {
+fn start_deadline(until: Instant, limit: Duration, policy: Unreachable, refuser: Refuser) {
     std::thread::spawn(move || {
         std::thread::sleep(until.saturating_duration_since(Instant::now()));
-        let Some(code) = late(limit, policy) else {
+        let Some(code) = late(limit, policy, Some(&refuser)) else {
             return;
         };
         let _ = std::io::Write::flush(&mut std::io::stdout());
@@ -179,7 +209,7 @@ pub struct Local {
     dialect: Dialect,
     event: Option<String>,
     config: PathBuf,
-    text: String,
+    text: Arc<str>,
 }
 
 /// A relay's first steps, before any runtime exists: read the event and,
@@ -190,30 +220,37 @@ pub fn prepare(args: RelayArgs) -> Result<ExitCode, Local> {
     let until = Instant::now() + limit;
     let text = match read_event(until) {
         Ok(text) => text,
-        Err(Failed::Late) => return Ok(late_code(limit, args.unreachable)),
+        Err(Failed::Late) => return Ok(late_code(limit, args.unreachable, None)),
         Err(Failed::Because(why)) => {
             return Ok(print(&NativeAnswer::block(&format!(
                 "hookhost relay: {why}"
             ))));
         }
     };
-    let config = match args.config {
-        Some(config) => config,
+    let refuser = Refuser {
+        dialect: args.dialect,
+        event: args.event.clone(),
+        text: Arc::from(text),
+    };
+    let config = match &args.config {
+        Some(config) => config.clone(),
         None => {
             let name = args.event.as_deref();
-            let sent =
-                Target::of(&args).and_then(|t| forward(&t, args.dialect, name, &text, until));
+            let sent = Target::of(&args)
+                .and_then(|t| forward(&t, args.dialect, name, &refuser.text, until));
+            let policy = args.unreachable;
             match sent {
                 Ok(answer) => return Ok(print(&answer)),
-                Err(Failed::Late) => return Ok(late_code(limit, args.unreachable)),
-                Err(Failed::Because(why)) => match unreachable(args.unreachable, &why) {
+                Err(Failed::Late) => return Ok(late_code(limit, policy, Some(&refuser))),
+                Err(Failed::Because(why)) => match unreachable(policy, &why, &refuser) {
                     Ok(config) => config,
                     Err(code) => return Ok(code),
                 },
             }
         }
     };
-    start_deadline(until, limit, args.unreachable);
+    let text = refuser.text.clone();
+    start_deadline(until, limit, args.unreachable, refuser);
     Err(Local {
         dialect: args.dialect,
         event: args.event,
@@ -223,7 +260,7 @@ pub fn prepare(args: RelayArgs) -> Result<ExitCode, Local> {
 }
 
 /// `--unreachable`: the exit code, or the config to run in-process.
-fn unreachable(policy: Unreachable, why: &str) -> Result<PathBuf, ExitCode> {
+fn unreachable(policy: Unreachable, why: &str, refuser: &Refuser) -> Result<PathBuf, ExitCode> {
     match policy {
         Unreachable::Allow => {
             if ANSWERED.swap(true, Ordering::SeqCst) {
@@ -236,7 +273,7 @@ fn unreachable(policy: Unreachable, why: &str) -> Result<PathBuf, ExitCode> {
             );
             Err(ExitCode::SUCCESS)
         }
-        Unreachable::Deny => Err(print(&NativeAnswer::block(&format!(
+        Unreachable::Deny => Err(print(&refuser.answer(&format!(
             "hookhost relay: {why}; refusing (--unreachable deny)"
         )))),
         Unreachable::Run => {

@@ -114,6 +114,28 @@ impl ForeignEvent {
         NativeAnswer::block(reason)
     }
 
+    /// The answer when hookhost itself could not answer (no daemon or
+    /// gateway, a chain that could not run), under a fail-closed policy:
+    /// the refusal ([`ForeignEvent::refusal`]) wherever refusing stops
+    /// something. At a stop (`Stop`, `SubagentStop`) a block is the
+    /// opposite, the agent told to keep working, and with hookhost down it
+    /// would be told so for ever: there the agent stops, shown `why` as a
+    /// warning. hookhost never turns an agent's stop into a continue that
+    /// no hook asked for.
+    pub fn unanswered(&self, why: &str) -> NativeAnswer {
+        let stop = match self.incoming.event.target {
+            Target::Lifecycle(name) => name.parse::<LifecycleEvent>().is_ok_and(|e| e.is_stop()),
+            Target::Stage(_) => false,
+        };
+        match stop {
+            true => notes::warning(
+                self.dialect.spec(),
+                &format!("{why}; at a stop that would keep the agent working, so it stops instead"),
+            ),
+            false => self.refusal(why),
+        }
+    }
+
     /// `answer` as the body of an HTTP hook's response. An agent reads
     /// that body as it reads a command hook's stdout, but there is no exit
     /// code to carry a refusal, so an exit-2 answer becomes the event's
@@ -168,7 +190,7 @@ impl Host {
                 notes::add_notes(spec, &event.incoming, answer, notes)
             }
             Err(e) if event.can_refuse() => {
-                event.refusal(&format!("hookhost refused the event: {e}"))
+                event.unanswered(&format!("hookhost refused the event: {e}"))
             }
             Err(e) => {
                 tracing::error!(
