@@ -229,7 +229,18 @@ fn one_daemon_answers_http_hooks_relays_and_status_for_two_sessions() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let seen: Vec<(&str, &str)> = lines
+    let (decided, ran): (Vec<&Value>, Vec<&Value>) =
+        lines.iter().partition(|l| l["kind"] == "decision");
+    let decisions: Vec<&str> = decided
+        .iter()
+        .map(|l| l["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        decisions,
+        ["deny", "continue", "deny", "continue"],
+        "{audit}"
+    );
+    let seen: Vec<(&str, &str)> = ran
         .iter()
         .map(|l| {
             (

@@ -203,3 +203,67 @@ async fn what_a_websocket_call_claims_about_its_caller_is_overwritten_and_reload
     let answers = ws_calls(&gw, &cat, &[claims_bob]).await;
     assert_eq!(answers[0]["result"]["action"], "continue", "{answers:?}");
 }
+
+/// The decision record of one answer, from its response's header.
+fn decision(head: &str) -> Value {
+    let line = head
+        .lines()
+        .find_map(|l| l.strip_prefix("X-Hookhost-Decision: "))
+        .unwrap_or_else(|| panic!("no decision header in {head}"));
+    serde_json::from_str(line).unwrap()
+}
+
+#[test]
+fn every_answer_carries_its_decision_record_and_the_audit_log_keeps_it() {
+    // cat's calls also meet a hook that times out and is let pass.
+    let slow = "[hooks.commands.slow]\ncommand = \"sleep 3\"\ndialect = \"claude-code\"\n\
+        events = [\"PreToolUse\"]\ntimeout_ms = 200\non_error = \"allow\"\nscope = { users = [\"cat\"] }\n";
+    let audit = format!("{CONFIG}\n{slow}\n[hooks.audit]\npath = \"audit.jsonl\"\n");
+    let mut gw = Gateway::start("records", &audit);
+    let ann = gw.token("acme", "ann");
+    let cat = gw.token("globex", "cat");
+    let (status, head, body) = gw.send("POST", "/hooks/claude-code", Some(&ann), gw::EVENT);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        decision(&head),
+        json!({"decision": "deny", "hook": "acme_guard", "reason": "acme says no",
+               "failed_open": [], "tenant": "acme", "user": "ann"})
+    );
+    let (_, head, _) = gw.send("POST", "/hooks/claude-code", Some(&cat), gw::EVENT);
+    assert_eq!(
+        decision(&head),
+        json!({"decision": "continue", "failed_open": ["slow"], "tenant": "globex", "user": "cat"})
+    );
+    gw.stop();
+    let log = std::fs::read_to_string(gw.dir.join("audit.jsonl")).unwrap();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let decisions: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "decision").collect();
+    assert_eq!(decisions.len(), 2, "{log}");
+    assert_eq!(
+        (
+            &decisions[0]["outcome"],
+            &decisions[0]["hook"],
+            &decisions[0]["tenant"],
+            &decisions[0]["user"]
+        ),
+        (
+            &json!("deny"),
+            &json!("acme_guard"),
+            &json!("acme"),
+            &json!("ann")
+        ),
+        "{log}"
+    );
+    let hook_line = lines
+        .iter()
+        .find(|l| l["hook"] == "acme_guard" && l.get("kind").is_none())
+        .unwrap();
+    assert_eq!(hook_line["request_id"], decisions[0]["request_id"], "{log}");
+    assert_eq!(
+        hook_line["tenant"], "acme",
+        "each hook's record names the caller too: {log}"
+    );
+}

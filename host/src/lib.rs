@@ -178,7 +178,8 @@ pub use error::{CallError, StartError};
 /// The wire model, re-exported so embedders need one dependency.
 pub use hookhost_protocol as protocol;
 pub use host::{
-    ForeignEvent, HookInfo, HookStatus, HookTrace, Host, Identity, ReloadReport, StartFailure,
+    DecisionRecord, ForeignEvent, HookInfo, HookStatus, HookTrace, Host, Identity, ReloadReport,
+    StartFailure,
 };
 pub use members::builtin::{
     BuiltinError, BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture,

@@ -416,19 +416,7 @@ fn agent_env_header(dialect: Dialect) -> String {
     if vars.is_empty() {
         return String::new();
     }
-    let json = Value::Object(vars).to_string();
-    let mut line = String::with_capacity(json.len());
-    for c in json.chars() {
-        match c {
-            ' '..='~' => line.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    line.push_str(&format!("\\u{u:04x}"));
-                }
-            }
-        }
-    }
+    let line = crate::shared::header::ascii_json(&Value::Object(vars));
     format!("X-Hookhost-Agent-Env: {line}\r\n")
 }
 

@@ -12,6 +12,7 @@ mod output;
 pub mod client;
 pub mod config;
 pub mod exit;
+pub mod header;
 pub mod limits;
 pub mod paths;
 pub mod remote;

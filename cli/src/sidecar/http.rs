@@ -51,10 +51,12 @@ impl Head {
     }
 }
 
-/// A response: status, content type, body.
+/// A response: status, content type, more header lines, body.
 pub(super) struct Reply {
     pub(super) status: u16,
     pub(super) json: bool,
+    /// Whole header lines, each ending `\r\n`.
+    pub(super) headers: String,
     pub(super) body: Vec<u8>,
 }
 
@@ -63,6 +65,7 @@ impl Reply {
         Reply {
             status: 200,
             json: true,
+            headers: String::new(),
             body: body.into_bytes(),
         }
     }
@@ -71,8 +74,16 @@ impl Reply {
         Reply {
             status,
             json: false,
+            headers: String::new(),
             body: format!("hookhost: {why}\n").into_bytes(),
         }
+    }
+
+    /// This reply with a header line `name: value` (value one line of
+    /// printable ASCII).
+    pub(super) fn with_header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push_str(&format!("{name}: {value}\r\n"));
+        self
     }
 }
 
@@ -256,9 +267,10 @@ async fn respond<W: AsyncWrite + Unpin>(
     let connection = if keep { "keep-alive" } else { "close" };
     let head = format!(
         "HTTP/1.1 {} {reason}\r\n{challenge}Content-Type: {kind}\r\nContent-Length: {}\r\n\
-         Connection: {connection}\r\n\r\n",
+         Connection: {connection}\r\n{}\r\n",
         reply.status,
-        reply.body.len()
+        reply.body.len(),
+        reply.headers
     );
     let mut out = head.into_bytes();
     out.extend_from_slice(&reply.body);

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::Sidecar;
 use super::http::{Head, Reply};
+use crate::shared::header::ascii_json;
 
 /// Distinct sessions remembered per agent; past it only calls are counted.
 const MAX_SESSIONS: usize = 4096;
@@ -75,17 +76,26 @@ pub(super) async fn route(
     let parts: Vec<&str> = head.path.trim_start_matches('/').split('/').collect();
     match (head.method.as_str(), parts.as_slice()) {
         ("POST", ["hooks", dialect]) => match answer(sidecar, dialect, head, body, caller).await {
-            Ok((event, answer)) => Reply::json(event.http_body(answer)),
+            Ok((event, answer, record)) => {
+                Reply::json(event.http_body(answer)).with_header(DECISION, &record)
+            }
             Err(reply) => reply,
         },
         ("POST", ["relay", dialect]) => {
-            let answer = match answer(sidecar, dialect, head, body, caller).await {
-                Ok((_, answer)) => answer,
-                Err(reply) => NativeAnswer::block(String::from_utf8_lossy(&reply.body).trim()),
+            let (answer, record) = match answer(sidecar, dialect, head, body, caller).await {
+                Ok((_, answer, record)) => (answer, Some(record)),
+                Err(reply) => {
+                    let why = String::from_utf8_lossy(&reply.body);
+                    (NativeAnswer::block(why.trim()), None)
+                }
             };
             let outcome =
                 json!({"code": answer.code, "stdout": answer.stdout, "stderr": answer.stderr});
-            Reply::json(outcome.to_string())
+            let reply = Reply::json(outcome.to_string());
+            match record {
+                Some(record) => reply.with_header(DECISION, &record),
+                None => reply,
+            }
         }
         ("GET", ["status"]) => Reply::json(status(sidecar).to_string()),
         (_, ["hooks" | "relay", _] | ["status"]) => Reply::text(405, "method not allowed"),
@@ -96,14 +106,20 @@ pub(super) async fn route(
     }
 }
 
-/// Reads the event and runs it through the chain.
+/// The response header that carries an answer's decision record: one
+/// line of JSON (`DecisionRecord` plus the caller's `tenant`, `user` and
+/// `agent` when a gateway's credential named them).
+const DECISION: &str = "X-Hookhost-Decision";
+
+/// Reads the event and runs it through the chain; the answer, and its
+/// decision record as [`DECISION`]'s value.
 async fn answer(
     sidecar: &Sidecar,
     dialect: &str,
     head: &Head,
     body: &[u8],
     caller: Option<&Identity>,
-) -> Result<(ForeignEvent, NativeAnswer), Reply> {
+) -> Result<(ForeignEvent, NativeAnswer, String), Reply> {
     let dialect: Dialect = dialect.parse().map_err(|e| Reply::text(404, e))?;
     let named = event_name(head);
     let input: Value = serde_json::from_slice(body)
@@ -116,8 +132,16 @@ async fn answer(
         event = event.with_identity(caller);
     }
     sidecar.agents.count(dialect, &event);
-    let answer = sidecar.host.answer_foreign(&event).await;
-    Ok((event, answer))
+    let (answer, record) = sidecar.host.answer_foreign_recorded(&event).await;
+    let mut record = serde_json::to_value(&record).unwrap_or_default();
+    if let (Some(caller), Value::Object(fields)) = (caller, &mut record) {
+        fields.insert("tenant".into(), caller.tenant.clone().into());
+        fields.insert("user".into(), caller.user.clone().into());
+        if let Some(agent) = &caller.agent {
+            fields.insert("agent".into(), agent.clone().into());
+        }
+    }
+    Ok((event, answer, ascii_json(&record)))
 }
 
 /// The native event name for payloads that carry none: `?event=NAME` or

@@ -192,20 +192,35 @@ impl Gateway {
 
     /// One plain HTTP request over TLS: the status and body.
     pub fn get(&self, path: &str, token: Option<&str>) -> (u16, String) {
+        let (status, _, body) = self.send("GET", path, token, "");
+        (status, body)
+    }
+
+    /// One HTTP request over TLS: the status, the head and the body.
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: &str,
+    ) -> (u16, String, String) {
         let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
         let conn = rustls::ClientConnection::new(self.tls(), name).unwrap();
         let tcp = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         let mut tls = rustls::StreamOwned::new(conn, tcp);
         let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-        let req =
-            format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n");
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
         tls.write_all(req.as_bytes()).unwrap();
         let mut raw = Vec::new();
         let _ = tls.read_to_end(&mut raw);
         let text = String::from_utf8_lossy(&raw).into_owned();
         let status = text.split(' ').nth(1).unwrap_or("0").parse().unwrap();
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-        (status, body)
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        (status, head.to_string(), body.to_string())
     }
 
     pub fn stop(&mut self) {

@@ -268,6 +268,7 @@ mod tests {
             sinks: Sinks {
                 request_id: "r1".into(),
                 session: None,
+                who: None,
                 audit: None,
                 trace: Some(&mut trace),
             },

@@ -5,6 +5,7 @@
 //! member's figures, the call span, the warning log, the audit log and
 //! the trace. To add or move an observer, edit `finish` and nothing else.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use hookhost_protocol::chain::StepOutcome;
@@ -16,7 +17,7 @@ use tracing::Instrument;
 use crate::dialect::origin::Origin;
 use crate::error::CallError;
 use crate::members::Member;
-use crate::observe::audit::{AuditLog, AuditRecord};
+use crate::observe::audit::{AuditLog, AuditRecord, Who};
 use crate::observe::stats::MemberStats;
 use crate::observe::trace;
 use crate::observe::usage::ModelUsage;
@@ -76,6 +77,9 @@ pub(crate) struct Sinks<'a> {
     pub(crate) request_id: String,
     /// The agent's session the run is for, for the audit log.
     pub(crate) session: Option<String>,
+    /// Who the run is for (`meta`'s tenant, user and agent), for the
+    /// audit log.
+    pub(crate) who: Option<Arc<Who>>,
     pub(crate) audit: Option<&'a AuditLog>,
     /// Each hook's part, kept only when the caller asked for a trace, so
     /// the plain path (every agent call) builds none.
@@ -180,11 +184,13 @@ impl<'m> CallRecord<'m> {
                 stage: self.stage,
                 request_id: sinks.request_id.clone(),
                 session: sinks.session.clone(),
+                who: sinks.who.clone(),
                 duration: self.elapsed,
                 outcome: outcome.to_string(),
                 reason: trace::decision_reason(step),
                 error: failure.map(str::to_string),
                 model: self.usage,
+                decision: None,
             });
         }
         if let Some(steps) = sinks.trace.as_deref_mut() {

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::chain::{self, GateLog, HookTrace, Run, Sinks};
 use crate::dialect::origin::Origin;
+use crate::observe::audit::Who;
 use crate::outcome::GateOutcome;
 use crate::policy::budget::ChainBudget;
 use crate::policy::stop_limit::StopSeen;
@@ -43,20 +44,24 @@ impl Host {
         params: Value,
         trace: Option<&mut Vec<HookTrace>>,
     ) -> Result<Outcome, ParamsError> {
-        let (outcome, _) = self.run_gated(stage, params, trace, None).await?;
+        let id = self.next_request_id();
+        let (outcome, _) = self.run_gated(stage, params, trace, None, id).await?;
         Ok(outcome)
     }
 
     /// One stage run answering an agent's own event (`origin`), traced
-    /// when `trace` is given: what `hookhost relay` stands on.
+    /// when `trace` is given: what `hookhost relay` stands on. The run's
+    /// request id is the audit records' (`id`).
     pub(super) async fn run_from(
         &self,
-        stage: Stage,
-        params: Value,
+        (stage, params): (Stage, Value),
         trace: Option<&mut Vec<HookTrace>>,
         origin: &Origin,
+        id: String,
     ) -> Result<Outcome, ParamsError> {
-        let (outcome, _) = self.run_gated(stage, params, trace, Some(origin)).await?;
+        let (outcome, _) = self
+            .run_gated(stage, params, trace, Some(origin), id)
+            .await?;
         Ok(outcome)
     }
 
@@ -72,6 +77,7 @@ impl Host {
         mut params: Value,
         trace: Option<&mut Vec<HookTrace>>,
         origin: Option<&Origin>,
+        request_id: String,
     ) -> Result<(Outcome, Option<GateOutcome>), ParamsError> {
         let (stopping, seen) = self.inner.stops.before(stage, &mut params);
         if let Some(StopSeen {
@@ -83,14 +89,16 @@ impl Host {
             self.emit_lifecycle(event.as_str(), payload, meta);
         }
         let session = self.inner.audit.as_ref().and_then(|_| session_of(&params));
+        let who = self.inner.audit.as_ref().and_then(|_| Who::of(&params));
         let chain = Chain::new(stage, params)?;
         let members = self.chain();
         let mut run = Run {
             stage,
             budget: ChainBudget::start(self.chain_budget_ms()),
             sinks: Sinks {
-                request_id: self.next_request_id(),
+                request_id,
                 session,
+                who,
                 audit: self.inner.audit.as_ref(),
                 trace,
             },
@@ -119,7 +127,7 @@ impl Host {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    fn next_request_id(&self) -> String {
+    pub(super) fn next_request_id(&self) -> String {
         let n = self.inner.request_seq.fetch_add(1, Ordering::Relaxed) + 1;
         format!("r{n}")
     }

@@ -15,7 +15,8 @@ use crate::dialect::origin::Origin;
 use crate::dialect::spec::Target;
 use crate::error::CallError;
 
-use super::Host;
+use super::{DecisionRecord, Host, decision};
+use crate::observe::audit::{AuditRecord, Who};
 
 /// One event as an agent sent it to a command hook, read in its dialect.
 #[derive(Debug, Clone)]
@@ -165,41 +166,125 @@ impl Host {
     /// hooks listing it) and answered with nothing to say. Params the chain
     /// refuses are refused (exit 2) where the event can be refused.
     pub async fn answer_foreign(&self, event: &ForeignEvent) -> NativeAnswer {
-        let spec = event.dialect.spec();
+        self.answer_foreign_with(event, false).await.0
+    }
+
+    /// [`Host::answer_foreign`], and what decided the answer: the
+    /// [`DecisionRecord`] (verdict, deciding hook, reason, the hooks that
+    /// failed open, the policy in force), also written to the audit log as
+    /// the event's `"kind": "decision"` record. What a team's gateway
+    /// returns with every answer.
+    pub async fn answer_foreign_recorded(
+        &self,
+        event: &ForeignEvent,
+    ) -> (NativeAnswer, DecisionRecord) {
+        self.answer_foreign_with(event, true).await
+    }
+
+    async fn answer_foreign_with(
+        &self,
+        event: &ForeignEvent,
+        recorded: bool,
+    ) -> (NativeAnswer, DecisionRecord) {
         let params = event.incoming.params.clone();
         let stage = match event.incoming.event.target {
             Target::Stage(s) => s,
             Target::Lifecycle(name) => match name.parse::<LifecycleEvent>() {
                 Ok(ev) if ev.is_request() => Stage::Lifecycle,
-                _ => return self.answer_announced(event, name).await,
+                _ => {
+                    let (answer, record) = self.answer_announced(event, name).await;
+                    if recorded {
+                        let id = self.next_request_id();
+                        self.audit_decision(Stage::Lifecycle, id, &event.incoming.params, &record);
+                    }
+                    return (answer, record);
+                }
             },
         };
         let origin = event.origin();
-        // Only a chain holding an untrusted hook is traced, to name it; the
-        // common path builds no trace.
+        // Traced when recorded (to name the hooks that failed open) or when
+        // the chain holds an untrusted hook (to name it); the common path
+        // builds no trace.
         let mut trace = Vec::new();
-        let traced = self.chain().iter().any(|m| m.is_untrusted());
+        let traced = recorded || self.chain().iter().any(|m| m.is_untrusted());
+        let id = self.next_request_id();
         let run = self
-            .run_from(stage, params, traced.then_some(&mut trace), &origin)
+            .run_from(
+                (stage, params),
+                traced.then_some(&mut trace),
+                &origin,
+                id.clone(),
+            )
             .await;
+        let (answer, record) = self.answered(event, stage, run, &origin, &trace);
+        if recorded {
+            self.audit_decision(stage, id, &event.incoming.params, &record);
+        }
+        (answer, record)
+    }
+
+    /// The agent's answer to a chain's run, and its decision record.
+    fn answered(
+        &self,
+        event: &ForeignEvent,
+        stage: Stage,
+        run: Result<hookhost_protocol::Outcome, hookhost_protocol::chain::ParamsError>,
+        origin: &Origin,
+        trace: &[HookTrace],
+    ) -> (NativeAnswer, DecisionRecord) {
+        let spec = event.dialect.spec();
         match run {
             Ok(outcome) => {
                 let answer = agent::write_answer(spec, &event.incoming, &outcome.to_wire(stage));
                 let mut notes = origin.notes();
-                notes.messages.extend(untrusted_notice(&trace));
-                notes::add_notes(spec, &event.incoming, answer, notes)
-            }
-            Err(e) if event.can_refuse() => {
-                event.unanswered(&format!("hookhost refused the event: {e}"))
+                notes.messages.extend(untrusted_notice(trace));
+                let record = decision::record(&outcome, trace, self.policy());
+                (
+                    notes::add_notes(spec, &event.incoming, answer, notes),
+                    record,
+                )
             }
             Err(e) => {
+                let why = format!("hookhost refused the event: {e}");
+                let record = DecisionRecord::error(why.clone(), self.policy());
+                if event.can_refuse() {
+                    return (event.unanswered(&why), record);
+                }
                 tracing::error!(
                     event = event.name(),
                     "hookhost could not run the event: {e}"
                 );
-                agent::write_answer(spec, &event.incoming, &Value::Object(Map::new()))
+                let answer = agent::write_answer(spec, &event.incoming, &Value::Object(Map::new()));
+                (answer, record)
             }
         }
+    }
+
+    /// The audit log's record of what decided an answered event.
+    fn audit_decision(
+        &self,
+        stage: Stage,
+        request_id: String,
+        params: &Value,
+        record: &DecisionRecord,
+    ) {
+        let Some(audit) = self.inner.audit.as_ref() else {
+            return;
+        };
+        audit.record(AuditRecord {
+            ts: std::time::SystemTime::now(),
+            hook: record.hook.clone().unwrap_or_default(),
+            stage,
+            request_id,
+            session: params["meta"]["session_key"].as_str().map(str::to_string),
+            who: Who::of(params),
+            duration: std::time::Duration::ZERO,
+            outcome: record.decision.to_string(),
+            reason: record.reason.clone(),
+            error: None,
+            model: None,
+            decision: Some(Box::new(record.clone())),
+        });
     }
 
     /// A lifecycle event nobody waits on, by name (hookhost's own or an
@@ -208,7 +293,11 @@ impl Host {
     /// block in chain order, where their agent lets a hook block the event
     /// (Claude Code's `config_change`), else nothing, with what they said
     /// beside it (messages, the agent's own keys) either way.
-    async fn answer_announced(&self, event: &ForeignEvent, name: &str) -> NativeAnswer {
+    async fn answer_announced(
+        &self,
+        event: &ForeignEvent,
+        name: &str,
+    ) -> (NativeAnswer, DecisionRecord) {
         let params = &event.incoming.params;
         let payload = params
             .get("payload")
@@ -229,16 +318,18 @@ impl Host {
             .announce(name, payload, meta, Some(origin.clone()))
             .await;
         let spec = event.dialect.spec();
+        let record = DecisionRecord::announced(blocked.clone(), self.policy());
         if event.incoming.event.is_literal() {
-            return literal_answer(&origin.notes().contexts);
+            return (literal_answer(&origin.notes().contexts), record);
         }
-        match blocked {
+        let answer = match blocked {
             Some(reason) if event.can_refuse() => event.refusal(&reason),
             _ => {
                 let answer = agent::write_answer(spec, &event.incoming, &Value::Object(Map::new()));
                 notes::add_notes(spec, &event.incoming, answer, origin.notes())
             }
-        }
+        };
+        (answer, record)
     }
 }
 

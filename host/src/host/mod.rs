@@ -3,6 +3,7 @@
 //! reloads a changed config, and shuts everything down.
 
 mod apply;
+mod decision;
 mod driver;
 mod foreign;
 mod identity;
@@ -14,6 +15,7 @@ use apply::PeerSlot;
 use plan::PeerKey;
 
 pub use crate::chain::HookTrace;
+pub use crate::observe::decision::DecisionRecord;
 pub use foreign::ForeignEvent;
 pub use identity::Identity;
 pub use info::{HookInfo, HookStatus};
@@ -81,6 +83,9 @@ struct Inner {
     /// The stop policies' counts per session: blocked stops in a row
     /// (`stop_block_limit`) and the quality gates' retries.
     stops: crate::chain::Stops,
+    /// What the config in force came from, when the embedder says
+    /// (`Host::set_policy`): on every decision record.
+    policy: RwLock<Option<String>>,
 }
 
 impl Drop for Inner {
@@ -99,6 +104,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Host {
+    /// Names the policy the config in force came from (a signed bundle's
+    /// version and digest), for every [`DecisionRecord`] from now on;
+    /// `None` when it came from a plain file. Set it with each reload.
+    pub fn set_policy(&self, policy: Option<String>) {
+        *self.inner.policy.write().unwrap_or_else(|p| p.into_inner()) = policy;
+    }
+
+    /// The policy [`Host::set_policy`] named.
+    pub fn policy(&self) -> Option<String> {
+        self.inner
+            .policy
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// Starts every enabled hook with the shipped builtins available.
     /// See [`Host::start_with`].
     pub async fn start(config: Config) -> Host {
@@ -141,6 +162,7 @@ impl Host {
                 request_seq: AtomicU64::new(0),
                 applying: tokio::sync::Mutex::new(()),
                 stops: crate::chain::Stops::default(),
+                policy: RwLock::new(None),
             }),
         };
         host.apply(config).await;

@@ -205,7 +205,11 @@ impl Host {
                 return unaskable(event, reason);
             }
         };
-        match self.run_gated(Stage::Lifecycle, value, None, None).await {
+        let id = self.next_request_id();
+        match self
+            .run_gated(Stage::Lifecycle, value, None, None, id)
+            .await
+        {
             Ok((outcome, gate)) => LifecycleOutcome {
                 gate,
                 ..lifecycle_outcome(event, outcome)

@@ -28,6 +28,7 @@ use std::time::{Duration, SystemTime};
 use hookhost_protocol::Stage;
 use serde::Serialize;
 
+use super::decision::DecisionRecord;
 use super::usage::ModelUsage;
 use tokio::sync::{mpsc, watch};
 
@@ -69,6 +70,9 @@ pub(crate) struct AuditRecord {
     /// every session of every agent, and a log that cannot tell them apart
     /// cannot answer "who allowed this".
     pub session: Option<String>,
+    /// Who the call came from: `meta.tenant_id`, `user_id` and `agent_id`
+    /// (a gateway's caller, from the credential), when any is set.
+    pub who: Option<Arc<Who>>,
     /// How long the call took, from sending the request to having the
     /// answer (or giving up).
     pub duration: Duration,
@@ -82,6 +86,35 @@ pub(crate) struct AuditRecord {
     pub error: Option<String>,
     /// A prompt hook's model, tokens and whether the cache answered.
     pub model: Option<ModelUsage>,
+    /// Set on the one record per answered event that says what decided it
+    /// (`"kind": "decision"`); `None` on a hook's record.
+    pub decision: Option<Box<DecisionRecord>>,
+}
+
+/// The caller of a stage run, as its `meta` says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Who {
+    pub tenant: Option<String>,
+    pub user: Option<String>,
+    pub agent: Option<String>,
+}
+
+impl Who {
+    /// From a stage's params; `None` when `meta` names no one.
+    pub(crate) fn of(params: &serde_json::Value) -> Option<Arc<Who>> {
+        let meta = params.get("meta")?;
+        let get = |k: &str| {
+            meta.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        };
+        let who = Who {
+            tenant: get("tenant_id"),
+            user: get("user_id"),
+            agent: get("agent_id"),
+        };
+        (who != Who::default()).then(|| Arc::new(who))
+    }
 }
 
 /// A cheap-to-clone handle on one audit file; every clone feeds the same
@@ -435,11 +468,19 @@ impl Sink {
 #[derive(Serialize)]
 struct Line<'a> {
     ts: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'static str>,
     hook: &'a str,
     stage: &'static str,
     request_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     session: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tenant: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<&'a str>,
     duration_us: u64,
     outcome: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -454,16 +495,26 @@ struct Line<'a> {
     tokens_out: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cached: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failed_open: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy: Option<&'a str>,
 }
 
 /// Appends `record` as one compact JSON object and a newline to `buf`.
 fn encode_line(buf: &mut Vec<u8>, record: &AuditRecord) -> serde_json::Result<()> {
+    let who = record.who.as_deref();
+    let decision = record.decision.as_deref();
     let line = Line {
         ts: hookhost_protocol::time::rfc3339(record.ts),
+        kind: decision.map(|_| "decision"),
         hook: &record.hook,
         stage: record.stage.as_str(),
         request_id: &record.request_id,
         session: record.session.as_deref().map(clean_text),
+        tenant: who.and_then(|w| w.tenant.as_deref()),
+        user: who.and_then(|w| w.user.as_deref()),
+        agent: who.and_then(|w| w.agent.as_deref()),
         duration_us: u64::try_from(record.duration.as_micros()).unwrap_or(u64::MAX),
         outcome: &record.outcome,
         reason: record.reason.as_deref().map(clean_text),
@@ -472,6 +523,8 @@ fn encode_line(buf: &mut Vec<u8>, record: &AuditRecord) -> serde_json::Result<()
         tokens_in: record.model.as_ref().map(|m| m.tokens_in),
         tokens_out: record.model.as_ref().map(|m| m.tokens_out),
         cached: record.model.as_ref().map(|m| m.cached),
+        failed_open: decision.map(|d| d.failed_open.as_slice()),
+        policy: decision.and_then(|d| d.policy.as_deref()),
     };
     serde_json::to_writer(&mut *buf, &line)?;
     buf.push(b'\n');
@@ -525,11 +578,13 @@ mod tests {
             stage: Stage::BeforeTool,
             request_id: request_id.into(),
             session: None,
+            who: None,
             duration: Duration::from_micros(412),
             outcome: outcome.into(),
             reason: None,
             error: None,
             model: None,
+            decision: None,
         }
     }
 
