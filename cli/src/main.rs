@@ -16,6 +16,7 @@
 mod shared;
 
 mod cmd;
+mod policy;
 mod sidecar;
 
 /// The allocator every hookhost process uses (cli/Cargo.toml says why).

@@ -3,6 +3,7 @@
 //! line on stderr, [`crate::shared::exit`]). What the subcommands share is
 //! in [`crate::shared`], not here.
 
+mod bundle;
 mod call;
 mod check;
 mod conformance;
@@ -62,6 +63,7 @@ enum Command {
     Install(install::InstallArgs),
     Uninstall(install::UninstallArgs),
     Trust(trust::TrustArgs),
+    Bundle(bundle::BundleArgs),
 }
 
 /// `hookhost relay` alone. An agent starts a relay for every hook call, so
@@ -107,6 +109,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => return status::run(args),
         Command::Unit(args) => return unit::run(args),
         Command::Trust(args) => return trust::run(args),
+        Command::Bundle(args) => return bundle::run(args),
         other => Work::Command(other),
     };
     limits::raise_nofile();
@@ -160,8 +163,12 @@ async fn dispatch(work: Work) -> ExitCode {
         Command::Serve(args) => serve::run(args).await,
         Command::Install(args) => install::install(args).await,
         Command::Uninstall(args) => install::uninstall(args).await,
-        Command::Relay(_) | Command::Status(_) | Command::Unit(_) | Command::Trust(_) => {
-            unreachable!("relay, status, unit and trust are done before the runtime starts")
+        Command::Relay(_)
+        | Command::Status(_)
+        | Command::Unit(_)
+        | Command::Trust(_)
+        | Command::Bundle(_) => {
+            unreachable!("relay, status, unit, trust and bundle are done before the runtime starts")
         }
     }
 }
