@@ -99,6 +99,9 @@ pub struct ServeArgs {
         requires = "listen"
     )]
     idle_timeout: u64,
+    /// Signed policy bundles instead of a config file (`--policy`).
+    #[command(flatten)]
+    policy: crate::policy::PolicyArgs,
 }
 
 impl ServeArgs {
@@ -117,8 +120,17 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return usage_error(format!("serve: {e}")),
     };
-    let (path, config) = match initial_config(&args) {
-        Ok(loaded) => loaded,
+    // With --policy: the gate that refuses until a signed bundle loads.
+    let policy = match crate::policy::Policy::prepare(&args.policy) {
+        Ok(p) => p,
+        Err(e) => return usage_error(format!("serve: {e}")),
+    };
+    let started = match &policy {
+        Some(p) => p.waiting().map(|(c, r)| (p.config_path(), c, Some(r))),
+        None => initial_config(&args).map(|(p, c)| (p, c, None)),
+    };
+    let (path, config, registry) = match started {
+        Ok(s) => s,
         Err(e) => return usage_error(e),
     };
     // Claimed before any hook starts: a second daemon starts nothing.
@@ -129,13 +141,20 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     let sources = config.sources.clone();
     // Taken now, before the hooks start, so the watch misses no change.
     let seen = daemon::Stamps::of(&sources);
-    let host = Host::start(config).await;
+    let host = match registry {
+        Some(registry) => Host::start_with(config, registry).await,
+        None => Host::start(config).await,
+    };
     let from = ReloadFrom::File(path);
     let sidecar = Sidecar::new(host.clone(), from, load_config, sources);
     let mut background = tokio::task::JoinSet::new();
     background.spawn(reload_on_sighup(sidecar.clone()));
-    if !args.no_watch && !args.stdio {
+    if !args.no_watch && !args.stdio && policy.is_none() {
         background.spawn(daemon::watch(sidecar.clone(), seen));
+    }
+    let _policy_folder = policy.as_ref().map(crate::policy::Policy::folder);
+    if let Some(policy) = policy {
+        background.spawn(policy.run(sidecar.clone()));
     }
     let code = match args.stdio {
         true => serve_stdio(sidecar).await,
