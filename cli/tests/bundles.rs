@@ -222,15 +222,28 @@ fn keygen_build_sign_verify_round_trip_and_every_forgery_is_refused() {
         &dir,
     );
     assert_eq!(again.status.code(), Some(2), "a key was overwritten");
-    let script = "#!/bin/sh\necho no >&2\nexit 2\n";
-    let extra =
-        "[hooks.commands.gate]\nargs = [\"sh\", \"bin/gate.sh\"]\nevents = [\"pre_tool_use\"]\n";
-    policy(&dir, "p", "v1", extra, &[("bin/gate.sh", script)]);
+    // The script its command runs, the file its env names and, through
+    // --include, the folder of what the script sources: packed; a file
+    // nothing names: not.
+    let script = "#!/bin/sh\n. lib/helper.sh\nexit 2\n";
+    let extra = "[hooks.commands.gate]\nargs = [\"sh\", \"bin/gate.sh\"]\n\
+                 events = [\"pre_tool_use\"]\nenv = { LIST = \"allow.txt\" }\n";
+    let files = [
+        ("bin/gate.sh", script),
+        ("allow.txt", "ls\n"),
+        ("lib/helper.sh", "echo no >&2\n"),
+        ("notes.txt", "not named\n"),
+    ];
+    policy(&dir, "p", "v1", extra, &files);
+    let build = ["bundle", "build", "p", "-o", "b", "--version", "5"];
     let built = ok(&hookhost(
-        &["bundle", "build", "p", "-o", "b", "--version", "5"],
+        &[&build[..], &["--include", "lib"]].concat(),
         &dir,
     ));
-    assert!(built.contains("bin/gate.sh"), "{built}");
+    for packed in ["hooks.toml", "bin/gate.sh", "allow.txt", "lib/helper.sh"] {
+        assert!(built.contains(&format!("  {packed}\n")), "{built}");
+    }
+    assert!(!built.contains("notes.txt"), "{built}");
     ok(&hookhost(&["bundle", "sign", "b", "--key", &secret], &dir));
     let verified = ok(&hookhost(
         &["bundle", "verify", "b", "--pub", &public],
@@ -281,6 +294,18 @@ fn build_refuses_a_file_named_outside_the_folder() {
         "{err}"
     );
     assert!(!dir.join("b").exists());
+    // A file inside the folder named by its absolute path would not point
+    // into the unpacked copy: refused too.
+    let inside = dir.join("p/hooks.toml");
+    let extra = format!(
+        "[hooks.commands.gate]\nargs = [\"cat\", \"{}\"]\nevents = [\"pre_tool_use\"]\n",
+        inside.display()
+    );
+    policy(&dir, "p", "v1", &extra, &[]);
+    let out = hookhost(&["bundle", "build", "p", "-o", "b"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("absolute path"), "{err}");
 }
 
 #[test]

@@ -1,12 +1,15 @@
 //! Which files a bundle of a folder carries: its hooks.toml, the files the
-//! config was read from (`[hooks.import]` settings files), and every file
-//! its hooks run that the config names: a process hook's or an argv
-//! command hook's words that name a file, and a shell command's words that
-//! name a file under the folder. A file named outside the folder is an
-//! error (a bundle carries only the folder), as is a working folder
-//! outside it; a bare program name (`python3`) is looked up on the
-//! gateway's PATH, and an absolute program outside the folder
-//! (`/bin/sh`) is the gateway's own.
+//! config was read from (`[hooks.import]` settings files), every file its
+//! hooks run that the config names (a process hook's or an argv command
+//! hook's words that name a file, a shell command's words and a hook's
+//! `env` values that name a file under the folder), and what `--include`
+//! adds (files a hook reads that the config does not name, such as a
+//! script's modules). A file named outside the folder is an error (a
+//! bundle carries only the folder), as is a working folder outside it or
+//! an absolute path into it (it would not point into the unpacked copy);
+//! a bare program name (`python3`) is looked up on the gateway's PATH,
+//! and an absolute program outside the folder (`/bin/sh`) is the
+//! gateway's own.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -17,7 +20,7 @@ use super::archive::CONFIG;
 
 /// The files to pack, relative to `dir` and `/`-separated: hooks.toml
 /// first, then the rest sorted.
-pub fn collect(dir: &Path) -> Result<Vec<String>, String> {
+pub fn collect(dir: &Path, include: &[PathBuf]) -> Result<Vec<String>, String> {
     let dir = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let config_path = dir.join(CONFIG);
     let config = Config::load(&config_path).map_err(|e| e.to_string())?;
@@ -29,9 +32,13 @@ pub fn collect(dir: &Path) -> Result<Vec<String>, String> {
         found.named("the config", source, source, true)?;
     }
     for (name, p) in &config.processes {
-        let at = config.hook_dir(p);
-        found.inside(&format!("process hook `{name}`"), &at)?;
-        found.argv(&format!("process hook `{name}`"), &at, &p.command)?;
+        let (hook, at) = (format!("process hook `{name}`"), config.hook_dir(p));
+        found.inside(&hook, &at)?;
+        found.argv(&hook, &at, &p.command)?;
+        found.env(&hook, &at, p.env.values())?;
+    }
+    for path in include {
+        found.include(&dir.join(path))?;
     }
     for (name, c) in &config.commands {
         found.command(&format!("command hook `{name}`"), &config, c)?;
@@ -58,7 +65,7 @@ impl Found {
     /// A working folder must be under the folder (the bundle cannot carry
     /// the one outside).
     fn inside(&self, hook: &str, at: &Path) -> Result<(), String> {
-        let at = std::fs::canonicalize(at).unwrap_or_else(|_| at.to_path_buf());
+        let at = canonical(at);
         if at.starts_with(&self.root) {
             return Ok(());
         }
@@ -69,8 +76,46 @@ impl Found {
         ))
     }
 
+    /// `env` values that name a file under the folder (an allow list a
+    /// hook reads); any other value is left alone.
+    fn env<'a>(
+        &mut self,
+        hook: &str,
+        at: &Path,
+        values: impl Iterator<Item = &'a String>,
+    ) -> Result<(), String> {
+        for value in values.filter(|v| !v.is_empty() && !v.starts_with('/')) {
+            let path = at.join(value);
+            if path.is_file() {
+                self.named(hook, Path::new(value), &path, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `--include PATH`: a file, or every file in a folder (links refused:
+    /// a bundle carries files, never links).
+    fn include(&mut self, path: &Path) -> Result<(), String> {
+        let meta = std::fs::symlink_metadata(path)
+            .map_err(|e| format!("--include {}: {e}", path.display()))?;
+        if meta.file_type().is_symlink() {
+            return Err(format!("--include {}: a link", path.display()));
+        }
+        if meta.is_file() {
+            return self.named("--include", path, path, true);
+        }
+        let entries =
+            std::fs::read_dir(path).map_err(|e| format!("--include {}: {e}", path.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("--include {}: {e}", path.display()))?;
+            self.include(&entry.path())?;
+        }
+        Ok(())
+    }
+
     fn command(&mut self, hook: &str, config: &Config, c: &CommandConfig) -> Result<(), String> {
         let at = config.command_dir(c);
+        self.env(hook, &at, c.env.values())?;
         match c.runner() {
             Ok(Runner::Argv(argv)) => {
                 self.inside(hook, &at)?;
@@ -101,8 +146,15 @@ impl Found {
             if !names_file {
                 continue;
             }
-            let system_program = i == 0 && Path::new(word).is_absolute();
-            self.named(hook, Path::new(word), &path, !system_program)?;
+            let absolute = Path::new(word).is_absolute();
+            if absolute && canonical(&path).starts_with(&self.root) {
+                return Err(format!(
+                    "{hook} names {word} by its absolute path: write it relative to {}, so it \
+                     points into the bundle once unpacked",
+                    self.root.display()
+                ));
+            }
+            self.named(hook, Path::new(word), &path, !(i == 0 && absolute))?;
         }
         Ok(())
     }
@@ -134,4 +186,9 @@ impl Found {
             )),
         }
     }
+}
+
+/// `path` with links resolved, or as it is when it does not exist.
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }

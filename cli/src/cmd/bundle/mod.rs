@@ -53,6 +53,11 @@ enum BundleCommand {
         /// never loads a version lower than the one in force.
         #[arg(long, value_name = "N")]
         version: Option<u64>,
+        /// Also pack this file, or every file in this folder (relative to
+        /// DIR, inside it): what a hook reads that the config does not
+        /// name, such as a script's own modules. Repeatable.
+        #[arg(long, value_name = "PATH")]
+        include: Vec<PathBuf>,
     },
     /// Sign a bundle: writes FILE.minisig.
     Sign {
@@ -84,7 +89,8 @@ pub fn run(args: BundleArgs) -> ExitCode {
             dir,
             output,
             version,
-        } => build(&dir, &output, version),
+            include,
+        } => build(&dir, &output, version, &include),
         BundleCommand::Sign { file, key } => sign(&file, &key),
         BundleCommand::Verify { file, public } => return verify(&file, &public),
     };
@@ -122,8 +128,13 @@ fn keygen(secret: &Path, public: &Path, force: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn build(dir: &Path, output: &Path, version: Option<u64>) -> Result<(), String> {
-    let files = files::collect(dir)?;
+fn build(
+    dir: &Path,
+    output: &Path,
+    version: Option<u64>,
+    include: &[PathBuf],
+) -> Result<(), String> {
+    let files = files::collect(dir, include)?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
