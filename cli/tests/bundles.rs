@@ -564,3 +564,88 @@ fn an_https_bundle_is_fetched_with_etag_and_a_new_one_is_live_within_a_poll() {
     assert!(!after_v2.contains(" 200"), "{lines}");
     assert!(after_v2.contains("GET /policy.bundle 304"), "{lines}");
 }
+
+#[test]
+fn json_rpc_agents_are_refused_too_before_the_first_bundle() {
+    let dir = scratch();
+    let (_, public) = keys(&dir, "team");
+    let mut cmd = Command::new(HOOKHOST);
+    cmd.args(["serve", "--stdio", "--policy", "missing.bundle"])
+        .args(["--policy-key", &public])
+        .current_dir(&dir);
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "host.before_tool",
+            "params": {"tool": "shell", "arguments": {"command": "ls"}}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "host.approve_tool",
+            "params": {"tool": "shell", "arguments": {"command": "ls"}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "host.before_llm",
+            "params": {"model": "m", "messages": []}}),
+    ];
+    let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    let (code, stdout, stderr) = common::run_with_stdin(&mut cmd, input.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let answers: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 3, "{stdout}");
+    for a in &answers {
+        let result = &a["result"];
+        let refused = result["action"] == "deny_tool"
+            || result["action"] == "abort_turn"
+            || result["approved"] == false;
+        assert!(refused, "{a}");
+        assert!(result["reason"].as_str().unwrap().contains(WAITING), "{a}");
+    }
+}
+
+#[test]
+fn hookhost_status_shows_the_bundle_in_force() {
+    let dir = scratch();
+    let (secret, public) = keys(&dir, "team");
+    let socket = dir.join("hookhost.sock");
+    let mut daemon = Command::new(HOOKHOST)
+        .args(["serve", "--socket"])
+        .arg(&socket)
+        .args(["--policy", "live.bundle", "--policy-key", &public])
+        .args(["--policy-poll", "1"])
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(daemon.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("listening on unix:"), "{line}");
+    let status = || {
+        let out = Command::new(HOOKHOST)
+            .args(["status", "--connect"])
+            .arg(&socket)
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .output()
+            .unwrap();
+        ok(&out)
+    };
+    let before = status();
+    assert!(before.contains("policy  none loaded yet"), "{before}");
+    assert!(before.contains("from live.bundle, checked 20"), "{before}");
+    policy(&dir, "p", "v4", "", &[]);
+    build_signed(&dir, "p", "b4", 4, &secret);
+    publish(&dir, "b4", &dir.join("live.bundle"));
+    let digest = sha256_hex(&std::fs::read(dir.join("b4")).unwrap());
+    let want = format!("policy  version 4 sha256 {digest}");
+    let until = Instant::now() + Duration::from_secs(4);
+    let mut now = status();
+    while !now.contains(&want) {
+        assert!(Instant::now() < until, "{now}");
+        std::thread::sleep(Duration::from_millis(100));
+        now = status();
+    }
+    assert!(!now.contains("loaded -"), "{now}");
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}
