@@ -52,6 +52,10 @@ it would without hookhost, says so on stderr, and loads the file once it is writ
 init` writes a commented one). A -c FILE that does not exist is an error. Its --listen port always requires the token: \
 --token-file, else ~/.config/hookhost/http-token (created 0600 when missing; `hookhost install \
 --via http` writes it into the agent's settings).\n\n\
+With --policy URL_OR_PATH --policy-key PUB (instead of -c) it serves only signed policy bundles \
+(`hookhost bundle`): until a first valid bundle is loaded every refusable event is refused; every \
+--policy-poll SECS it fetches the bundle (https with ETag, or a file) and its .minisig, and swaps \
+in a valid newer one; a bad, unsigned or older one is refused and the policy in force kept.\n\n\
 Examples:\n  \
 hookhost serve -c examples/hooks.toml --stdio\n  \
 hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070\n  \
