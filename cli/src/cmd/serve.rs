@@ -129,11 +129,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return usage_error(format!("serve: {e}")),
     };
-    let started = match &policy {
-        Some(p) => p.waiting().map(|(c, r)| (p.config_path(), c, Some(r))),
-        None => initial_config(&args).map(|(p, c)| (p, c, None)),
-    };
-    let (path, config, registry) = match started {
+    let (path, config, registry) = match first_chain(&args, policy.as_ref()) {
         Ok(s) => s,
         Err(e) => return usage_error(e),
     };
@@ -145,10 +141,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     let sources = config.sources.clone();
     // Taken now, before the hooks start, so the watch misses no change.
     let seen = daemon::Stamps::of(&sources);
-    let host = match registry {
-        Some(registry) => Host::start_with(config, registry).await,
-        None => Host::start(config).await,
-    };
+    let host = Host::start_with(config, registry).await;
     let from = ReloadFrom::File(path);
     let sidecar = Sidecar::new(host.clone(), from, load_config, sources);
     let mut background = tokio::task::JoinSet::new();
@@ -168,6 +161,21 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     host.shutdown().await;
     drop(claim);
     code
+}
+
+/// The config to start with, the path reloads read, and the builtins:
+/// with `--policy`, the gate until a signed bundle loads; else the config
+/// file's ([`initial_config`]) and the library's builtins.
+fn first_chain(
+    args: &ServeArgs,
+    policy: Option<&crate::policy::Policy>,
+) -> Result<(PathBuf, Config, hookhost::BuiltinRegistry), String> {
+    match policy {
+        Some(p) => p.waiting().map(|(c, r)| (p.config_path(), c, r)),
+        None => {
+            initial_config(args).map(|(p, c)| (p, c, hookhost::BuiltinRegistry::with_defaults()))
+        }
+    }
 }
 
 /// The config to serve and its path: `-c`, which must load, or the

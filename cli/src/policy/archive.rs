@@ -173,7 +173,8 @@ fn regular_contents(entry: &mut tar::Entry<'_, &[u8]>, name: &str) -> Result<Vec
             "entry `{name}` is larger than {MAX_BUNDLE_BYTES} bytes"
         ));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    // The header's size is claimed, not known: reserve little up front.
+    let mut bytes = Vec::with_capacity(usize::try_from(size.min(1 << 20)).unwrap_or(0));
     entry
         .take(MAX_BUNDLE_BYTES)
         .read_to_end(&mut bytes)
