@@ -204,8 +204,24 @@ impl Gateway {
 
 impl Drop for Gateway {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child);
+    }
+}
+
+/// SIGTERM, as a service manager stops it (so it removes its private
+/// folder), then SIGKILL if it is still there after 5 s.
+fn stop(child: &mut Child) {
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: signals our own child, which has not been waited for.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let until = Instant::now() + Duration::from_secs(5);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -430,6 +446,24 @@ fn a_new_bundle_is_live_within_a_poll_and_bad_or_older_ones_are_refused() {
     gw.until_refused("bad signature");
     assert!(gw.bash_reason().contains("v2 script says no"));
     assert_eq!(gw.status()["version"], 2);
+    // The bundle in force was unpacked into a private folder, which goes
+    // when the gateway stops.
+    let (_, body) = gw.http("GET", "/status", &Value::Null);
+    let config: Value = serde_json::from_str(&body).unwrap();
+    let config = PathBuf::from(config["config"].as_str().unwrap());
+    let private = config.parent().unwrap().parent().unwrap().to_path_buf();
+    let mode = std::fs::metadata(&private).unwrap().permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o700
+    );
+    assert!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("policy v2")
+    );
+    drop(gw);
+    assert!(!private.exists(), "{} left behind", private.display());
 }
 
 /// A tar whose second entry climbs out of the folder, signed as
@@ -646,6 +680,5 @@ fn hookhost_status_shows_the_bundle_in_force() {
         now = status();
     }
     assert!(!now.contains("loaded -"), "{now}");
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    stop(&mut daemon);
 }
