@@ -118,11 +118,7 @@ impl Gateway {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let (child, line) = announced(&mut cmd);
         let addr = line.trim().strip_prefix("listening on ws://").unwrap();
         Gateway {
             addr: addr.to_string(),
@@ -206,6 +202,16 @@ impl Drop for Gateway {
     fn drop(&mut self) {
         stop(&mut self.child);
     }
+}
+
+/// Starts `hookhost serve`; the child and the `listening on ...` line.
+fn announced(cmd: &mut Command) -> (Child, String) {
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line)
 }
 
 /// SIGTERM, as a service manager stops it (so it removes its private
@@ -638,22 +644,18 @@ fn hookhost_status_shows_the_bundle_in_force() {
     let dir = scratch();
     let (secret, public) = keys(&dir, "team");
     let socket = dir.join("hookhost.sock");
-    let mut daemon = Command::new(HOOKHOST)
-        .args(["serve", "--socket"])
-        .arg(&socket)
-        .args(["--policy", "live.bundle", "--policy-key", &public])
-        .args(["--policy-poll", "1"])
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(daemon.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (mut daemon, line) = announced(
+        Command::new(HOOKHOST)
+            .args(["serve", "--socket"])
+            .arg(&socket)
+            .args(["--policy", "live.bundle", "--policy-key", &public])
+            .args(["--policy-poll", "1"])
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
     assert!(line.starts_with("listening on unix:"), "{line}");
     let status = || {
         let out = Command::new(HOOKHOST)
