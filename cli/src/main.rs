@@ -17,6 +17,7 @@ mod shared;
 
 mod cmd;
 mod gateway;
+mod policy;
 mod sidecar;
 
 /// The allocator every hookhost process uses (cli/Cargo.toml says why).

@@ -3,6 +3,7 @@
 //! line on stderr, [`crate::shared::exit`]). What the subcommands share is
 //! in [`crate::shared`], not here.
 
+mod bundle;
 mod call;
 mod check;
 mod conformance;
@@ -64,7 +65,11 @@ enum Command {
     Uninstall(install::UninstallArgs),
     Trust(trust::TrustArgs),
     Token(token::TokenArgs),
+    Bundle(bundle::BundleArgs),
 }
+
+/// FILE.minisig: where a bundle's signature is, beside it.
+pub use bundle::signature_path;
 
 /// `hookhost relay` alone. An agent starts a relay for every hook call, so
 /// its arguments are parsed without building the other subcommands'
@@ -110,6 +115,7 @@ pub fn main() -> ExitCode {
         Command::Unit(args) => return unit::run(args),
         Command::Trust(args) => return trust::run(args),
         Command::Token(args) => return token::run(args),
+        Command::Bundle(args) => return bundle::run(args),
         other => Work::Command(other),
     };
     limits::raise_nofile();
@@ -167,8 +173,11 @@ async fn dispatch(work: Work) -> ExitCode {
         | Command::Status(_)
         | Command::Unit(_)
         | Command::Trust(_)
-        | Command::Token(_) => {
-            unreachable!("relay, status, unit, trust and token are done before the runtime starts")
+        | Command::Token(_)
+        | Command::Bundle(_) => {
+            unreachable!(
+                "relay, status, unit, trust, token and bundle are done before the runtime starts"
+            )
         }
     }
 }

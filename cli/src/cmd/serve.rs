@@ -56,6 +56,10 @@ it would without hookhost, says so on stderr, and loads the file once it is writ
 init` writes a commented one). A -c FILE that does not exist is an error. Its --listen port always requires the token: \
 --token-file, else ~/.config/hookhost/http-token (created 0600 when missing; `hookhost install \
 --via http` writes it into the agent's settings).\n\n\
+With --policy URL_OR_PATH --policy-key PUB (instead of -c) it serves only signed policy bundles \
+(`hookhost bundle`): until a first valid bundle is loaded every refusable event is refused; every \
+--policy-poll SECS it fetches the bundle (https with ETag, or a file) and its .minisig, and swaps \
+in a valid newer one; a bad, unsigned or older one is refused and the policy in force kept.\n\n\
 Examples:\n  \
 hookhost serve -c examples/hooks.toml --stdio\n  \
 hookhost serve -c examples/hooks.toml --listen 127.0.0.1:7070\n  \
@@ -121,6 +125,9 @@ pub struct ServeArgs {
         requires = "listen"
     )]
     idle_timeout: u64,
+    /// Signed policy bundles instead of a config file (`--policy`).
+    #[command(flatten)]
+    policy: crate::policy::PolicyArgs,
 }
 
 impl ServeArgs {
@@ -139,8 +146,13 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return usage_error(format!("serve: {e}")),
     };
-    let (path, config) = match initial_config(&args) {
-        Ok(loaded) => loaded,
+    // With --policy: the gate that refuses until a signed bundle loads.
+    let policy = match crate::policy::Policy::prepare(&args.policy) {
+        Ok(p) => p,
+        Err(e) => return usage_error(format!("serve: {e}")),
+    };
+    let (path, config, registry) = match first_chain(&args, policy.as_ref()) {
+        Ok(s) => s,
         Err(e) => return usage_error(e),
     };
     // Claimed before any hook starts: a second daemon starts nothing.
@@ -151,13 +163,17 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     let sources = config.sources.clone();
     // Taken now, before the hooks start, so the watch misses no change.
     let seen = daemon::Stamps::of(&sources);
-    let host = Host::start(config).await;
+    let host = Host::start_with(config, registry).await;
     let from = ReloadFrom::File(path);
     let sidecar = Sidecar::new(host.clone(), from, load_config, sources);
     let mut background = tokio::task::JoinSet::new();
     background.spawn(reload_on_sighup(sidecar.clone()));
-    if !args.no_watch && !args.stdio {
+    if !args.no_watch && !args.stdio && policy.is_none() {
         background.spawn(daemon::watch(sidecar.clone(), seen));
+    }
+    let _policy_folder = policy.as_ref().map(crate::policy::Policy::folder);
+    if let Some(policy) = policy {
+        background.spawn(policy.run(sidecar.clone()));
     }
     let code = match args.stdio {
         true => serve_stdio(sidecar).await,
@@ -167,6 +183,21 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     host.shutdown().await;
     drop(claim);
     code
+}
+
+/// The config to start with, the path reloads read, and the builtins:
+/// with `--policy`, the gate until a signed bundle loads; else the config
+/// file's ([`initial_config`]) and the library's builtins.
+fn first_chain(
+    args: &ServeArgs,
+    policy: Option<&crate::policy::Policy>,
+) -> Result<(PathBuf, Config, hookhost::BuiltinRegistry), String> {
+    match policy {
+        Some(p) => p.waiting().map(|(c, r)| (p.config_path(), c, r)),
+        None => {
+            initial_config(args).map(|(p, c)| (p, c, hookhost::BuiltinRegistry::with_defaults()))
+        }
+    }
 }
 
 /// The config to serve and its path: `-c`, which must load, or the

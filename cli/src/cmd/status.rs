@@ -130,11 +130,6 @@ fn untrusted(status: &Value) {
 
 /// The report as text: the daemon, its agents, then one line per hook.
 fn render(s: &Value, socket: &std::path::Path) -> String {
-    let text = |v: &Value| match v {
-        Value::String(t) => t.clone(),
-        Value::Null => "-".into(),
-        other => other.to_string(),
-    };
     let mut out = format!(
         "hookhost {} (pid {}) on {}\nconfig  {}\nup      {} s since {}\n\nagents:\n",
         text(&s["version"]),
@@ -144,6 +139,7 @@ fn render(s: &Value, socket: &std::path::Path) -> String {
         text(&s["uptime_s"]),
         text(&s["started"])
     );
+    out += &policy_lines(&s["policy"]);
     let agents = s["agents"].as_object().cloned().unwrap_or_default();
     if agents.is_empty() {
         out += "  (no events yet)\n";
@@ -170,6 +166,42 @@ fn render(s: &Value, socket: &std::path::Path) -> String {
             text(&h["p50_us"]),
             text(&h["p99_us"])
         );
+    }
+    out
+}
+
+/// A status value as shown: text as is, `-` for null.
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(t) => t.clone(),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The signed policy's lines (`serve --policy`): the bundle in force,
+/// where it comes from, when it was last checked and loaded, and the last
+/// refusal; nothing for a daemon that serves a config file.
+fn policy_lines(p: &Value) -> String {
+    if !p.is_object() {
+        return String::new();
+    }
+    let mut out = match p["version"].is_null() {
+        true => "policy  none loaded yet: every refusable event is refused\n".to_string(),
+        false => format!(
+            "policy  version {} sha256 {}\n",
+            text(&p["version"]),
+            text(&p["digest"])
+        ),
+    };
+    out += &format!(
+        "        from {}, checked {}, loaded {}\n",
+        text(&p["source"]),
+        text(&p["checked"]),
+        text(&p["loaded"])
+    );
+    if let Some(e) = p["error"].as_str() {
+        out += &format!("        last refused: {e}\n");
     }
     out
 }

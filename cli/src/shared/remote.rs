@@ -209,9 +209,11 @@ fn complete(response: &[u8]) -> bool {
     length.is_some_and(|n| response.len() >= end + 4 + n)
 }
 
-/// The roots a gateway's certificate must chain to: `SSL_CERT_FILE` (and
-/// `SSL_CERT_DIR`) when set, else the system's.
-fn client_config() -> Result<Arc<rustls::ClientConfig>, String> {
+/// The TLS client of every https request hookhost makes from the binary
+/// (the relay to a gateway, a gateway fetching its policy): rustls with
+/// ring, trusting `SSL_CERT_FILE` (and `SSL_CERT_DIR`) when set, else the
+/// system's roots, as other TLS clients on the machine do.
+pub fn client_config() -> Result<Arc<rustls::ClientConfig>, String> {
     let found = rustls_native_certs::load_native_certs();
     let mut roots = rustls::RootCertStore::empty();
     let (added, _) = roots.add_parsable_certificates(found.certs);
