@@ -1,0 +1,310 @@
+//! The real Claude Code under an admin's managed settings, as `hookhost
+//! install claude-code --managed --url URL --root ROOT` writes them: http
+//! hooks to a hookhost gateway (`serve --listen --token-file`), the token
+//! read from `$HOOKHOST_TOKEN`, `allowManagedHooksOnly`, failing closed.
+//!
+//! Claude Code 2.1.330 reads its managed file from `/etc/claude-code` and
+//! nowhere else (no variable or flag moves it), so each run happens in a
+//! private mount namespace (`unshare -m`, as root) where `/etc` is a
+//! folder of links to the real one plus ROOT's `etc/claude-code` bound in:
+//! the machine's own `/etc` is never written. The user's own settings
+//! hold `"disableAllHooks": true` throughout, which must not switch the
+//! managed hooks off.
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "common/claude.rs"]
+mod claude;
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+
+use serde_json::{Value, json};
+
+const TOKEN: &str = "team-token-3f9a";
+
+/// The gateway's policy: refuse `rm -rf` with a reason of its own.
+fn hooks_toml(dir: &Path) -> PathBuf {
+    let deny = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "POLICY-7: no recursive deletes"}}"#;
+    let text = format!(
+        r#"[hooks.commands.deny]
+dialect = "claude-code"
+events = ["PreToolUse"]
+matcher = "Bash"
+command = '''if grep -q 'rm -rf'; then echo '{deny}'; fi'''
+"#
+    );
+    let path = dir.join("hooks.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The gateway, and its base URL.
+fn gateway(dir: &Path) -> (Child, String) {
+    let token = dir.join("token");
+    std::fs::write(&token, TOKEN).unwrap();
+    let config = hooks_toml(dir);
+    let (child, addr) = common::serve_listen(&config, &["--token-file", token.to_str().unwrap()]);
+    (child, format!("http://{addr}"))
+}
+
+fn stop(mut child: Child) {
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    assert!(child.wait().unwrap().success());
+}
+
+/// `hookhost install claude-code --managed --url URL --root ROOT`.
+fn install_managed(root: &Path, url: &str) {
+    let out = Command::new(common::HOOKHOST)
+        .args([
+            "install",
+            "claude-code",
+            "--managed",
+            "--url",
+            url,
+            "--root",
+        ])
+        .arg(root)
+        .output()
+        .unwrap();
+    common::succeeded(&["install", "--managed"], &out);
+}
+
+/// `command` run in a private mount namespace whose `/etc` holds ROOT's
+/// `etc/claude-code` (every other entry links to the real `/etc`, which
+/// is bound at `dir/real-etc` there and never written).
+fn namespaced(command: &Command, root: &Path, dir: &Path) -> Command {
+    const SCRIPT: &str = r#"set -e
+dir=$1; managed=$2; shift 2
+mkdir -p "$dir/real-etc" "$dir/etc"
+mount --bind /etc "$dir/real-etc"
+for f in "$dir"/real-etc/* "$dir"/real-etc/.[!.]*; do
+  [ -e "$f" ] || [ -L "$f" ] || continue
+  ln -sfn "$f" "$dir/etc/$(basename "$f")"
+done
+rm -f "$dir/etc/claude-code"; mkdir -p "$dir/etc/claude-code"
+mount --bind "$dir/etc" /etc
+mount --bind "$managed" /etc/claude-code
+exec "$@"
+"#;
+    let ns = dir.join(format!("ns-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&ns);
+    let mut wrapped = Command::new("unshare");
+    wrapped
+        .args(["-m", "--propagation", "private", "sh", "-c", SCRIPT, "sh"])
+        .arg(&ns)
+        .arg(root.join("etc/claude-code"))
+        .arg(command.get_program())
+        .args(command.get_args())
+        .env_clear();
+    for (k, v) in command.get_envs() {
+        if let Some(v) = v {
+            wrapped.env(k, v);
+        }
+    }
+    if let Some(cwd) = command.get_current_dir() {
+        wrapped.current_dir(cwd);
+    }
+    wrapped
+}
+
+/// One `claude -p` run under the managed settings, with `token` in its
+/// environment.
+fn run_claude(dir: &Path, root: &Path, prompt: &str, token: &str) -> (Output, claude::Seen) {
+    let (url, seen) = claude::fake_model(claude::scenario);
+    let mut command = claude::command(&dir.join("project"), &dir.join("home"), &url, prompt);
+    command
+        .args(["--allowedTools", "Bash"])
+        .env("HOOKHOST_TOKEN", token);
+    let out = namespaced(&command, root, dir).output().unwrap();
+    (out, seen)
+}
+
+/// A project with a `build/` folder, and a user whose own settings turn
+/// every hook off.
+fn lay_out(dir: &Path) {
+    std::fs::create_dir_all(dir.join("project/build")).unwrap();
+    std::fs::create_dir_all(dir.join("home/.claude")).unwrap();
+    std::fs::write(
+        dir.join("home/.claude/settings.json"),
+        json!({"disableAllHooks": true}).to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn claude_code_under_managed_settings_is_governed_by_the_gateway() {
+    let dir = common::scratch();
+    lay_out(&dir);
+    let root = dir.join("root");
+    let (child, url) = gateway(&dir);
+    install_managed(&root, &url);
+
+    // The gateway refuses `rm -rf` with its policy's reason, though the
+    // user's settings say `disableAllHooks`.
+    let (out, seen) = run_claude(&dir, &root, "SCENARIO-CLEAN: clean the build", TOKEN);
+    let result = claude::result(&out);
+    assert!(dir.join("project/build").exists(), "rm ran: {result}");
+    let results = claude::tool_results(&seen);
+    assert!(
+        results.iter().any(|r| r.to_string().contains("POLICY-7")),
+        "the policy's reason did not reach the model: {results:?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // What the policy allows runs: the hooks do not simply block.
+    let (out, _) = run_claude(&dir, &root, "SCENARIO-WRITE: write the file", TOKEN);
+    let written = std::fs::read_to_string(dir.join("project/out.txt")).unwrap_or_default();
+    assert_eq!(written.trim(), "original", "{}", claude::result(&out));
+
+    // With the gateway stopped, the refusable event is refused.
+    stop(child);
+    let (out, seen) = run_claude(&dir, &root, "SCENARIO-CLEAN: clean the build", TOKEN);
+    assert!(
+        dir.join("project/build").exists(),
+        "rm ran with the gateway stopped: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        claude::tool_results(&seen)
+            .iter()
+            .all(|r| !r.to_string().contains("POLICY-7"))
+    );
+}
+
+/// `hookhost install AGENT --managed --url URL --root ROOT EXTRA...`.
+fn managed(agent: &str, root: &Path, extra: &[&str]) -> Output {
+    Command::new(common::HOOKHOST)
+        .args([
+            "install",
+            agent,
+            "--managed",
+            "--url",
+            "https://gw.corp:8443/",
+            "--root",
+        ])
+        .arg(root)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// The handlers of `event` in a settings object's `hooks`.
+fn handlers<'a>(settings: &'a Value, event: &str) -> Vec<&'a Value> {
+    settings["hooks"][event]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {event} in {settings}"))
+        .iter()
+        .flat_map(|g| g["hooks"].as_array().unwrap())
+        .collect()
+}
+
+#[test]
+fn claude_code_managed_settings_pin_the_gateway_and_keep_the_admins_keys() {
+    let root = common::scratch();
+    let file = root.join("etc/claude-code/managed-settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, r#"{"permissions": {"deny": ["WebFetch"]}}"#).unwrap();
+    common::succeeded(&["install"], &managed("claude-code", &root, &[]));
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(settings["permissions"]["deny"][0], "WebFetch", "{settings}");
+    assert_eq!(settings["allowManagedHooksOnly"], true);
+    assert_eq!(
+        settings["httpHookAllowedEnvVars"],
+        json!(["HOOKHOST_TOKEN"])
+    );
+    let pre = handlers(&settings, "PreToolUse");
+    assert_eq!(pre.len(), 1, "{settings}");
+    assert_eq!(
+        *pre[0],
+        json!({"type": "http", "url": "https://gw.corp:8443/hooks/claude-code",
+            "headers": {"Authorization": "Bearer $HOOKHOST_TOKEN"},
+            "allowedEnvVars": ["HOOKHOST_TOKEN"], "onFailure": "block"})
+    );
+    // A stop must not loop on a stopped gateway: it goes without.
+    assert_eq!(handlers(&settings, "Stop")[0].get("onFailure"), None);
+    // A second install changes nothing.
+    let again = common::succeeded(&["install"], &managed("claude-code", &root, &[]));
+    assert!(again.contains("nothing changed"), "{again}");
+}
+
+#[test]
+fn codex_requirements_run_the_relay_to_the_gateway_and_keep_the_admins_lines() {
+    let root = common::scratch();
+    let file = root.join("etc/codex/requirements.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        "# set by IT\nallowed_sandbox_modes = [\"read-only\"]\n",
+    )
+    .unwrap();
+    common::succeeded(&["install"], &managed("codex", &root, &[]));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with("# set by IT\nallowed_sandbox_modes = [\"read-only\"]\n"),
+        "{text}"
+    );
+    let doc: toml_edit::DocumentMut = text.parse().unwrap();
+    assert_eq!(
+        doc["allow_managed_hooks_only"].as_bool(),
+        Some(true),
+        "{text}"
+    );
+    assert_eq!(doc["features"]["hooks"].as_bool(), Some(true), "{text}");
+    let pre = doc["hooks"]["PreToolUse"].as_array_of_tables().unwrap();
+    let command = pre.get(0).unwrap()["hooks"]
+        .as_array_of_tables()
+        .unwrap()
+        .get(0)
+        .unwrap()["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        command,
+        format!(
+            "{} relay --dialect codex --unreachable deny --connect https://gw.corp:8443",
+            common::HOOKHOST
+        )
+    );
+    let again = common::succeeded(&["install"], &managed("codex", &root, &[]));
+    assert!(again.contains("nothing changed"), "{again}");
+}
+
+#[test]
+fn gemini_system_settings_turn_hooks_on_and_run_the_relay_to_the_gateway() {
+    let root = common::scratch();
+    common::succeeded(&["install"], &managed("gemini-cli", &root, &[]));
+    let file = root.join("etc/gemini-cli/settings.json");
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(settings["hooksConfig"]["enabled"], true, "{settings}");
+    let before = handlers(&settings, "BeforeTool");
+    assert_eq!(
+        before[0]["command"],
+        format!(
+            "{} relay --dialect gemini-cli --unreachable deny --connect https://gw.corp:8443",
+            common::HOOKHOST
+        )
+    );
+}
+
+#[test]
+fn a_managed_dry_run_shows_the_file_and_writes_nothing() {
+    let root = common::scratch();
+    let out = common::succeeded(&["install"], &managed("claude-code", &root, &["--dry-run"]));
+    assert!(out.contains("+++ "), "{out}");
+    assert!(out.contains("\"allowManagedHooksOnly\": true"), "{out}");
+    assert!(!root.join("etc").exists());
+}
+
+#[test]
+fn an_agent_without_a_managed_file_is_refused() {
+    let root = common::scratch();
+    let out = managed("cursor", &root, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no managed settings file"));
+    assert!(!root.join("etc").exists());
+}
