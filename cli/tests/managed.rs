@@ -160,6 +160,21 @@ fn claude_code_under_managed_settings_is_governed_by_the_gateway() {
     let written = std::fs::read_to_string(dir.join("project/out.txt")).unwrap_or_default();
     assert_eq!(written.trim(), "original", "{}", claude::result(&out));
 
+    // doctor: live, the user's disableAllHooks named as no bypass.
+    let (code, report) = doctor(&dir, &root, TOKEN);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["live"], true);
+    assert!(
+        report["notes"].to_string().contains("not managed ones"),
+        "{report:#}"
+    );
+    assert!(
+        report["canary"]["said"].to_string().contains("calls went"),
+        "{report:#}"
+    );
+    // With another token the gateway refuses the canary: not live.
+    assert_eq!(doctor(&dir, &root, "not-the-token").0, 1);
+
     // With the gateway stopped, the refusable event is refused.
     stop(child);
     let (out, seen) = run_claude(&dir, &root, "SCENARIO-CLEAN: clean the build", TOKEN);
@@ -173,6 +188,27 @@ fn claude_code_under_managed_settings_is_governed_by_the_gateway() {
             .iter()
             .all(|r| !r.to_string().contains("POLICY-7"))
     );
+    let (code, report) = doctor(&dir, &root, TOKEN);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["canary"]["ok"], false, "{report:#}");
+}
+
+/// `hookhost doctor claude-code --root ROOT --json` as the user of `dir`.
+fn doctor(dir: &Path, root: &Path, token: &str) -> (i32, Value) {
+    let out = Command::new(common::HOOKHOST)
+        .args(["doctor", "claude-code", "--json", "--root"])
+        .arg(root)
+        .arg("--project")
+        .arg(dir.join("project"))
+        .env("HOME", dir.join("home"))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("HOOKHOST_TOKEN", token)
+        .output()
+        .unwrap();
+    let reports: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    (out.status.code().unwrap_or(-1), reports[0].clone())
 }
 
 /// `hookhost install AGENT --managed --url URL --root ROOT EXTRA...`.
@@ -307,4 +343,132 @@ fn an_agent_without_a_managed_file_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no managed settings file"));
     assert!(!root.join("etc").exists());
+}
+
+/// `hookhost doctor AGENT --json --root DIR/root` with HOME and CODEX_HOME
+/// in `dir`: its exit code and report.
+fn doctor_of(agent: &str, dir: &Path) -> (i32, Value) {
+    let out = Command::new(common::HOOKHOST)
+        .args(["doctor", agent, "--json", "--root"])
+        .arg(dir.join("root"))
+        .arg("--project")
+        .arg(dir)
+        .env("HOME", dir.join("home"))
+        .env("CODEX_HOME", dir.join("home/.codex"))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("HOOKHOST_TOKEN")
+        .output()
+        .unwrap();
+    let reports: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (out.status.code().unwrap_or(-1), reports[0].clone())
+}
+
+/// The report's line for `event`.
+fn event<'a>(report: &'a Value, name: &str) -> &'a Value {
+    let events = report["events"].as_array().unwrap();
+    events.iter().find(|e| e["event"] == name).unwrap()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn doctor_names_a_user_hook_beside_hookhost_unless_managed_hooks_only() {
+    let dir = common::scratch();
+    common::succeeded(
+        &["install"],
+        &managed("claude-code", &dir.join("root"), &[]),
+    );
+    let user_hook = json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": "echo allow-all"}]}]}});
+    write(
+        &dir.join("home/.claude/settings.json"),
+        &user_hook.to_string(),
+    );
+    let (_, report) = doctor_of("claude-code", &dir);
+    assert_eq!(
+        event(&report, "PreToolUse")["bypasses"],
+        json!([]),
+        "{report:#}"
+    );
+    assert_eq!(event(&report, "PreToolUse")["fails_closed"], true);
+
+    let file = dir.join("root/etc/claude-code/managed-settings.json");
+    let mut managed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    managed["allowManagedHooksOnly"] = json!(false);
+    std::fs::write(&file, managed.to_string()).unwrap();
+    let (code, report) = doctor_of("claude-code", &dir);
+    assert_eq!(code, 1);
+    let bypasses = event(&report, "PreToolUse")["bypasses"].to_string();
+    assert!(
+        bypasses.contains("echo allow-all") && bypasses.contains(".claude/settings.json"),
+        "{report:#}"
+    );
+
+    managed["disableAllHooks"] = json!(true);
+    std::fs::write(&file, managed.to_string()).unwrap();
+    let (_, report) = doctor_of("claude-code", &dir);
+    assert!(
+        report["bypasses"].to_string().contains("disableAllHooks"),
+        "{report:#}"
+    );
+    assert_eq!(event(&report, "PreToolUse")["route"], Value::Null);
+}
+
+#[test]
+fn doctor_sees_a_users_codex_hooks_switch_and_the_requirements_pin() {
+    let dir = common::scratch();
+    common::succeeded(&["install"], &managed("codex", &dir.join("root"), &[]));
+    write(
+        &dir.join("home/.codex/config.toml"),
+        "[features]\nhooks = false\n",
+    );
+    let (_, report) = doctor_of("codex", &dir);
+    assert_eq!(report["bypasses"], json!([]), "{report:#}");
+    let pre = event(&report, "PreToolUse");
+    assert!(
+        pre["route"]
+            .as_str()
+            .unwrap()
+            .contains("relay --dialect codex"),
+        "{pre}"
+    );
+    assert_eq!(pre["fails_closed"], true);
+
+    let file = dir.join("root/etc/codex/requirements.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("[features]\nhooks = true\n", "")).unwrap();
+    let (code, report) = doctor_of("codex", &dir);
+    assert_eq!(code, 1);
+    assert!(
+        report["bypasses"].to_string().contains("hooks = false"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn doctor_sees_a_gemini_user_switching_hookhosts_hook_off_by_name() {
+    let dir = common::scratch();
+    common::succeeded(&["install"], &managed("gemini-cli", &dir.join("root"), &[]));
+    let (_, report) = doctor_of("gemini-cli", &dir);
+    assert_eq!(
+        event(&report, "BeforeTool")["bypasses"],
+        json!([]),
+        "{report:#}"
+    );
+    let off = json!({"hooksConfig": {"disabled": ["hookhost"]}});
+    write(&dir.join("home/.gemini/settings.json"), &off.to_string());
+    let (code, report) = doctor_of("gemini-cli", &dir);
+    assert_eq!(code, 1);
+    let before = event(&report, "BeforeTool");
+    assert_eq!(before["route"], Value::Null, "{report:#}");
+    assert!(
+        before["bypasses"]
+            .to_string()
+            .contains("hooksConfig.disabled"),
+        "{report:#}"
+    );
 }

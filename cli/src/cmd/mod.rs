@@ -8,6 +8,7 @@ mod check;
 mod conformance;
 mod daemon;
 mod demo;
+mod doctor;
 mod install;
 mod logging;
 mod probe;
@@ -62,6 +63,7 @@ enum Command {
     Install(install::InstallArgs),
     Uninstall(install::UninstallArgs),
     Trust(trust::TrustArgs),
+    Doctor(doctor::DoctorArgs),
 }
 
 /// `hookhost relay` alone. An agent starts a relay for every hook call, so
@@ -160,6 +162,7 @@ async fn dispatch(work: Work) -> ExitCode {
         Command::Serve(args) => serve::run(args).await,
         Command::Install(args) => install::install(args).await,
         Command::Uninstall(args) => install::uninstall(args).await,
+        Command::Doctor(args) => doctor::run(args),
         Command::Relay(_) | Command::Status(_) | Command::Unit(_) | Command::Trust(_) => {
             unreachable!("relay, status, unit and trust are done before the runtime starts")
         }

@@ -20,7 +20,7 @@ mod plan;
 pub(crate) mod route;
 mod shape;
 mod target;
-mod tomljson;
+pub(crate) mod tomljson;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

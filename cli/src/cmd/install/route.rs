@@ -72,6 +72,18 @@ pub(super) fn routes(agent: Dialect, via: &Via, fail_closed: bool) -> Vec<Route>
         .collect()
 }
 
+/// The events install routes to hookhost and makes fail closed: those
+/// where hookhost can refuse, stops aside (see [`routes`]). `hookhost
+/// doctor` checks exactly these.
+pub(crate) fn guarded_events(agent: Dialect) -> Vec<&'static str> {
+    agent
+        .events()
+        .into_iter()
+        .filter(|e| installed(agent, e) && guards(e))
+        .map(|e| e.name)
+        .collect()
+}
+
 /// Whether a refusal at `e` keeps the agent from doing something.
 fn guards(e: &NativeEvent) -> bool {
     e.can_refuse && !is_stop(e)

@@ -8,7 +8,7 @@ use toml_edit::{Array, ArrayOfTables, InlineTable, Item, Table};
 
 /// `item` as JSON: tables and arrays of tables become objects and lists;
 /// a date is its text.
-pub(super) fn to_json(item: &Item) -> Value {
+pub(crate) fn to_json(item: &Item) -> Value {
     match item {
         Item::None => Value::Null,
         Item::Value(v) => value_to_json(v),
