@@ -183,11 +183,13 @@ fn claude_code_under_managed_settings_is_governed_by_the_gateway() {
         "rm ran with the gateway stopped: {}",
         String::from_utf8_lossy(&out.stdout)
     );
-    assert!(
-        claude::tool_results(&seen)
-            .iter()
-            .all(|r| !r.to_string().contains("POLICY-7"))
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
+    assert!(said.contains("onFailure"), "no fail-closed refusal: {said}");
+    assert!(claude::tool_results(&seen).is_empty());
     let (code, report) = doctor(&dir, &root, TOKEN);
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(report["canary"]["ok"], false, "{report:#}");
