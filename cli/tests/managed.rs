@@ -474,3 +474,31 @@ fn doctor_sees_a_gemini_user_switching_hookhosts_hook_off_by_name() {
         "{report:#}"
     );
 }
+
+#[test]
+fn doctor_sees_managed_url_and_variable_lists_that_stop_the_hook() {
+    let dir = common::scratch();
+    common::succeeded(
+        &["install"],
+        &managed("claude-code", &dir.join("root"), &[]),
+    );
+    let file = dir.join("root/etc/claude-code/managed-settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    settings["allowedHttpHookUrls"] = json!(["https://audit.corp/*"]);
+    settings["httpHookAllowedEnvVars"] = json!(["OTHER"]);
+    std::fs::write(&file, settings.to_string()).unwrap();
+    let (code, report) = doctor_of("claude-code", &dir);
+    assert_eq!(code, 1);
+    let bypasses = report["bypasses"].to_string();
+    assert!(bypasses.contains("allowedHttpHookUrls"), "{report:#}");
+    assert!(
+        bypasses.contains("does not list HOOKHOST_TOKEN"),
+        "{report:#}"
+    );
+    settings["allowedHttpHookUrls"] = json!(["https://gw.corp:8443/*"]);
+    settings["httpHookAllowedEnvVars"] = json!(["HOOKHOST_TOKEN"]);
+    std::fs::write(&file, settings.to_string()).unwrap();
+    let (_, report) = doctor_of("claude-code", &dir);
+    assert_eq!(report["bypasses"], json!([]), "{report:#}");
+}

@@ -7,6 +7,7 @@
 
 mod canary;
 mod check;
+mod http;
 mod layers;
 mod rules;
 
@@ -69,7 +70,8 @@ struct Report {
     live: bool,
     layers: Vec<LayerLine>,
     events: Vec<EventLine>,
-    /// What lets actions past hookhost at every event.
+    /// What, at every event, lets actions past hookhost or keeps its
+    /// answer from counting.
     bypasses: Vec<String>,
     notes: Vec<String>,
     canary: Option<canary::Canary>,
@@ -125,19 +127,22 @@ fn doctor(agent: Dialect, root: &Path, project: &Path) -> Report {
     let rules = rules::rules(agent, &layers);
     let events = check::events(agent, &layers, &rules);
     let mut notes = rules.notes.clone();
-    let bypasses: Vec<String> = rules.hooks_on.clone().err().into_iter().collect();
-    let canary = events
+    let mut bypasses: Vec<String> = rules.hooks_on.clone().err().into_iter().collect();
+    let route = events
         .iter()
         .find(|e| e.event == canary::event_name(agent))
-        .and_then(|e| e.handler.as_ref())
-        .map(|h| {
-            if check::reads_token(h) && std::env::var_os(TOKEN_VAR).is_none() {
-                notes.push(format!(
-                    "${TOKEN_VAR} is not set here, so the token sent is empty"
-                ));
-            }
-            canary::send(agent, h)
-        });
+        .and_then(|e| e.handler.as_ref());
+    if let Some(h) = route.filter(|h| h["type"] == "http") {
+        bypasses.extend(http::problems(&layers, h));
+    }
+    let canary = route.map(|h| {
+        if check::reads_token(h) && std::env::var_os(TOKEN_VAR).is_none() {
+            notes.push(format!(
+                "${TOKEN_VAR} is not set here, so the token sent is empty"
+            ));
+        }
+        canary::send(agent, h)
+    });
     let live = bypasses.is_empty()
         && events.iter().all(EventLine::live)
         && canary.as_ref().is_some_and(|c| c.ok);

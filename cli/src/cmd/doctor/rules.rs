@@ -43,6 +43,11 @@ fn claude(layers: &[Layer]) -> Rules {
              not managed ones (Claude Code 2.1.49 on)"
         ));
     }
+    rules.notes.push(
+        "server-managed settings (the claude.ai admin console) and OS policy, where a device has \
+         them, take the place of managed-settings.json; doctor reads only the file"
+            .into(),
+    );
     if !rules.managed_only {
         rules.notes.push(
             "allowManagedHooksOnly is not set in the managed settings: a hook added to a user \
