@@ -15,6 +15,8 @@
 
 #[path = "common/claude.rs"]
 mod claude;
+#[path = "common/codex_model.rs"]
+mod codex_model;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -77,17 +79,22 @@ fn install_managed(root: &Path, url: &str) {
 /// `etc/claude-code` (every other entry links to the real `/etc`, which
 /// is bound at `dir/real-etc` there and never written).
 fn namespaced(command: &Command, root: &Path, dir: &Path) -> Command {
+    namespaced_etc(command, root, "claude-code", dir)
+}
+
+/// [`namespaced`] for ROOT's `etc/NAME`.
+fn namespaced_etc(command: &Command, root: &Path, name: &str, dir: &Path) -> Command {
     const SCRIPT: &str = r#"set -e
-dir=$1; managed=$2; shift 2
+dir=$1; managed=$2; name=$3; shift 3
 mkdir -p "$dir/real-etc" "$dir/etc"
 mount --bind /etc "$dir/real-etc"
 for f in "$dir"/real-etc/* "$dir"/real-etc/.[!.]*; do
   [ -e "$f" ] || [ -L "$f" ] || continue
   ln -sfn "$f" "$dir/etc/$(basename "$f")"
 done
-rm -f "$dir/etc/claude-code"; mkdir -p "$dir/etc/claude-code"
+rm -f "$dir/etc/$name"; mkdir -p "$dir/etc/$name"
 mount --bind "$dir/etc" /etc
-mount --bind "$managed" /etc/claude-code
+mount --bind "$managed" "/etc/$name"
 exec "$@"
 "#;
     let ns = dir.join(format!("ns-{}", std::process::id()));
@@ -96,7 +103,8 @@ exec "$@"
     wrapped
         .args(["-m", "--propagation", "private", "sh", "-c", SCRIPT, "sh"])
         .arg(&ns)
-        .arg(root.join("etc/claude-code"))
+        .arg(root.join("etc").join(name))
+        .arg(name)
         .arg(command.get_program())
         .args(command.get_args())
         .env_clear();
@@ -501,4 +509,85 @@ fn doctor_sees_managed_url_and_variable_lists_that_stop_the_hook() {
     std::fs::write(&file, settings.to_string()).unwrap();
     let (_, report) = doctor_of("claude-code", &dir);
     assert_eq!(report["bypasses"], json!([]), "{report:#}");
+}
+
+/// `codex exec` under the requirements of `root` (bound at /etc/codex),
+/// against `model`, with a user whose own config turns hooks off.
+fn run_codex(dir: &Path, root: &Path, model: &str) -> common::Ran {
+    let codex = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin/codex");
+    let home = dir.join("codex-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let config = codex_model::offline_config("gpt-5.5", model);
+    let off = config.replace("plugins = false\n", "plugins = false\nhooks = false\n");
+    assert_ne!(off, config);
+    std::fs::write(home.join("config.toml"), off).unwrap();
+    let mut command = Command::new(codex);
+    command
+        .args(["exec", "--skip-git-repo-check", "--color", "never"])
+        .args([
+            "--dangerously-bypass-approvals-and-sandbox",
+            "Clean the build.",
+        ])
+        .current_dir(dir.join("project"))
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.join("home"))
+        .env("CODEX_HOME", &home)
+        .env("HOOKHOST_TEST_OPENAI_KEY", "sk-test-offline");
+    let wrapped = namespaced_etc(&command, root, "codex", dir);
+    common::run_bounded(wrapped, dir, std::time::Duration::from_secs(60))
+}
+
+#[test]
+fn codex_under_managed_requirements_refuses_when_the_gateway_is_unreachable() {
+    // Until `relay --connect https://` lands, this is the fail-closed half
+    // of Codex's acceptance: the managed hooks run (a user's `[features]
+    // hooks = false` notwithstanding) and refuse with no gateway to ask.
+    let dir = common::scratch();
+    std::fs::create_dir_all(dir.join("project")).unwrap();
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let root = dir.join("root");
+    // Nothing listens there: the managed relay cannot reach a gateway.
+    common::succeeded(
+        &["install"],
+        &managed_to("codex", &root, "http://127.0.0.1:9"),
+    );
+
+    let model = codex_model::FakeModel::start(codex_model::exec_command("touch ran.txt"));
+    let ran = run_codex(&dir, &root, &model.base_url);
+    assert!(
+        !dir.join("project/ran.txt").exists(),
+        "the command ran: {}\n{}",
+        ran.stdout,
+        ran.stderr
+    );
+    // The managed relay refuses the first refusable event, the prompt:
+    // the model is never asked, though the user turned hooks off.
+    assert!(
+        ran.stderr.contains("UserPromptSubmit Blocked"),
+        "{}",
+        ran.stderr
+    );
+    assert!(model.requests().is_empty(), "{}", ran.stderr);
+
+    // Control: the same session without the managed file runs it, the
+    // user's `hooks = false` leaving nothing in its way.
+    let empty = dir.join("no-root");
+    std::fs::create_dir_all(empty.join("etc/codex")).unwrap();
+    let model = codex_model::FakeModel::start(codex_model::exec_command("touch ran.txt"));
+    let ran = run_codex(&dir, &empty, &model.base_url);
+    assert!(
+        dir.join("project/ran.txt").exists(),
+        "the control did not run the command: {}\n{}",
+        ran.stdout,
+        ran.stderr
+    );
+}
+
+/// `hookhost install AGENT --managed --url URL --root ROOT`.
+fn managed_to(agent: &str, root: &Path, url: &str) -> Output {
+    Command::new(common::HOOKHOST)
+        .args(["install", agent, "--managed", "--url", url, "--root"])
+        .arg(root)
+        .output()
+        .unwrap()
 }
