@@ -591,3 +591,62 @@ fn managed_to(agent: &str, root: &Path, url: &str) -> Output {
         .output()
         .unwrap()
 }
+
+#[test]
+fn doctor_sends_its_canary_through_a_users_relay_to_the_daemon() {
+    use std::io::BufRead;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::scratch();
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let env = |c: &mut Command| {
+        c.env("HOME", dir.join("home"))
+            .env("CODEX_HOME", dir.join("home/.codex"))
+            .env("XDG_RUNTIME_DIR", &run)
+            .env("XDG_CONFIG_HOME", dir.join("home/.config"));
+    };
+    let mut install = Command::new(common::HOOKHOST);
+    install.args(["install", "codex"]);
+    env(&mut install);
+    common::succeeded(&["install", "codex"], &install.output().unwrap());
+    let mut serve = Command::new(common::HOOKHOST);
+    serve
+        .args(["serve", "--socket", "-c"])
+        .arg(hooks_toml(&dir))
+        .stdout(std::process::Stdio::piped());
+    env(&mut serve);
+    let mut daemon = serve.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(daemon.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("listening on unix:"), "{line}");
+
+    let doctor = || {
+        let mut c = Command::new(common::HOOKHOST);
+        c.args(["doctor", "codex", "--json", "--root"])
+            .arg(dir.join("root"))
+            .arg("--project")
+            .arg(&dir);
+        env(&mut c);
+        let out = c.output().unwrap();
+        let reports: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), reports[0].clone())
+    };
+    let (code, report) = doctor();
+    assert_eq!(code, Some(0), "{report:#}");
+    assert!(
+        report["canary"]["said"]
+            .to_string()
+            .contains("calls went 0 -> 1"),
+        "{report:#}"
+    );
+    assert!(
+        report["notes"].to_string().contains("--managed` pins it"),
+        "{report:#}"
+    );
+    stop(daemon);
+    let (code, report) = doctor();
+    assert_eq!(code, Some(1), "{report:#}");
+}

@@ -300,30 +300,50 @@ fn http(
     head.push_str("\r\n");
     stream.write_all(head.as_bytes()).map_err(fail)?;
     stream.write_all(body).map_err(fail)?;
-    let mut response = Vec::new();
-    stream
-        .take(MAX_ANSWER)
-        .read_to_end(&mut response)
-        .map_err(fail)?;
+    let response = read_answer(&mut stream).map_err(fail)?;
     split(&response).ok_or_else(|| format!("{url}: not an HTTP answer"))
+}
+
+/// Reads an answer until its body is complete (by `Content-Length`) or
+/// the peer closes: a server that keeps the connection open despite
+/// `Connection: close` costs no wait.
+fn read_answer(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut response = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = stream.read(&mut chunk)?;
+        if n == 0 || (response.len() + n) as u64 > MAX_ANSWER {
+            return Ok(response);
+        }
+        response.extend_from_slice(&chunk[..n]);
+        if let Some((_, body, Some(length))) = parts(&response) {
+            if body.len() >= length {
+                return Ok(response);
+            }
+        }
+    }
 }
 
 /// Status code and body of an HTTP/1.1 answer (the body cut at its
 /// `Content-Length` when given).
 fn split(response: &[u8]) -> Option<(u16, Vec<u8>)> {
+    let (code, body, length) = parts(response)?;
+    let end = length.map_or(body.len(), |n| n.min(body.len()));
+    Some((code, body[..end].to_vec()))
+}
+
+/// An answer's status code, the body so far, and its `Content-Length`;
+/// `None` until the head is complete.
+fn parts(response: &[u8]) -> Option<(u16, &[u8], Option<usize>)> {
     let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&response[..end]).ok()?;
     let code = head.split_whitespace().nth(1)?.parse().ok()?;
-    let mut body = response[end + 4..].to_vec();
     let length = head.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
         k.eq_ignore_ascii_case("content-length")
             .then(|| v.trim().parse::<usize>().ok())?
     });
-    if let Some(n) = length {
-        body.truncate(n);
-    }
-    Some((code, body))
+    Some((code, &response[end + 4..], length))
 }
 
 #[cfg(test)]

@@ -31,6 +31,8 @@ pub(super) struct EventLine {
     pub(super) route: Option<String>,
     /// The file holding it.
     pub(super) file: Option<String>,
+    /// Whether that file is the admin's.
+    pub(super) managed: bool,
     pub(super) fails_closed: bool,
     /// What here lets an action past hookhost.
     pub(super) bypasses: Vec<String>,
@@ -157,6 +159,7 @@ fn line(agent: Dialect, event: &'static str, found: &[Found]) -> EventLine {
         event,
         route: ours.map(|f| describe(f.handler)),
         file: ours.map(|f| f.layer.path.display().to_string()),
+        managed: ours.is_some_and(|f| f.layer.managed),
         fails_closed: ours.is_some_and(|f| closed(agent, f.handler)),
         bypasses,
         handler: ours.map(|f| f.handler.clone()),

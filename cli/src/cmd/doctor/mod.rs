@@ -127,6 +127,7 @@ fn doctor(agent: Dialect, root: &Path, project: &Path) -> Report {
     let rules = rules::rules(agent, &layers);
     let events = check::events(agent, &layers, &rules);
     let mut notes = rules.notes.clone();
+    notes.extend(unmanaged(agent, &events));
     let mut bypasses: Vec<String> = rules.hooks_on.clone().err().into_iter().collect();
     let route = events
         .iter()
@@ -155,6 +156,23 @@ fn doctor(agent: Dialect, root: &Path, project: &Path) -> Report {
         notes,
         canary,
     }
+}
+
+/// A note when hookhost's entries sit in a file the user can edit.
+fn unmanaged(agent: Dialect, events: &[EventLine]) -> Option<String> {
+    let file = events
+        .iter()
+        .find(|e| !e.managed)
+        .and_then(|e| e.file.as_ref())?;
+    let trust = match agent {
+        Dialect::Codex => "; Codex runs it only once trusted (/hooks in codex)",
+        Dialect::GeminiCli => "; Gemini CLI asks to trust a project's hooks",
+        _ => "",
+    };
+    Some(format!(
+        "hookhost's entry is in {file}, which its user can change{trust}: \
+         `hookhost install {agent} --managed` pins it"
+    ))
 }
 
 fn layer_line(l: &layers::Layer) -> LayerLine {
