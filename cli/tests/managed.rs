@@ -18,6 +18,7 @@ mod claude;
 #[path = "common/codex_model.rs"]
 mod codex_model;
 mod common;
+mod fake_gemini;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
@@ -649,4 +650,78 @@ fn doctor_sends_its_canary_through_a_users_relay_to_the_daemon() {
     stop(daemon);
     let (code, report) = doctor();
     assert_eq!(code, Some(1), "{report:#}");
+}
+
+/// Headless Gemini CLI in `dir/project` against `model`, with ROOT's
+/// `etc/gemini-cli` at `/etc/gemini-cli` (a mount namespace, as for
+/// Claude Code: Gemini CLI 0.61 skips a system settings file any of whose
+/// folders others can write, which every folder under /tmp is), and a user
+/// whose own settings turn hooks off.
+fn run_gemini(dir: &Path, root: &Path, model: &str) -> common::Ran {
+    let gemini =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin/gemini");
+    let mut user = fake_gemini::offline_user_settings();
+    user["hooksConfig"] = json!({"enabled": false});
+    std::fs::create_dir_all(dir.join("home/.gemini")).unwrap();
+    std::fs::write(dir.join("home/.gemini/settings.json"), user.to_string()).unwrap();
+    let mut command = Command::new(gemini);
+    command
+        .args([
+            "-p",
+            "Do what the task needs.",
+            "--output-format",
+            "json",
+            "--yolo",
+        ])
+        .current_dir(dir.join("project"))
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.join("home"))
+        .env("GEMINI_API_KEY", "dummy")
+        .env("GOOGLE_GEMINI_BASE_URL", model)
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    let wrapped = namespaced_etc(&command, root, "gemini-cli", dir);
+    common::run_bounded(wrapped, dir, std::time::Duration::from_secs(90))
+}
+
+#[test]
+fn gemini_cli_under_managed_system_settings_refuses_when_the_gateway_is_unreachable() {
+    // As for Codex: the fail-closed half until `relay --connect https://`.
+    let dir = common::scratch();
+    std::fs::create_dir_all(dir.join("project")).unwrap();
+    let root = dir.join("root");
+    common::succeeded(
+        &["install"],
+        &managed_to("gemini-cli", &root, "http://127.0.0.1:9"),
+    );
+    let model = fake_gemini::FakeGemini::start("touch ran.txt");
+    let ran = run_gemini(&dir, &root, &model.url);
+    assert!(
+        !dir.join("project/ran.txt").exists(),
+        "the command ran: {}\n{}",
+        ran.stdout,
+        ran.stderr
+    );
+    assert!(
+        !ran.stderr.contains("Skipping system settings"),
+        "{}",
+        ran.stderr
+    );
+    // The managed relay refused the agent's first turn (BeforeAgent).
+    assert!(
+        ran.stdout.contains("blocked: hookhost relay") && ran.stdout.contains("--unreachable deny"),
+        "{}",
+        ran.stdout
+    );
+    // Control: without the system file the user's `enabled: false` holds
+    // and the call runs.
+    let empty = dir.join("no-root");
+    std::fs::create_dir_all(empty.join("etc/gemini-cli")).unwrap();
+    let model = fake_gemini::FakeGemini::start("touch ran.txt");
+    let ran = run_gemini(&dir, &empty, &model.url);
+    assert!(
+        dir.join("project/ran.txt").exists(),
+        "the control did not run the command: {}\n{}",
+        ran.stdout,
+        ran.stderr
+    );
 }
