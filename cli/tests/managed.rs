@@ -725,3 +725,21 @@ fn gemini_cli_under_managed_system_settings_refuses_when_the_gateway_is_unreacha
         ran.stderr
     );
 }
+
+#[test]
+fn doctor_names_a_managed_folder_other_users_can_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::scratch();
+    common::succeeded(&["install"], &managed("gemini-cli", &dir.join("root"), &[]));
+    let (_, report) = doctor_of("gemini-cli", &dir);
+    assert_eq!(report["bypasses"], json!([]), "{report:#}");
+    let folder = dir.join("root/etc/gemini-cli");
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, report) = doctor_of("gemini-cli", &dir);
+    assert_eq!(code, 1);
+    let bypasses = report["bypasses"].to_string();
+    assert!(
+        bypasses.contains("writable by group or others"),
+        "{report:#}"
+    );
+}

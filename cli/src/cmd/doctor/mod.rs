@@ -9,6 +9,7 @@ mod canary;
 mod check;
 mod http;
 mod layers;
+mod owner;
 mod rules;
 
 use std::path::{Path, PathBuf};
@@ -129,6 +130,8 @@ fn doctor(agent: Dialect, root: &Path, project: &Path) -> Report {
     let mut notes = rules.notes.clone();
     notes.extend(unmanaged(agent, &events));
     let mut bypasses: Vec<String> = rules.hooks_on.clone().err().into_iter().collect();
+    let managed = layers.iter().filter(|l| l.managed && l.settings.is_some());
+    bypasses.extend(managed.filter_map(|l| owner::not_admins(root, &l.path)));
     let route = events
         .iter()
         .find(|e| e.event == canary::event_name(agent))
