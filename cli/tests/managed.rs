@@ -44,15 +44,30 @@ command = '''if grep -q 'rm -rf'; then echo '{deny}'; fi'''
 }
 
 /// The gateway, and its base URL.
-fn gateway(dir: &Path) -> (Child, String) {
+fn gateway(dir: &Path) -> (Running, String) {
     let token = dir.join("token");
     std::fs::write(&token, TOKEN).unwrap();
     let config = hooks_toml(dir);
     let (child, addr) = common::serve_listen(&config, &["--token-file", token.to_str().unwrap()]);
-    (child, format!("http://{addr}"))
+    (Running(Some(child)), format!("http://{addr}"))
 }
 
-fn stop(mut child: Child) {
+/// A `hookhost serve` this test started, killed if the test fails first.
+struct Running(Option<Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Stops it as a user would (SIGTERM), which it must take cleanly.
+fn stop(mut running: Running) {
+    let mut child = running.0.take().unwrap();
+    // SAFETY: signals the child this test started and has not reaped.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
@@ -617,9 +632,11 @@ fn doctor_sends_its_canary_through_a_users_relay_to_the_daemon() {
         .arg(hooks_toml(&dir))
         .stdout(std::process::Stdio::piped());
     env(&mut serve);
-    let mut daemon = serve.spawn().unwrap();
+    let mut child = serve.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let daemon = Running(Some(child));
     let mut line = String::new();
-    std::io::BufReader::new(daemon.stdout.take().unwrap())
+    std::io::BufReader::new(stdout)
         .read_line(&mut line)
         .unwrap();
     assert!(line.starts_with("listening on unix:"), "{line}");
