@@ -19,21 +19,6 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
-/// The fake model: a Bash call for the scenario in the prompt, then text.
-fn reply_for(body: &Value) -> (Value, &'static str) {
-    let text = body["messages"].to_string();
-    if !claude::has_bash(body) || claude::answered(body) {
-        return claude::done();
-    }
-    if text.contains("SCENARIO-CLEAN") {
-        return claude::bash_call("rm -rf build");
-    }
-    if text.contains("SCENARIO-WRITE") {
-        return claude::bash_call("echo original > out.txt");
-    }
-    claude::done()
-}
-
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
@@ -148,7 +133,7 @@ fn claude_code_under_the_daemon_composes_refuses_and_fails_closed() {
 
     // Session 1: the guard refuses `rm -rf build`, the prompt got the
     // policy's context, and the first stop is refused once.
-    let (url, seen) = claude::fake_model(reply_for);
+    let (url, seen) = claude::fake_model(claude::scenario);
     let out = claude::run(&project, &home, &url, "SCENARIO-CLEAN: clean the build");
     let first = claude::result(&out);
     assert!(project.join("build").exists(), "the denied rm ran: {first}");
@@ -175,7 +160,7 @@ fn claude_code_under_the_daemon_composes_refuses_and_fails_closed() {
     assert_eq!(first["is_error"], false, "{first}");
 
     // Session 2: two hooks each rewrite a field; what ran carries both.
-    let (url, _) = claude::fake_model(reply_for);
+    let (url, _) = claude::fake_model(claude::scenario);
     let out = claude::run(&project, &home, &url, "SCENARIO-WRITE: write the file");
     let second = claude::result(&out);
     let written = std::fs::read_to_string(project.join("out.txt")).unwrap_or_default();
@@ -194,7 +179,7 @@ fn claude_code_under_the_daemon_composes_refuses_and_fails_closed() {
     audit_names_both_sessions(&dir, &first, &second);
 
     // Session 3, hookhost stopped: install's fail-closed setting refuses.
-    let (url, seen) = claude::fake_model(reply_for);
+    let (url, seen) = claude::fake_model(claude::scenario);
     let out = claude::run(&project, &home, &url, "SCENARIO-CLEAN: clean the build");
     assert!(
         project.join("build").exists(),

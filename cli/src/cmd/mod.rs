@@ -9,6 +9,7 @@ mod check;
 mod conformance;
 mod daemon;
 mod demo;
+mod doctor;
 mod install;
 mod logging;
 mod probe;
@@ -66,6 +67,7 @@ enum Command {
     Trust(trust::TrustArgs),
     Token(token::TokenArgs),
     Bundle(bundle::BundleArgs),
+    Doctor(doctor::DoctorArgs),
 }
 
 /// FILE.minisig: where a bundle's signature is, beside it.
@@ -169,6 +171,7 @@ async fn dispatch(work: Work) -> ExitCode {
         Command::Serve(args) => serve::run(args).await,
         Command::Install(args) => install::install(args).await,
         Command::Uninstall(args) => install::uninstall(args).await,
+        Command::Doctor(args) => doctor::run(args),
         Command::Relay(_)
         | Command::Status(_)
         | Command::Unit(_)

@@ -62,6 +62,23 @@ pub fn done() -> (Value, &'static str) {
     (json!([{"type": "text", "text": "done"}]), "end_turn")
 }
 
+/// The scenario tests' model: a Bash call for the scenario the prompt
+/// names (`SCENARIO-CLEAN`: `rm -rf build`; `SCENARIO-WRITE`: `echo
+/// original > out.txt`), then text.
+pub fn scenario(body: &Value) -> (Value, &'static str) {
+    let text = body["messages"].to_string();
+    if !has_bash(body) || answered(body) {
+        return done();
+    }
+    if text.contains("SCENARIO-CLEAN") {
+        return bash_call("rm -rf build");
+    }
+    if text.contains("SCENARIO-WRITE") {
+        return bash_call("echo original > out.txt");
+    }
+    done()
+}
+
 /// The Messages API's server-sent events for one assistant turn.
 fn sse(content: &Value, stop: &str) -> String {
     let mut events = vec![

@@ -15,10 +15,12 @@
 mod adopt;
 mod file;
 mod init;
+pub(crate) mod managed;
 mod plan;
-mod route;
+pub(crate) mod route;
 mod shape;
 mod target;
+pub(crate) mod tomljson;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -48,7 +50,8 @@ const TOKEN_PLACEHOLDER: &str = "<the token install creates>";
 hookhost install claude-code                       # ~/.claude/settings.json, runs hookhost relay\n  \
 hookhost install codex --scope project --dry-run   # show the diff of .codex/hooks.json\n  \
 hookhost install cursor --adopt                    # move your Cursor hooks into hookhost's chain\n  \
-hookhost install claude-code --via http            # http hooks to 127.0.0.1:7070, with a token\n\n\
+hookhost install claude-code --via http            # http hooks to 127.0.0.1:7070, with a token\n  \
+hookhost install codex --managed --url https://hooks.corp  # /etc/codex/requirements.toml\n\n\
 Each event gets one entry running `hookhost relay --dialect D`, which forwards to the daemon \
 (`hookhost serve --socket`) on its Unix socket and takes an answer only from a daemon of your \
 own user. With --via http (Claude Code, user scope only) the entries post to the daemon's TCP \
@@ -86,6 +89,15 @@ pub struct InstallArgs {
     /// Print the changes as a diff and write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Write the agent's managed tier (the admin's file under /etc, which
+    /// no user file overrides) routing every event to the gateway at
+    /// --url: see `hookhost doctor` to check it is live.
+    #[arg(long, requires = "url", conflicts_with_all = ["via", "adopt", "no_fail_closed", "config"])]
+    managed: bool,
+    /// With --managed: write under this folder instead of `/` (an image
+    /// being built, a test).
+    #[arg(long, requires = "managed", value_name = "DIR")]
+    root: Option<PathBuf>,
 }
 
 /// Take hookhost's entries out of an agent's settings file.
@@ -151,6 +163,9 @@ fn outcome(result: Result<(), String>) -> ExitCode {
 }
 
 fn run_install(args: &InstallArgs) -> Result<(), String> {
+    if args.managed {
+        return run_managed(args);
+    }
     let agent = args.agent;
     let (scope, project) = place(&args.place)?;
     let file = target::settings_file(agent, scope, &project);
@@ -196,6 +211,36 @@ fn run_install(args: &InstallArgs) -> Result<(), String> {
             record_http_port(url);
         }
         remind(agent, scope, &via, args.config.as_deref());
+    }
+    Ok(())
+}
+
+/// `install --managed`: the agent's managed file under `--root` (or `/`).
+fn run_managed(args: &InstallArgs) -> Result<(), String> {
+    if args.place.scope != Scope::User || args.place.project.is_some() {
+        return Err("--managed writes the machine's managed tier, not a scope's file".into());
+    }
+    let base = args.url.as_deref().unwrap_or(DEFAULT_URL);
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(format!("--url {base}: expected https://HOST[:PORT]"));
+    }
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let file = managed::managed_file(args.agent, &root)?;
+    let program = relay_program()?;
+    match managed::step(args.agent, &file, base, &program)? {
+        Some(step) => finish(&[step], args.dry_run)?,
+        None => outln!(
+            "{}: already routes to {base}; nothing changed",
+            file.display()
+        ),
+    }
+    if !args.dry_run {
+        outln!(
+            "note: every user's agent sends ${} as its token: set it in their environment \
+             (`hookhost doctor {}` checks the route)",
+            managed::TOKEN_VAR,
+            args.agent
+        );
     }
     Ok(())
 }
@@ -294,7 +339,11 @@ fn via(args: &InstallArgs, scope: Scope) -> Result<Via, String> {
         let base = args.url.as_deref().unwrap_or(DEFAULT_URL);
         let url = hook_url(base, args.agent)?;
         let token = http_token(args.dry_run)?;
-        return Ok(Via::Http { url, token });
+        return Ok(Via::Http {
+            url,
+            token,
+            env: None,
+        });
     }
     if args.url.is_some() {
         return Err("--url goes with --via http".into());
@@ -549,6 +598,8 @@ fn remind(agent: Dialect, scope: Scope, via: &Via, config: Option<&Path>) {
                 paths::default_token_file().display()
             );
         }
+        // Only a managed install routes to a gateway; it says its own.
+        Via::Gateway { .. } => {}
         Via::Relay(_) => outln!(
             "now keep running: hookhost serve{c} --socket (the relay connects to {})",
             paths::default_socket().display()

@@ -20,10 +20,24 @@ pub(super) enum Via {
         url: String,
         /// The token sent as `Authorization: Bearer TOKEN`.
         token: String,
+        /// The environment variable `token` names (`$VAR`), which the
+        /// handler's `allowedEnvVars` must list for Claude Code to expand
+        /// it: a managed install keeps the secret out of a file every user
+        /// can read.
+        env: Option<&'static str>,
     },
     /// A command handler running `hookhost relay`; the program's path,
     /// quoted for `sh`.
     Relay(String),
+    /// A command handler running `hookhost relay --connect URL`: the
+    /// relay forwards to a remote gateway (a managed install) instead of
+    /// the user's own daemon.
+    Gateway {
+        /// The program's path, quoted for `sh`.
+        program: String,
+        /// The gateway's base URL.
+        url: String,
+    },
 }
 
 /// The entry written for one event.
@@ -47,7 +61,7 @@ pub(super) fn routes(agent: Dialect, via: &Via, fail_closed: bool) -> Vec<Route>
         .into_iter()
         .filter(|e| installed(agent, e))
         .map(|e| {
-            let closed = fail_closed && e.can_refuse && !is_stop(&e);
+            let closed = fail_closed && guards(&e);
             let handler = handler(agent, via, &e, closed);
             Route {
                 event: e.name,
@@ -56,6 +70,23 @@ pub(super) fn routes(agent: Dialect, via: &Via, fail_closed: bool) -> Vec<Route>
             }
         })
         .collect()
+}
+
+/// The events install routes to hookhost and makes fail closed: those
+/// where hookhost can refuse, stops aside (see [`routes`]). `hookhost
+/// doctor` checks exactly these.
+pub(crate) fn guarded_events(agent: Dialect) -> Vec<&'static str> {
+    agent
+        .events()
+        .into_iter()
+        .filter(|e| installed(agent, e) && guards(e))
+        .map(|e| e.name)
+        .collect()
+}
+
+/// Whether a refusal at `e` keeps the agent from doing something.
+fn guards(e: &NativeEvent) -> bool {
+    e.can_refuse && !is_stop(e)
 }
 
 /// Which events get an entry: not those where a hook takes over the
@@ -79,15 +110,22 @@ fn is_stop(e: &NativeEvent) -> bool {
 /// The handler for one event, in the agent's format.
 fn handler(agent: Dialect, via: &Via, e: &NativeEvent, closed: bool) -> Value {
     let command = match via {
-        Via::Http { url, token } => {
+        Via::Http { url, token, env } => {
             let auth = format!("Bearer {token}");
             let mut h = json!({"type": "http", "url": url, "headers": {"Authorization": auth}});
+            if let Some(var) = env {
+                h["allowedEnvVars"] = json!([var]);
+            }
             if closed {
                 h["onFailure"] = json!("block");
             }
             return h;
         }
         Via::Relay(program) => relay_command(program, agent, e, closed),
+        Via::Gateway { program, url } => {
+            let relay = relay_command(program, agent, e, closed);
+            format!("{relay} --connect {}", quote(url))
+        }
     };
     let mut h = match agent {
         Dialect::ClaudeCode | Dialect::Codex => json!({"type": "command", "command": command}),
@@ -131,7 +169,7 @@ fn item(agent: Dialect, e: &NativeEvent, handler: Value) -> Value {
 /// posting to `…/hooks/<agent>`, or a command running a `hookhost`
 /// binary's `relay --dialect <agent>` without a config of its own (a
 /// hand-written relay with `-c` runs its own chain and is the user's).
-pub(super) fn is_ours(agent: Dialect, handler: &Value) -> bool {
+pub(crate) fn is_ours(agent: Dialect, handler: &Value) -> bool {
     let Some(h) = handler.as_object() else {
         return false;
     };
@@ -176,7 +214,7 @@ pub(super) fn quote(path: &str) -> String {
 /// A shell command's words, as `sh` would split a simple command: single
 /// and double quotes, backslash escapes; no expansions. `None` when a
 /// quote is left open.
-pub(super) fn words(command: &str) -> Option<Vec<String>> {
+pub(crate) fn words(command: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = command.chars();
