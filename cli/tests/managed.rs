@@ -1,7 +1,9 @@
 //! The real Claude Code under an admin's managed settings, as `hookhost
 //! install claude-code --managed --url URL --root ROOT` writes them: http
-//! hooks to a hookhost gateway (`serve --listen --token-file`), the token
-//! read from `$HOOKHOST_TOKEN`, `allowManagedHooksOnly`, failing closed.
+//! hooks to a team's hookhost gateway (`serve --listen` over TLS with
+//! `--auth tokens:FILE`, its private CA trusted through
+//! `NODE_EXTRA_CA_CERTS` and `SSL_CERT_FILE`), the token read from
+//! `$HOOKHOST_TOKEN`, `allowManagedHooksOnly`, failing closed.
 //!
 //! Claude Code 2.1.330 reads its managed file from `/etc/claude-code` and
 //! nowhere else (no variable or flag moves it), so each run happens in a
@@ -19,37 +21,51 @@ mod claude;
 mod codex_model;
 mod common;
 mod fake_gemini;
+#[path = "common/gateway.rs"]
+mod gw;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 
 use serde_json::{Value, json};
 
-const TOKEN: &str = "team-token-3f9a";
-
 /// The gateway's policy: refuse `rm -rf` with a reason of its own.
 fn hooks_toml(dir: &Path) -> PathBuf {
-    let deny = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "POLICY-7: no recursive deletes"}}"#;
-    let text = format!(
-        r#"[hooks.commands.deny]
+    let path = dir.join("hooks.toml");
+    std::fs::write(&path, policy("deny", "POLICY-7: no recursive deletes", "")).unwrap();
+    path
+}
+
+/// A hook that refuses `rm -rf` with `reason`, for the calls `scope` says.
+fn policy(name: &str, reason: &str, scope: &str) -> String {
+    let deny = format!(
+        r#"{{"hookSpecificOutput": {{"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "{reason}"}}}}"#
+    );
+    format!(
+        r#"[hooks.commands.{name}]
 dialect = "claude-code"
 events = ["PreToolUse"]
 matcher = "Bash"
 command = '''if grep -q 'rm -rf'; then echo '{deny}'; fi'''
+{scope}
 "#
-    );
-    let path = dir.join("hooks.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+    )
 }
 
-/// The gateway, and its base URL.
-fn gateway(dir: &Path) -> (Running, String) {
-    let token = dir.join("token");
-    std::fs::write(&token, TOKEN).unwrap();
-    let config = hooks_toml(dir);
-    let (child, addr) = common::serve_listen(&config, &["--token-file", token.to_str().unwrap()]);
-    (Running(Some(child)), format!("http://{addr}"))
+/// A team's TLS gateway: acme's policy and globex's, each for its own
+/// tenant's tokens.
+fn team_gateway() -> gw::Gateway {
+    let acme = policy(
+        "acme",
+        "POLICY-7: no recursive deletes",
+        "scope = { tenants = [\"acme\"] }",
+    );
+    let globex = policy(
+        "globex",
+        "GLOBEX-2: ask ops first",
+        "scope = { tenants = [\"globex\"] }",
+    );
+    gw::Gateway::start("managed-claude", &format!("{acme}\n{globex}"))
 }
 
 /// A `hookhost serve` this test started, killed if the test fails first.
@@ -136,13 +152,19 @@ exec "$@"
 }
 
 /// One `claude -p` run under the managed settings, with `token` in its
-/// environment.
-fn run_claude(dir: &Path, root: &Path, prompt: &str, token: &str) -> (Output, claude::Seen) {
+/// environment and the team's CA (`ca`) trusted.
+fn run_claude(
+    dir: &Path,
+    root: &Path,
+    prompt: &str,
+    (token, ca): (&str, &Path),
+) -> (Output, claude::Seen) {
     let (url, seen) = claude::fake_model(claude::scenario);
     let mut command = claude::command(&dir.join("project"), &dir.join("home"), &url, prompt);
     command
         .args(["--allowedTools", "Bash"])
-        .env("HOOKHOST_TOKEN", token);
+        .env("HOOKHOST_TOKEN", token)
+        .env("NODE_EXTRA_CA_CERTS", ca);
     let out = namespaced(&command, root, dir).output().unwrap();
     (out, seen)
 }
@@ -159,33 +181,42 @@ fn lay_out(dir: &Path) {
     .unwrap();
 }
 
+/// The clean-up refused for `token`'s tenant with `reason`, reaching the
+/// model, though the user's settings say `disableAllHooks`.
+fn refused_for(dir: &Path, root: &Path, creds: (&str, &Path), reason: &str) {
+    let (out, seen) = run_claude(dir, root, "SCENARIO-CLEAN: clean the build", creds);
+    let result = claude::result(&out);
+    assert!(dir.join("project/build").exists(), "rm ran: {result}");
+    let results = claude::tool_results(&seen);
+    assert!(
+        results.iter().any(|r| r.to_string().contains(reason)),
+        "{reason} did not reach the model: {results:?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn claude_code_under_managed_settings_is_governed_by_the_gateway() {
     let dir = common::scratch();
     lay_out(&dir);
     let root = dir.join("root");
-    let (child, url) = gateway(&dir);
-    install_managed(&root, &url);
+    let mut gateway = team_gateway();
+    install_managed(&root, &gateway.url());
+    let ca = gateway.dir.join("ca.pem");
+    let ann = gateway.token("acme", "ann");
+    let bob = gateway.token("globex", "bob");
 
-    // The gateway refuses `rm -rf` with its policy's reason, though the
-    // user's settings say `disableAllHooks`.
-    let (out, seen) = run_claude(&dir, &root, "SCENARIO-CLEAN: clean the build", TOKEN);
-    let result = claude::result(&out);
-    assert!(dir.join("project/build").exists(), "rm ran: {result}");
-    let results = claude::tool_results(&seen);
-    assert!(
-        results.iter().any(|r| r.to_string().contains("POLICY-7")),
-        "the policy's reason did not reach the model: {results:?}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Each user's token lands in its own tenant's chain.
+    refused_for(&dir, &root, (&ann, &ca), "POLICY-7");
+    refused_for(&dir, &root, (&bob, &ca), "GLOBEX-2");
 
     // What the policy allows runs: the hooks do not simply block.
-    let (out, _) = run_claude(&dir, &root, "SCENARIO-WRITE: write the file", TOKEN);
+    let (out, _) = run_claude(&dir, &root, "SCENARIO-WRITE: write the file", (&ann, &ca));
     let written = std::fs::read_to_string(dir.join("project/out.txt")).unwrap_or_default();
     assert_eq!(written.trim(), "original", "{}", claude::result(&out));
 
     // doctor: live, the user's disableAllHooks named as no bypass.
-    let (code, report) = doctor(&dir, &root, TOKEN);
+    let (code, report) = doctor(&dir, &root, (&ann, &ca));
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["live"], true);
     assert!(
@@ -197,11 +228,11 @@ fn claude_code_under_managed_settings_is_governed_by_the_gateway() {
         "{report:#}"
     );
     // With another token the gateway refuses the canary: not live.
-    assert_eq!(doctor(&dir, &root, "not-the-token").0, 1);
+    assert_eq!(doctor(&dir, &root, ("not-the-token", &ca)).0, 1);
 
     // With the gateway stopped, the refusable event is refused.
-    stop(child);
-    let (out, seen) = run_claude(&dir, &root, "SCENARIO-CLEAN: clean the build", TOKEN);
+    gateway.stop();
+    let (out, seen) = run_claude(&dir, &root, "SCENARIO-CLEAN: clean the build", (&ann, &ca));
     assert!(
         dir.join("project/build").exists(),
         "rm ran with the gateway stopped: {}",
@@ -214,13 +245,14 @@ fn claude_code_under_managed_settings_is_governed_by_the_gateway() {
     );
     assert!(said.contains("onFailure"), "no fail-closed refusal: {said}");
     assert!(claude::tool_results(&seen).is_empty());
-    let (code, report) = doctor(&dir, &root, TOKEN);
+    let (code, report) = doctor(&dir, &root, (&ann, &ca));
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(report["canary"]["ok"], false, "{report:#}");
 }
 
-/// `hookhost doctor claude-code --root ROOT --json` as the user of `dir`.
-fn doctor(dir: &Path, root: &Path, token: &str) -> (i32, Value) {
+/// `hookhost doctor claude-code --root ROOT --json` as the user of `dir`,
+/// with `token` and the team's CA (`ca`, as `SSL_CERT_FILE`).
+fn doctor(dir: &Path, root: &Path, (token, ca): (&str, &Path)) -> (i32, Value) {
     let out = Command::new(common::HOOKHOST)
         .args(["doctor", "claude-code", "--json", "--root"])
         .arg(root)
@@ -229,6 +261,7 @@ fn doctor(dir: &Path, root: &Path, token: &str) -> (i32, Value) {
         .env("HOME", dir.join("home"))
         .env_remove("CLAUDE_CONFIG_DIR")
         .env("HOOKHOST_TOKEN", token)
+        .env("SSL_CERT_FILE", ca)
         .output()
         .unwrap();
     let reports: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -530,6 +563,11 @@ fn doctor_sees_managed_url_and_variable_lists_that_stop_the_hook() {
 /// `codex exec` under the requirements of `root` (bound at /etc/codex),
 /// against `model`, with a user whose own config turns hooks off.
 fn run_codex(dir: &Path, root: &Path, model: &str) -> common::Ran {
+    run_codex_with(dir, root, model, &[])
+}
+
+/// [`run_codex`] with more of the user's environment.
+fn run_codex_with(dir: &Path, root: &Path, model: &str, env: &[(&str, String)]) -> common::Ran {
     let codex = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin/codex");
     let home = dir.join("codex-home");
     std::fs::create_dir_all(&home).unwrap();
@@ -548,7 +586,8 @@ fn run_codex(dir: &Path, root: &Path, model: &str) -> common::Ran {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir.join("home"))
         .env("CODEX_HOME", &home)
-        .env("HOOKHOST_TEST_OPENAI_KEY", "sk-test-offline");
+        .env("HOOKHOST_TEST_OPENAI_KEY", "sk-test-offline")
+        .envs(env.iter().map(|(k, v)| (*k, v)));
     let wrapped = namespaced_etc(&command, root, "codex", dir);
     common::run_bounded(wrapped, dir, std::time::Duration::from_secs(60))
 }
@@ -759,4 +798,43 @@ fn doctor_names_a_managed_folder_other_users_can_write() {
         bypasses.contains("writable by group or others"),
         "{report:#}"
     );
+}
+
+/// The positive half: Codex's managed hooks run `hookhost relay --connect
+/// https://…` to the team's TLS gateway, with the user's token and the
+/// team's CA in their environment; the gateway's policy for the token's
+/// tenant refuses the command, and the model is told why.
+#[test]
+fn codex_under_managed_requirements_gets_the_tls_gateways_answer() {
+    let dir = common::scratch();
+    std::fs::create_dir_all(dir.join("project")).unwrap();
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let root = dir.join("root");
+    let touch = r#"[hooks.commands.no_touch]
+dialect = "codex"
+events = ["PreToolUse"]
+command = "case \"$(jq -r .tool_input.command)\" in touch*) echo 'ACME-3: no new files' >&2; exit 2;; esac"
+scope = { tenants = ["acme"] }
+"#;
+    let gateway = gw::Gateway::start("managed-codex", touch);
+    common::succeeded(&["install"], &managed_to("codex", &root, &gateway.url()));
+    let env = [
+        ("HOOKHOST_TOKEN", gateway.token("acme", "ann")),
+        (
+            "SSL_CERT_FILE",
+            gateway.dir.join("ca.pem").display().to_string(),
+        ),
+    ];
+    let model = codex_model::FakeModel::start(codex_model::exec_command("touch ran.txt"));
+    let ran = run_codex_with(&dir, &root, &model.base_url, &env);
+    assert!(
+        !dir.join("project/ran.txt").exists(),
+        "the command ran: {}",
+        ran.stderr
+    );
+    let told = model
+        .requests()
+        .iter()
+        .any(|r| r.to_string().contains("ACME-3: no new files"));
+    assert!(told, "the model was not told why: {}", ran.stderr);
 }

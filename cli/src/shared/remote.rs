@@ -66,6 +66,33 @@ impl Gateway {
     /// `body`; the body of a 200 answer, by `until`.
     pub fn request(
         &self,
+        route: (&str, &str),
+        headers: &str,
+        token: Option<&str>,
+        body: &[u8],
+        until: Instant,
+    ) -> Result<Vec<u8>, Failed> {
+        let response = self.exchange(route, headers, token, body, until)?;
+        self.answer_of(&response)
+    }
+
+    /// [`Gateway::request`], answered whatever the status: the status and
+    /// the body (for `hookhost doctor`, which reports them).
+    pub fn send(
+        &self,
+        route: (&str, &str),
+        headers: &str,
+        body: &[u8],
+        until: Instant,
+    ) -> Result<(u16, Vec<u8>), Failed> {
+        let response = self.exchange(route, headers, None, body, until)?;
+        split_response(&response)
+            .map(|(status, body)| (status, body.to_vec()))
+            .ok_or_else(|| Failed::Because(format!("{} gave no answer", self.shown())))
+    }
+
+    fn exchange(
+        &self,
         (method, path): (&str, &str),
         headers: &str,
         token: Option<&str>,
@@ -86,17 +113,13 @@ impl Gateway {
         let mut message = head.into_bytes();
         message.extend_from_slice(body);
         let tcp = self.connect(until)?;
-        let response = match self.tls {
-            true => self.exchange_tls(tcp, &message, until)?,
-            false => exchange(
-                tcp.try_clone().map_err(|e| self.lost(e))?,
-                &tcp,
-                &message,
-                until,
-            )
-            .map_err(|e| self.lost(e))?,
-        };
-        self.answer_of(&response)
+        match self.tls {
+            true => self.exchange_tls(tcp, &message, until),
+            false => {
+                let stream = tcp.try_clone().map_err(|e| self.lost(e))?;
+                exchange(stream, &tcp, &message, until).map_err(|e| self.lost(e))
+            }
+        }
     }
 
     fn connect(&self, until: Instant) -> Result<TcpStream, Failed> {

@@ -4,8 +4,7 @@
 //! gateway's `GET /status`. The answer counts as hookhost's only when that
 //! status is hookhost's and its count of the agent's calls went up.
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -15,12 +14,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::cmd::install::route::words;
-use crate::shared::{client, paths};
+use crate::shared::client::{self, Failed};
+use crate::shared::paths;
+use crate::shared::remote::Gateway as Remote;
 
 /// How long each step may take.
 const WAIT: Duration = Duration::from_secs(15);
-/// The largest answer read.
-const MAX_ANSWER: u64 = 1024 * 1024;
 
 /// What the canary found.
 #[derive(Serialize)]
@@ -267,83 +266,25 @@ fn run(command: &str, input: &str) -> Result<(i32, String, String), String> {
     }
 }
 
-/// One plain-HTTP request (`Connection: close`): status and body.
+/// One HTTP request to `url` (https, or http on loopback) through the
+/// relay's own client, bounded by [`WAIT`]: status and body.
 fn http(
     method: &str,
     url: &str,
     headers: &[(String, String)],
     body: &[u8],
 ) -> Result<(u16, Vec<u8>), String> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        format!("{url}: the canary speaks plain http only (a TLS gateway is checked once the relay's https client is in)")
-    })?;
-    let (host, path) = rest
-        .split_once('/')
-        .map_or((rest, "/".to_string()), |(h, p)| (h, format!("/{p}")));
-    let fail = |e: std::io::Error| format!("{url}: {e}");
-    let addr = host
-        .to_socket_addrs()
-        .map_err(fail)?
-        .next()
-        .ok_or_else(|| format!("{url}: no address"))?;
-    let mut stream = TcpStream::connect_timeout(&addr, WAIT).map_err(fail)?;
-    stream.set_read_timeout(Some(WAIT)).map_err(fail)?;
-    stream.set_write_timeout(Some(WAIT)).map_err(fail)?;
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
+    let gateway = Remote::parse(url)?;
+    let lines: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
+    let until = Instant::now() + WAIT;
+    match gateway.send((method, ""), &lines, body, until) {
+        Ok(answer) => Ok(answer),
+        Err(Failed::Late) => Err(format!("{url}: no answer within {} s", WAIT.as_secs())),
+        Err(Failed::Because(why)) => Err(why),
     }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).map_err(fail)?;
-    stream.write_all(body).map_err(fail)?;
-    let response = read_answer(&mut stream).map_err(fail)?;
-    split(&response).ok_or_else(|| format!("{url}: not an HTTP answer"))
-}
-
-/// Reads an answer until its body is complete (by `Content-Length`) or
-/// the peer closes: a server that keeps the connection open despite
-/// `Connection: close` costs no wait.
-fn read_answer(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-    let mut response = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        let n = stream.read(&mut chunk)?;
-        if n == 0 || (response.len() + n) as u64 > MAX_ANSWER {
-            return Ok(response);
-        }
-        response.extend_from_slice(&chunk[..n]);
-        if let Some((_, body, Some(length))) = parts(&response) {
-            if body.len() >= length {
-                return Ok(response);
-            }
-        }
-    }
-}
-
-/// Status code and body of an HTTP/1.1 answer (the body cut at its
-/// `Content-Length` when given).
-fn split(response: &[u8]) -> Option<(u16, Vec<u8>)> {
-    let (code, body, length) = parts(response)?;
-    let end = length.map_or(body.len(), |n| n.min(body.len()));
-    Some((code, body[..end].to_vec()))
-}
-
-/// An answer's status code, the body so far, and its `Content-Length`;
-/// `None` until the head is complete.
-fn parts(response: &[u8]) -> Option<(u16, &[u8], Option<usize>)> {
-    let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = std::str::from_utf8(&response[..end]).ok()?;
-    let code = head.split_whitespace().nth(1)?.parse().ok()?;
-    let length = head.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.eq_ignore_ascii_case("content-length")
-            .then(|| v.trim().parse::<usize>().ok())?
-    });
-    Some((code, &response[end + 4..], length))
 }
 
 #[cfg(test)]
@@ -365,12 +306,5 @@ mod tests {
         );
         assert_eq!(expand("Bearer $HOOKHOST_DOCTOR_T", &[]), "Bearer ");
         assert_eq!(expand("a $ b", &allowed), "a $ b");
-    }
-
-    #[test]
-    fn an_http_answer_is_split_at_its_length() {
-        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}junk";
-        assert_eq!(split(r), Some((200, b"{}".to_vec())));
-        assert_eq!(split(b"garbage"), None);
     }
 }
