@@ -118,7 +118,7 @@ pub fn main() -> ExitCode {
         Command::Trust(args) => return trust::run(args),
         Command::Token(args) => return token::run(args),
         Command::Bundle(args) => return bundle::run(args),
-        other => Work::Command(other),
+        other => Work::Command(Box::new(other)),
     };
     limits::raise_nofile();
     // hookhost spawns nothing but hooks: it adopts what escapes their
@@ -151,14 +151,14 @@ pub fn main() -> ExitCode {
 
 /// What runs on the runtime: a subcommand, or a relay's in-process chain.
 enum Work {
-    Command(Command),
+    Command(Box<Command>),
     Relay(relay::Local),
 }
 
 async fn dispatch(work: Work) -> ExitCode {
     let command = match work {
         Work::Relay(local) => return relay::run_local(local).await,
-        Work::Command(command) => command,
+        Work::Command(command) => *command,
     };
     match command {
         Command::Demo(args) => demo::run(args).await,

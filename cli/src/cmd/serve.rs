@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::gateway::jwt::Jwt;
 use crate::gateway::tls;
 use crate::gateway::tokens::Tokens;
 use crate::sidecar::{
@@ -107,8 +108,10 @@ pub struct ServeArgs {
     tls_key: Option<PathBuf>,
     /// Know each caller by credential, as a team's gateway: `tokens:FILE`
     /// (lines of `sha256:HASH tenant=T user=U [agent=A]`, written by
-    /// `hookhost token new`). The caller's tenant, user and agent replace
-    /// what its events say, so scopes hold to the credential.
+    /// `hookhost token new`), or `jwt:JWKS` (a JWKS file or https URL:
+    /// tokens the team's identity provider signed, claims `tenant`, `sub`
+    /// and optionally `agent`). The caller's tenant, user and agent
+    /// replace what its events say, so scopes hold to the credential.
     #[arg(
         long,
         value_name = "KIND:SOURCE",
@@ -116,6 +119,12 @@ pub struct ServeArgs {
         conflicts_with = "token_file"
     )]
     auth: Option<String>,
+    /// With `--auth jwt:JWKS`: the `iss` every token must carry.
+    #[arg(long = "auth-issuer", value_name = "ISS", requires = "auth")]
+    auth_issuer: Option<String>,
+    /// With `--auth jwt:JWKS`: the `aud` every token must carry.
+    #[arg(long = "auth-audience", value_name = "AUD", requires = "auth")]
+    auth_audience: Option<String>,
     /// Close a WebSocket connection that has sent nothing and has nothing
     /// in flight for this many seconds (0: never).
     #[arg(
@@ -339,7 +348,7 @@ fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
         access = access.allow_origin(origin.trim_end_matches('/'));
     }
     if let Some(auth) = &args.auth {
-        access = access.tokens(Arc::new(auth_tokens(auth)?));
+        access = with_auth(access, args, auth)?;
     } else if let Some(path) = &args.token_file {
         access = access.token(read_token(path)?);
     } else if args.socket.is_some() {
@@ -356,12 +365,27 @@ fn ws_options(args: &ServeArgs, addr: SocketAddr) -> Result<WsOptions, String> {
     Ok(WsOptions::new(access).idle_timeout(idle))
 }
 
-/// `--auth tokens:FILE`: the gateway's table of callers.
-fn auth_tokens(auth: &str) -> Result<Tokens, String> {
+/// `--auth tokens:FILE` (the gateway's table of callers) or `--auth
+/// jwt:JWKS` (tokens of the team's identity provider, with
+/// `--auth-issuer` and `--auth-audience`; a JWKS URL is fetched again in
+/// the background).
+fn with_auth(access: Access, args: &ServeArgs, auth: &str) -> Result<Access, String> {
     match auth.split_once(':') {
-        Some(("tokens", path)) if !path.is_empty() => Tokens::open(std::path::Path::new(path)),
+        Some(("tokens", path)) if !path.is_empty() => {
+            let tokens = Tokens::open(std::path::Path::new(path))?;
+            Ok(access.tokens(Arc::new(tokens)))
+        }
+        Some(("jwt", source)) if !source.is_empty() => {
+            let (Some(issuer), Some(audience)) = (&args.auth_issuer, &args.auth_audience) else {
+                return Err("--auth jwt: give --auth-issuer and --auth-audience".into());
+            };
+            let jwt = Arc::new(Jwt::open(source, issuer, audience)?);
+            tokio::spawn(jwt.clone().refresh());
+            Ok(access.jwt(jwt))
+        }
         _ => Err(format!(
-            "--auth {auth:?}: give tokens:FILE (lines written by `hookhost token new`)"
+            "--auth {auth:?}: give tokens:FILE (lines written by `hookhost token new`) or \
+             jwt:JWKS (a JWKS file or https URL)"
         )),
     }
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use hookhost::Identity;
 use hookhost_protocol::token;
 
+use crate::gateway::jwt::Jwt;
 use crate::gateway::tokens::Tokens;
 
 /// What an upgrade request must satisfy.
@@ -35,6 +36,8 @@ enum Auth {
     Token(Vec<u8>),
     /// Whoever holds a token of the gateway's file, as whom it says.
     Tokens(Arc<Tokens>),
+    /// Whoever holds a JWT the team's identity provider signed.
+    Jwt(Arc<Jwt>),
 }
 
 /// Why an upgrade was refused: the HTTP status sent and a line for the
@@ -70,6 +73,13 @@ impl Access {
     /// says.
     pub fn tokens(mut self, tokens: Arc<Tokens>) -> Access {
         self.auth = Auth::Tokens(tokens);
+        self
+    }
+
+    /// Requires a bearer JWT that `jwt` verifies; the caller is who its
+    /// claims say.
+    pub fn jwt(mut self, jwt: Arc<Jwt>) -> Access {
+        self.auth = Auth::Jwt(jwt);
         self
     }
 
@@ -119,6 +129,10 @@ impl Access {
             },
             Auth::Tokens(tokens) => presented()
                 .and_then(|p| tokens.identify(p))
+                .map(Some)
+                .ok_or_else(wrong),
+            Auth::Jwt(jwt) => presented()
+                .and_then(|p| jwt.identify(p))
                 .map(Some)
                 .ok_or_else(wrong),
         }

@@ -126,14 +126,29 @@ pub struct Gateway {
 impl Gateway {
     /// Starts one with `config` (a hooks.toml's text) and no caller yet.
     pub fn start(name: &str, config: &str) -> Gateway {
+        Gateway::start_with(name, config, |dir| {
+            std::fs::write(dir.join("tokens"), "# the team\n").unwrap();
+            vec![
+                "--auth".into(),
+                format!("tokens:{}", dir.join("tokens").display()),
+            ]
+        })
+    }
+
+    /// Starts one whose `--auth` flags `auth` writes (given its folder).
+    pub fn start_with(
+        name: &str,
+        config: &str,
+        auth: impl FnOnce(&Path) -> Vec<String>,
+    ) -> Gateway {
         let dir = scratch(name);
         pki(&dir);
         std::fs::write(dir.join("hooks.toml"), config).unwrap();
-        std::fs::write(dir.join("tokens"), "# the team\n").unwrap();
         let arg = |f: &str| dir.join(f).display().to_string();
-        let auth = format!("tokens:{}", arg("tokens"));
         let (cert, key) = (arg("gw.pem"), arg("gw.key"));
-        let extra = ["--tls-cert", &cert, "--tls-key", &key, "--auth", &auth];
+        let mut extra = vec!["--tls-cert".to_string(), cert, "--tls-key".into(), key];
+        extra.extend(auth(&dir));
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let (child, addr) = crate::common::serve_listen(&dir.join("hooks.toml"), &extra);
         let port = addr.rsplit(':').next().unwrap().parse().unwrap();
         Gateway {
