@@ -17,23 +17,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use common::HOOKHOST;
-use gw::{Gateway, scratch};
-
-/// Two guards, each for part of the team: one for tenant acme, one for
-/// user bob (of any tenant).
-const CONFIG: &str = r#"
-[hooks.commands.acme_guard]
-command = "echo acme says no >&2; exit 2"
-dialect = "claude-code"
-events = ["PreToolUse"]
-scope = { tenants = ["acme"] }
-
-[hooks.commands.bob_guard]
-command = "echo bob may not >&2; exit 2"
-dialect = "claude-code"
-events = ["PreToolUse"]
-scope = { users = ["bob"] }
-"#;
+use gw::{CONFIG, Gateway, scratch};
 
 #[test]
 fn each_caller_is_who_its_token_says_and_the_scopes_hold_to_it() {

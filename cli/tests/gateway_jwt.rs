@@ -20,14 +20,6 @@ use base64::Engine;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
-const CONFIG: &str = r#"
-[hooks.commands.acme_guard]
-command = "echo acme says no >&2; exit 2"
-dialect = "claude-code"
-events = ["PreToolUse"]
-scope = { tenants = ["acme"] }
-"#;
-
 const ISSUER: &str = "https://idp.acme.example";
 const AUDIENCE: &str = "hookhost";
 
@@ -75,7 +67,7 @@ fn mint(pem: &[u8], kid: &str, claims: Value) -> String {
 
 fn jwt_gateway(name: &str, jwks: &Value) -> gw::Gateway {
     let jwks = jwks.to_string();
-    gw::Gateway::start_with(name, CONFIG, move |dir| {
+    gw::Gateway::start_with(name, gw::CONFIG, move |dir| {
         let file = dir.join("jwks.json");
         std::fs::write(&file, &jwks).unwrap();
         vec![
@@ -97,8 +89,8 @@ fn a_verified_token_names_the_caller_and_every_forgery_is_refused() {
     let gw = jwt_gateway("jwt", &json!({"keys": [jwk]}));
     let ann = mint(&pem, "k1", json!({"sub": "ann", "tenant": "acme"}));
     assert_eq!(gw.relay(&ann, true, &[]), (2, "acme says no\n".into()));
-    let bob = mint(&pem, "k1", json!({"sub": "bob", "tenant": "globex"}));
-    assert_eq!(gw.relay(&bob, true, &[]), (0, String::new()));
+    let cat = mint(&pem, "k1", json!({"sub": "cat", "tenant": "globex"}));
+    assert_eq!(gw.relay(&cat, true, &[]), (0, String::new()));
     let refused = |token: &str, what: &str| {
         let (code, stderr) = gw.relay(token, true, &[]);
         assert_eq!(code, 2, "{what}");
@@ -155,8 +147,8 @@ fn a_rotated_key_set_takes_effect_without_a_restart() {
     let (old_pem, old) = keypair(&keys, "old");
     let (new_pem, new) = keypair(&keys, "new");
     let gw = jwt_gateway("jwt-rotate", &json!({"keys": [old]}));
-    let by_old = mint(&old_pem, "old", json!({"sub": "bob", "tenant": "globex"}));
-    let by_new = mint(&new_pem, "new", json!({"sub": "bob", "tenant": "globex"}));
+    let by_old = mint(&old_pem, "old", json!({"sub": "cat", "tenant": "globex"}));
+    let by_new = mint(&new_pem, "new", json!({"sub": "cat", "tenant": "globex"}));
     assert_eq!(gw.relay(&by_old, true, &[]).0, 0);
     assert_eq!(
         gw.relay(&by_new, true, &[]).0,
@@ -175,7 +167,7 @@ fn a_key_set_with_a_symmetric_key_is_refused_at_start() {
     let dir = gw::scratch("jwt-oct");
     let jwks = json!({"keys": [{"kty": "oct", "k": "c2VjcmV0", "kid": "s"}]});
     std::fs::write(dir.join("jwks.json"), jwks.to_string()).unwrap();
-    std::fs::write(dir.join("hooks.toml"), CONFIG).unwrap();
+    std::fs::write(dir.join("hooks.toml"), gw::CONFIG).unwrap();
     let out = Command::new(common::HOOKHOST)
         .args(["serve", "--listen", "127.0.0.1:0", "-c"])
         .arg(dir.join("hooks.toml"))

@@ -12,6 +12,22 @@ use std::sync::Arc;
 
 use crate::common::HOOKHOST;
 
+/// Two guards, each for part of the team: one for tenant acme, one for
+/// user bob (of any tenant).
+pub const CONFIG: &str = r#"
+[hooks.commands.acme_guard]
+command = "echo acme says no >&2; exit 2"
+dialect = "claude-code"
+events = ["PreToolUse"]
+scope = { tenants = ["acme"] }
+
+[hooks.commands.bob_guard]
+command = "echo bob may not >&2; exit 2"
+dialect = "claude-code"
+events = ["PreToolUse"]
+scope = { users = ["bob"] }
+"#;
+
 /// A Claude Code PreToolUse event, for the relay.
 pub const EVENT: &str = r#"{"session_id":"s1","transcript_path":"/t","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
 
