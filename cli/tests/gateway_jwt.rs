@@ -70,15 +70,66 @@ fn jwt_gateway(name: &str, jwks: &Value) -> gw::Gateway {
     gw::Gateway::start_with(name, gw::CONFIG, move |dir| {
         let file = dir.join("jwks.json");
         std::fs::write(&file, &jwks).unwrap();
-        vec![
-            "--auth".into(),
-            format!("jwt:{}", file.display()),
-            "--auth-issuer".into(),
-            ISSUER.into(),
-            "--auth-audience".into(),
-            AUDIENCE.into(),
-        ]
+        (vec![], jwt_flags(&file.display().to_string()))
     })
+}
+
+fn jwt_flags(source: &str) -> Vec<String> {
+    let auth = format!("jwt:{source}");
+    let flags = [
+        "--auth",
+        &auth,
+        "--auth-issuer",
+        ISSUER,
+        "--auth-audience",
+        AUDIENCE,
+    ];
+    flags.map(String::from).to_vec()
+}
+
+/// The JWKS served over https with the gateway's own certificate (a
+/// python3 file server), the gateway trusting the CA through
+/// `SSL_CERT_FILE`.
+#[test]
+fn the_key_set_can_come_from_an_https_url() {
+    let keys = gw::scratch("jwt-url-keys");
+    let (pem, jwk) = keypair(&keys, "k1");
+    let site = keys.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("jwks.json"), json!({"keys": [jwk]}).to_string()).unwrap();
+    let mut server = None;
+    let gw = gw::Gateway::start_with("jwt-url", gw::CONFIG, |dir| {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bundle_https_server.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg("--dir")
+            .arg(&site)
+            .arg("--cert")
+            .arg(dir.join("gw.pem"))
+            .arg("--key")
+            .arg(dir.join("gw.key"))
+            .args(["--seconds", "60"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        // Kept open while the server runs: it logs each request there.
+        let mut log = std::io::BufReader::new(child.stdout.take().unwrap());
+        std::io::BufRead::read_line(&mut log, &mut first).unwrap();
+        let port = first.trim().strip_prefix("port ").unwrap().to_string();
+        server = Some((child, log));
+        let ca = format!("SSL_CERT_FILE={}", dir.join("ca.pem").display());
+        (
+            vec![ca],
+            jwt_flags(&format!("https://localhost:{port}/jwks.json")),
+        )
+    });
+    let ann = mint(&pem, "k1", json!({"sub": "ann", "tenant": "acme"}));
+    assert_eq!(gw.relay(&ann, true, &[]), (2, "acme says no\n".into()));
+    if let Some((mut server, _log)) = server {
+        let _ = server.kill();
+        let _ = server.wait();
+    }
 }
 
 #[test]

@@ -144,18 +144,17 @@ impl Gateway {
     pub fn start(name: &str, config: &str) -> Gateway {
         Gateway::start_with(name, config, |dir| {
             std::fs::write(dir.join("tokens"), "# the team\n").unwrap();
-            vec![
-                "--auth".into(),
-                format!("tokens:{}", dir.join("tokens").display()),
-            ]
+            let auth = format!("tokens:{}", dir.join("tokens").display());
+            (vec![], vec!["--auth".into(), auth])
         })
     }
 
-    /// Starts one whose `--auth` flags `auth` writes (given its folder).
+    /// Starts one whose environment (`NAME=VALUE`s) and `--auth` flags
+    /// `auth` gives (once its folder and certificates are made).
     pub fn start_with(
         name: &str,
         config: &str,
-        auth: impl FnOnce(&Path) -> Vec<String>,
+        auth: impl FnOnce(&Path) -> (Vec<String>, Vec<String>),
     ) -> Gateway {
         let dir = scratch(name);
         pki(&dir);
@@ -163,9 +162,17 @@ impl Gateway {
         let arg = |f: &str| dir.join(f).display().to_string();
         let (cert, key) = (arg("gw.pem"), arg("gw.key"));
         let mut extra = vec!["--tls-cert".to_string(), cert, "--tls-key".into(), key];
-        extra.extend(auth(&dir));
+        let (env, flags) = auth(&dir);
+        extra.extend(flags);
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-        let (child, addr) = crate::common::serve_listen(&dir.join("hooks.toml"), &extra);
+        let wrapper: Vec<&str> = match env.is_empty() {
+            true => vec![],
+            false => std::iter::once("env")
+                .chain(env.iter().map(String::as_str))
+                .collect(),
+        };
+        let config = dir.join("hooks.toml");
+        let (child, addr) = crate::common::serve_listen_under(&wrapper, &config, &extra);
         let port = addr.rsplit(':').next().unwrap().parse().unwrap();
         Gateway {
             dir,
