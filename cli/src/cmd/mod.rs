@@ -70,9 +70,6 @@ enum Command {
     Doctor(doctor::DoctorArgs),
 }
 
-/// FILE.minisig: where a bundle's signature is, beside it.
-pub use bundle::signature_path;
-
 /// `hookhost relay` alone. An agent starts a relay for every hook call, so
 /// its arguments are parsed without building the other subcommands'
 /// (which costs more than the relay's round trip to the daemon).

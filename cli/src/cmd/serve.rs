@@ -182,6 +182,7 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     }
     let _policy_folder = policy.as_ref().map(crate::policy::Policy::folder);
     if let Some(policy) = policy {
+        sidecar.report_policy(crate::policy::status);
         background.spawn(policy.run(sidecar.clone()));
     }
     let code = match args.stdio {

@@ -109,7 +109,7 @@ impl Fetcher {
         match (&self.source, &self.client) {
             (Source::File(path), _) => {
                 let path = path.clone();
-                let sig = crate::cmd::signature_path(&path);
+                let sig = super::signature::signature_path(&path);
                 let read = move || {
                     let bundle = read_capped(&path, MAX_BUNDLE_BYTES)?;
                     let signature = read_capped(&sig, MAX_SIGNATURE_BYTES)?;

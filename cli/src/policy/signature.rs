@@ -10,6 +10,13 @@ use minisign::{PublicKeyBox, SecretKeyBox, SignatureBox};
 
 use super::archive::sha256_hex;
 
+/// Where a bundle's signature is: FILE.minisig (a URL likewise).
+pub fn signature_path(file: &std::path::Path) -> std::path::PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".minisig");
+    std::path::PathBuf::from(name)
+}
+
 /// The trusted comment's first word.
 const TAG: &str = "hookhost-bundle";
 

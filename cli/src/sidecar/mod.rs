@@ -106,6 +106,9 @@ pub struct Sidecar {
     /// watch.
     sources: std::sync::Mutex<Vec<PathBuf>>,
     started: std::time::SystemTime,
+    /// The signed policy's part of `GET /status`, when one is served
+    /// (`serve --policy` sets it; the sidecar knows nothing of bundles).
+    policy_status: std::sync::OnceLock<fn() -> Value>,
 }
 
 impl Sidecar {
@@ -126,7 +129,13 @@ impl Sidecar {
             agents: routes::AgentCounts::default(),
             sources: std::sync::Mutex::new(sources),
             started: std::time::SystemTime::now(),
+            policy_status: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Shows what `status` gives in `GET /status` as `policy`.
+    pub fn report_policy(&self, status: fn() -> Value) {
+        let _ = self.policy_status.set(status);
     }
 
     /// The host it serves.

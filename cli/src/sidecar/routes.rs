@@ -178,6 +178,6 @@ fn status(sidecar: &Sidecar) -> Value {
         "uptime_s": uptime,
         "agents": sidecar.agents.lines(),
         "hooks": sidecar.host.stats(),
-        "policy": crate::policy::status(),
+        "policy": sidecar.policy_status.get().map_or(Value::Null, |status| status()),
     })
 }

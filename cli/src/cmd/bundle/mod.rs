@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
+use crate::policy::signature::signature_path;
 use crate::policy::{archive, files, signature};
 use crate::shared::exit::usage_error;
 
@@ -201,11 +202,4 @@ fn check(file: &Path, public: &Path) -> Result<(u64, String), String> {
         ));
     }
     Ok((signed.version, signed.digest))
-}
-
-/// FILE.minisig.
-pub fn signature_path(file: &Path) -> PathBuf {
-    let mut name = file.as_os_str().to_owned();
-    name.push(".minisig");
-    PathBuf::from(name)
 }
