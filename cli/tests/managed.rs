@@ -594,9 +594,9 @@ fn run_codex_with(dir: &Path, root: &Path, model: &str, env: &[(&str, String)]) 
 
 #[test]
 fn codex_under_managed_requirements_refuses_when_the_gateway_is_unreachable() {
-    // Until `relay --connect https://` lands, this is the fail-closed half
-    // of Codex's acceptance: the managed hooks run (a user's `[features]
-    // hooks = false` notwithstanding) and refuse with no gateway to ask.
+    // The fail-closed half of Codex's acceptance: the managed hooks run
+    // (a user's `[features] hooks = false` notwithstanding) and refuse
+    // with no gateway to ask.
     let dir = common::scratch();
     std::fs::create_dir_all(dir.join("project")).unwrap();
     std::fs::create_dir_all(dir.join("home")).unwrap();
@@ -714,6 +714,11 @@ fn doctor_sends_its_canary_through_a_users_relay_to_the_daemon() {
 /// folders others can write, which every folder under /tmp is), and a user
 /// whose own settings turn hooks off.
 fn run_gemini(dir: &Path, root: &Path, model: &str) -> common::Ran {
+    run_gemini_with(dir, root, model, &[])
+}
+
+/// [`run_gemini`] with more of the user's environment.
+fn run_gemini_with(dir: &Path, root: &Path, model: &str, env: &[(&str, String)]) -> common::Ran {
     let gemini =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/node_modules/.bin/gemini");
     let mut user = fake_gemini::offline_user_settings();
@@ -734,14 +739,15 @@ fn run_gemini(dir: &Path, root: &Path, model: &str) -> common::Ran {
         .env("HOME", dir.join("home"))
         .env("GEMINI_API_KEY", "dummy")
         .env("GOOGLE_GEMINI_BASE_URL", model)
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .envs(env.iter().map(|(k, v)| (*k, v)));
     let wrapped = namespaced_etc(&command, root, "gemini-cli", dir);
     common::run_bounded(wrapped, dir, std::time::Duration::from_secs(90))
 }
 
 #[test]
 fn gemini_cli_under_managed_system_settings_refuses_when_the_gateway_is_unreachable() {
-    // As for Codex: the fail-closed half until `relay --connect https://`.
+    // The fail-closed half: no gateway to reach.
     let dir = common::scratch();
     std::fs::create_dir_all(dir.join("project")).unwrap();
     let root = dir.join("root");
@@ -837,4 +843,50 @@ scope = { tenants = ["acme"] }
         .iter()
         .any(|r| r.to_string().contains("ACME-3: no new files"));
     assert!(told, "the model was not told why: {}", ran.stderr);
+}
+
+/// Gemini CLI's positive half: its system settings run `hookhost relay
+/// --connect https://…` to the team's TLS gateway (the token and the CA
+/// in the user's environment), and the gateway's policy for the token's
+/// tenant refuses the command, its reason reaching the model.
+#[test]
+fn gemini_cli_under_managed_system_settings_gets_the_tls_gateways_answer() {
+    let dir = common::scratch();
+    std::fs::create_dir_all(dir.join("project")).unwrap();
+    let root = dir.join("root");
+    let deny = r#"[hooks.commands.no_touch]
+dialect = "gemini-cli"
+events = ["BeforeTool"]
+command = "case \"$(jq -r .tool_input.command)\" in touch*) echo '{\"decision\":\"deny\",\"reason\":\"ACME-4: no new files\"}';; esac"
+scope = { tenants = ["acme"] }
+"#;
+    let gateway = gw::Gateway::start("managed-gemini", deny);
+    common::succeeded(
+        &["install"],
+        &managed_to("gemini-cli", &root, &gateway.url()),
+    );
+    let env = [
+        ("HOOKHOST_TOKEN", gateway.token("acme", "ann")),
+        (
+            "SSL_CERT_FILE",
+            gateway.dir.join("ca.pem").display().to_string(),
+        ),
+    ];
+    let model = fake_gemini::FakeGemini::start("touch ran.txt");
+    let ran = run_gemini_with(&dir, &root, &model.url, &env);
+    assert!(
+        !dir.join("project/ran.txt").exists(),
+        "the command ran: {}",
+        ran.stdout
+    );
+    let told = model
+        .requests()
+        .iter()
+        .flat_map(|r| r.function_responses())
+        .any(|r| r.to_string().contains("ACME-4: no new files"));
+    assert!(
+        told,
+        "the model was not told why: {}\n{}",
+        ran.stdout, ran.stderr
+    );
 }
