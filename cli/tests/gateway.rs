@@ -251,3 +251,60 @@ fn every_answer_carries_its_decision_record_and_the_audit_log_keeps_it() {
         "each hook's record names the caller too: {log}"
     );
 }
+
+/// `hookhost audit verify` over a gateway's log: two runs (two writers)
+/// hold; an edited, removed or reordered record is found, with its line.
+#[test]
+fn audit_verify_finds_an_edited_removed_or_reordered_record() {
+    let config = format!("{CONFIG}\n[hooks.audit]\npath = \"audit.jsonl\"\n");
+    let mut dir = None;
+    for run in ["audit-1", "audit-2"] {
+        let mut gw = Gateway::start(run, &config);
+        let dir = dir.get_or_insert_with(|| gw.dir.clone());
+        if gw.dir != *dir {
+            std::fs::copy(dir.join("audit.jsonl"), gw.dir.join("audit.jsonl")).unwrap();
+            *dir = gw.dir.clone();
+        }
+        let ann = gw.token("acme", "ann");
+        gw.send("POST", "/hooks/claude-code", Some(&ann), gw::EVENT);
+        gw.send("POST", "/hooks/claude-code", Some(&ann), gw::EVENT);
+        gw.stop();
+    }
+    let dir = dir.unwrap();
+    let verify = |text: &str| {
+        let log = dir.join("check.jsonl");
+        std::fs::write(&log, text).unwrap();
+        let out = Command::new(HOOKHOST)
+            .args(["audit", "verify", "--url"])
+            .arg(&log)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let log = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap();
+    let (code, said) = verify(&log);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("8 records from 2 writer(s)"), "{said}");
+    let lines: Vec<&str> = log.lines().collect();
+    let edited = log.replacen("acme says no", "acme says yes", 1);
+    let removed: String = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    let mut moved = lines.clone();
+    moved.swap(0, 1);
+    for (what, text) in [
+        ("edited", edited),
+        ("removed", removed),
+        ("moved", moved.join("\n")),
+    ] {
+        let (code, said) = verify(&text);
+        assert_eq!(code, Some(1), "{what}: {said}");
+        assert!(said.contains("line "), "{what}: {said}");
+    }
+}

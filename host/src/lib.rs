@@ -184,6 +184,7 @@ pub use host::{
 pub use members::builtin::{
     BuiltinError, BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture,
 };
+pub use observe::chain::{ChainReport, verify as verify_audit};
 pub use observe::log_budget::LogBudget;
 pub use observe::stats::HookStats;
 pub use observe::usage::ModelUsage;

@@ -3,6 +3,7 @@
 //! line on stderr, [`crate::shared::exit`]). What the subcommands share is
 //! in [`crate::shared`], not here.
 
+mod audit;
 mod bundle;
 mod call;
 mod check;
@@ -66,6 +67,7 @@ enum Command {
     Uninstall(install::UninstallArgs),
     Trust(trust::TrustArgs),
     Token(token::TokenArgs),
+    Audit(audit::AuditArgs),
     Bundle(bundle::BundleArgs),
     Doctor(doctor::DoctorArgs),
 }
@@ -114,6 +116,7 @@ pub fn main() -> ExitCode {
         Command::Unit(args) => return unit::run(args),
         Command::Trust(args) => return trust::run(args),
         Command::Token(args) => return token::run(args),
+        Command::Audit(args) => return audit::run(args),
         Command::Bundle(args) => return bundle::run(args),
         other => Work::Command(Box::new(other)),
     };
@@ -174,6 +177,7 @@ async fn dispatch(work: Work) -> ExitCode {
         | Command::Unit(_)
         | Command::Trust(_)
         | Command::Token(_)
+        | Command::Audit(_)
         | Command::Bundle(_) => {
             unreachable!(
                 "relay, status, unit, trust, token and bundle are done before the runtime starts"

@@ -28,6 +28,7 @@ use std::time::{Duration, SystemTime};
 use hookhost_protocol::Stage;
 use serde::Serialize;
 
+use super::chain::Link;
 use super::decision::DecisionRecord;
 use super::usage::ModelUsage;
 use tokio::sync::{mpsc, watch};
@@ -372,6 +373,10 @@ struct Sink {
     /// so that an error is logged once and not once per record.
     failing: Option<u64>,
     line: Vec<u8>,
+    /// One record's JSON before its hash is sealed on.
+    body: Vec<u8>,
+    /// This writer's place in its hash chain.
+    link: Link,
 }
 
 impl Sink {
@@ -383,13 +388,21 @@ impl Sink {
             unflushed: 0,
             failing: None,
             line: Vec::with_capacity(512),
+            body: Vec::with_capacity(512),
+            link: Link::start(),
         }
     }
 
     fn write_batch(&mut self, batch: Vec<AuditRecord>, flush: bool) {
         for record in &batch {
             self.line.clear();
-            if let Err(e) = encode_line(&mut self.line, record) {
+            self.body.clear();
+            let seq = self.link.next();
+            let encoded = encode_line(&mut self.body, record, (&self.link, seq));
+            if encoded.is_ok() {
+                self.link.seal(&self.body, &mut self.line);
+            }
+            if let Err(e) = encoded {
                 // Cannot happen for these plain fields; if it does, the
                 // record is lost, not the writer.
                 self.counts.lose(1);
@@ -442,6 +455,10 @@ impl Sink {
     /// real would be worse), and the buffer is dropped so the same bytes
     /// are not retried and counted twice.
     fn fail(&mut self, e: io::Error, extra: u64) {
+        // Which of the unflushed lines reached the file is unknown: the
+        // records after this start a new chain, so the old one ends where
+        // the file ends and `audit verify` reads both as whole.
+        self.link = Link::start();
         let n = self.unflushed + extra;
         self.counts.lose(n);
         self.unflushed = 0;
@@ -468,6 +485,9 @@ impl Sink {
 #[derive(Serialize)]
 struct Line<'a> {
     ts: String,
+    writer: &'a str,
+    seq: u64,
+    prev: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     kind: Option<&'static str>,
     hook: &'a str,
@@ -502,11 +522,18 @@ struct Line<'a> {
 }
 
 /// Appends `record` as one compact JSON object and a newline to `buf`.
-fn encode_line(buf: &mut Vec<u8>, record: &AuditRecord) -> serde_json::Result<()> {
+fn encode_line(
+    buf: &mut Vec<u8>,
+    record: &AuditRecord,
+    (link, seq): (&Link, u64),
+) -> serde_json::Result<()> {
     let who = record.who.as_deref();
     let decision = record.decision.as_deref();
     let line = Line {
         ts: hookhost_protocol::time::rfc3339(record.ts),
+        writer: &link.writer,
+        seq,
+        prev: &link.prev,
         kind: decision.map(|_| "decision"),
         hook: &record.hook,
         stage: record.stage.as_str(),
@@ -526,9 +553,7 @@ fn encode_line(buf: &mut Vec<u8>, record: &AuditRecord) -> serde_json::Result<()
         failed_open: decision.map(|d| d.failed_open.as_slice()),
         policy: decision.and_then(|d| d.policy.as_deref()),
     };
-    serde_json::to_writer(&mut *buf, &line)?;
-    buf.push(b'\n');
-    Ok(())
+    serde_json::to_writer(&mut *buf, &line)
 }
 
 /// Redacts, then cuts to [`MAX_TEXT_CHARS`] characters. Redaction comes
@@ -586,6 +611,15 @@ mod tests {
             model: None,
             decision: None,
         }
+    }
+
+    /// A line without its chain members (`writer`, `seq`, `prev` after
+    /// `ts`, `hash` last), whose values differ from run to run.
+    fn unchained(line: &str) -> String {
+        let start = line.find(",\"writer\":").expect("writer");
+        let end = line.find(",\"prev\":\"").expect("prev") + ",\"prev\":\"".len() + 64 + 1;
+        let hash = line.rfind(",\"hash\":").expect("hash");
+        format!("{}{}}}", &line[..start], &line[end..hash])
     }
 
     fn lines(path: &Path) -> Vec<String> {
@@ -654,8 +688,15 @@ mod tests {
             ..rec("judge", "r-4", "deny_tool")
         });
         log.close().await;
+        let text = std::fs::read_to_string(&path).expect("read");
+        let chain = crate::observe::chain::verify(text.as_bytes()).expect("read");
         assert_eq!(
-            lines(&path),
+            (chain.records, chain.writers.len(), chain.broken),
+            (4, 1, None)
+        );
+        let plain: Vec<String> = lines(&path).iter().map(|l| unchained(l)).collect();
+        assert_eq!(
+            plain,
             [
                 r#"{"ts":"2026-11-22T03:25:09.123456Z","hook":"guard","stage":"before_tool","request_id":"r-1","session":"claude-7f3a","duration_us":412,"outcome":"deny_tool","reason":"rule `sudo` denies this command"}"#,
                 r#"{"ts":"2026-11-22T03:25:09.123456Z","hook":"approval","stage":"approve_tool","request_id":"r-2","duration_us":3000,"outcome":"approved"}"#,

@@ -5,6 +5,7 @@
 //! write could block.
 
 pub(crate) mod audit;
+pub(crate) mod chain;
 pub(crate) mod decision;
 pub(crate) mod log_budget;
 pub(crate) mod redact;
