@@ -491,14 +491,11 @@ scope = { tenants = ["acme"] }
 #[test]
 fn codex_through_relay_connect_gets_the_team_gateways_answer() {
     let mut gateway = gw::Gateway::start("codex", TEAM_POLICY);
-    let ann = gateway.token("acme", "ann");
-    let env = vec![
-        ("HOOKHOST_TOKEN".to_string(), ann),
-        (
-            "SSL_CERT_FILE".to_string(),
-            gateway.dir.join("ca.pem").display().to_string(),
-        ),
-    ];
+    let env: Vec<(String, String)> = gateway
+        .client_env("acme", "ann")
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
     let relay = format!(
         "'{}' relay --dialect codex --connect {}",
         common::HOOKHOST,

@@ -824,13 +824,7 @@ scope = { tenants = ["acme"] }
 "#;
     let gateway = gw::Gateway::start("managed-codex", touch);
     common::succeeded(&["install"], &managed_to("codex", &root, &gateway.url()));
-    let env = [
-        ("HOOKHOST_TOKEN", gateway.token("acme", "ann")),
-        (
-            "SSL_CERT_FILE",
-            gateway.dir.join("ca.pem").display().to_string(),
-        ),
-    ];
+    let env = gateway.client_env("acme", "ann");
     let model = codex_model::FakeModel::start(codex_model::exec_command("touch ran.txt"));
     let ran = run_codex_with(&dir, &root, &model.base_url, &env);
     assert!(
@@ -865,13 +859,7 @@ scope = { tenants = ["acme"] }
         &["install"],
         &managed_to("gemini-cli", &root, &gateway.url()),
     );
-    let env = [
-        ("HOOKHOST_TOKEN", gateway.token("acme", "ann")),
-        (
-            "SSL_CERT_FILE",
-            gateway.dir.join("ca.pem").display().to_string(),
-        ),
-    ];
+    let env = gateway.client_env("acme", "ann");
     let model = fake_gemini::FakeGemini::start("touch ran.txt");
     let ran = run_gemini_with(&dir, &root, &model.url, &env);
     assert!(

@@ -185,6 +185,19 @@ impl Gateway {
         token(&self.dir.join("tokens"), tenant, user)
     }
 
+    /// What a user's shell gives their agent to reach this gateway as
+    /// `tenant`'s `user`: a new token in `HOOKHOST_TOKEN`, the team's CA
+    /// in `SSL_CERT_FILE`.
+    pub fn client_env(&self, tenant: &str, user: &str) -> [(&'static str, String); 2] {
+        [
+            ("HOOKHOST_TOKEN", self.token(tenant, user)),
+            (
+                "SSL_CERT_FILE",
+                self.dir.join("ca.pem").display().to_string(),
+            ),
+        ]
+    }
+
     pub fn url(&self) -> String {
         format!("https://localhost:{}", self.port)
     }
