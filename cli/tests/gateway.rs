@@ -305,6 +305,6 @@ fn audit_verify_finds_an_edited_removed_or_reordered_record() {
     ] {
         let (code, said) = verify(&text);
         assert_eq!(code, Some(1), "{what}: {said}");
-        assert!(said.contains("line "), "{what}: {said}");
+        assert!(said.contains("record "), "{what}: {said}");
     }
 }

@@ -64,7 +64,7 @@ fn usable(c: &Config) {
         );
         deadline("command timeout", cmd.timeout());
     }
-    let _ = c.audit_path();
+    let _ = c.audit_store();
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -50,6 +50,11 @@
 //!   [`RemoteConfig`], [`RemoteTransport`], [`WebhookConfig`]
 //!   ([`WebhookConfigError`]), [`AuditConfig`],
 //!   [`BreakerConfig`].
+//! - The audit log read back: [`AuditStore`] (a JSONL file, SQLite or
+//!   PostgreSQL) with `verify` ([`ChainReport`]) and `query`
+//!   ([`AuditQuery`]), [`AuditError`]; [`verify_audit`] for any reader
+//!   of lines; [`Host::audit_figures`] ([`AuditFigures`]) for a running
+//!   host's queue.
 //! - Other agents' hooks: [`Dialect`] (claude-code, codex, gemini-cli,
 //!   cursor, copilot, docker-agent; [`UnknownDialect`]), each one's events
 //!   as an installer routes them (`Dialect::events`, [`NativeEvent`]), their settings
@@ -79,13 +84,15 @@
 //! | feature | default | what it adds | crates an embedder pulls |
 //! |---|---|---|---|
 //! | none | | processes, builtins, command hooks, matchers, audit, breaker | 84 |
-//! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | 102 |
+//! | `cel` | yes | `if = "…"` expressions on hooks (the cel crate) | 103 |
 //! | `remote` | no | `[hooks.remotes.*]`: hooks over `ws://`, `wss://`, `http://`, `https://` (jsonrpsee's clients, rustls); command hooks with a `url` (Claude Code's `http` handlers, on the same hyper and rustls); `[hooks.webhooks.*]` (the same client, SSRF-guarded); `[hooks.prompts.*]` (a model's HTTP API through that client) | 214 with `cel` (no new packages for `url` hooks: the same hyper and rustls) |
 //! | `conformance` | no | `conformance()`: check a hook program against the protocol; `probe()`: a hook that checks its host | +0 |
 //! | `yaml` | no | `[hooks.import] docker-agent = "agent.yaml"`: docker-agent's agent YAML (serde_norway) | +3 |
+//! | `audit-sqlite` | no | `[hooks.audit] url = "sqlite://PATH"`: the audit log in SQLite, compiled in (rusqlite, `bundled`) | +4 |
+//! | `audit-postgres` | no | `[hooks.audit] url = "postgres://…"`: the audit log in PostgreSQL, shared by a gateway's replicas (rust-postgres's blocking client) | +48 |
 //!
-//! (Counted with `cargo tree -p hookhost -e normal --prefix none | sort -u
-//! | wc -l` and the feature flags.) A config that uses a feature this build
+//! (Counted with `cargo tree -p hookhost -e normal --target all --prefix
+//! none | sort -u | wc -l` and the feature flags.) A config that uses a feature this build
 //! lacks fails to load with a [`ConfigError`] that names the feature. On
 //! docs.rs every item that needs a feature says which.
 //!
@@ -183,6 +190,9 @@ pub use host::{
 };
 pub use members::builtin::{
     BuiltinError, BuiltinFactory, BuiltinHook, BuiltinRegistry, HookFuture,
+};
+pub use observe::audit::{
+    AuditError, AuditFigures, AuditQuery, AuditStore, DEFAULT_QUEUE as AUDIT_QUEUE,
 };
 pub use observe::chain::{ChainReport, verify as verify_audit};
 pub use observe::log_budget::LogBudget;

@@ -249,9 +249,7 @@ async fn the_audit_log_is_complete_after_shutdown_under_1000_concurrent_calls() 
             ),
         ),
     ]);
-    c.audit = Some(hookhost::AuditConfig {
-        path: dir.join("audit.jsonl"),
-    });
+    c.audit = Some(hookhost::AuditConfig::file(dir.join("audit.jsonl")));
     let host = Host::start(c).await;
     let mut tasks = Vec::new();
     for i in 0..1000 {

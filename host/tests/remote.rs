@@ -608,9 +608,7 @@ async fn credentials_in_a_remote_url_are_shown_nowhere() {
         "remote",
         remote(&format!("ws://alice:s3cr3t@{addr}/hook"), OnError::Deny),
     )]);
-    config.audit = Some(hookhost::AuditConfig {
-        path: audit.clone(),
-    });
+    config.audit = Some(hookhost::AuditConfig::file(audit.clone()));
     let host = Host::start(config).await;
     let failure = host.start_failures()[0].error.to_string();
     assert!(failure.contains(&format!("ws://{addr}/hook")), "{failure}");

@@ -114,12 +114,34 @@ pub struct SpawnKey {
     pub inherit_env: Vec<String>,
 }
 
-/// `[hooks.audit]`.
+/// `[hooks.audit]`: where the audit log goes (`path` or `url`, one of
+/// them) and how many records may wait for it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AuditConfig {
-    /// The JSONL file, relative to the config file's folder.
-    pub path: PathBuf,
+    /// A JSONL file, relative to the config file's folder.
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+    /// `sqlite://PATH`, `postgres://…`, or a path without a scheme (JSONL);
+    /// see [`crate::AuditStore::parse`].
+    #[serde(default)]
+    pub url: Option<String>,
+    /// How many records may wait for the store before new ones are dropped
+    /// (and counted); [`crate::AUDIT_QUEUE`] when unset.
+    #[serde(default)]
+    pub queue: Option<usize>,
+}
+
+impl AuditConfig {
+    /// A JSONL file at `path`, for an embedder building a config in code.
+    pub fn file(path: impl Into<PathBuf>) -> AuditConfig {
+        AuditConfig {
+            path: Some(path.into()),
+            url: None,
+            queue: None,
+        }
+    }
 }
 
 fn empty_object() -> Value {

@@ -34,6 +34,8 @@ use hookhost_protocol::Stage;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::observe::audit::AuditStore;
+
 pub use command::{CommandConfig, CommandConfigError, HookSource, Runner};
 pub use env_reads::{Language, UnmetEnv, passed as passed_env, reads as env_reads};
 #[cfg(test)]
@@ -501,7 +503,10 @@ impl Config {
         }
         self.tool_names = section.tool_names;
         if let Some(raw) = section.audit {
-            self.audit = Some(src.decode("[hooks.audit]", raw)?);
+            let audit: AuditConfig = src.decode("[hooks.audit]", raw)?;
+            self.audit_store_of(&audit)
+                .map_err(|e| src.invalid("[hooks.audit]", e))?;
+            self.audit = Some(audit);
         }
         self.read_section_of::<ProcessConfig>(src, section.processes)?;
         self.read_section_of::<RemoteConfig>(src, section.remotes)?;
@@ -509,15 +514,22 @@ impl Config {
         validate::defaults(&self.defaults).map_err(|e| src.invalid("[hooks.defaults]", e))
     }
 
-    /// Where the audit log goes, resolved against the config's folder.
-    pub fn audit_path(&self) -> Option<PathBuf> {
-        self.audit.as_ref().map(|a| {
-            if a.path.is_absolute() {
-                a.path.clone()
-            } else {
-                self.base_dir.join(&a.path)
-            }
-        })
+    /// Where the audit log goes, resolved against the config's folder;
+    /// `None` without `[hooks.audit]`. A config built in code may hold a
+    /// bad one, so this is checked again here.
+    pub fn audit_store(&self) -> Option<Result<AuditStore, String>> {
+        self.audit.as_ref().map(|a| self.audit_store_of(a))
+    }
+
+    fn audit_store_of(&self, audit: &AuditConfig) -> Result<AuditStore, String> {
+        if audit.queue == Some(0) {
+            return Err("`queue` must be at least 1".into());
+        }
+        match (&audit.path, &audit.url) {
+            (Some(path), None) => Ok(AuditStore::Jsonl(self.base_dir.join(path))),
+            (None, Some(url)) => AuditStore::parse(url, &self.base_dir).map_err(|e| e.to_string()),
+            _ => Err("give one of `path` (a JSONL file) and `url`".into()),
+        }
     }
 
     /// The folder a command hook runs in.
@@ -686,7 +698,10 @@ breaker_failures = 3
 "#,
         )
         .expect("valid config");
-        assert_eq!(c.audit_path(), Some(PathBuf::from("/cfg/audit.jsonl")));
+        assert_eq!(
+            c.audit_store(),
+            Some(Ok(AuditStore::Jsonl(PathBuf::from("/cfg/audit.jsonl"))))
+        );
         assert_eq!(c.builtins["deny_tools"].priority, 5);
         assert_eq!(c.processes["g"].breaker().breaker_failures, Some(3));
         let cases = [

@@ -30,7 +30,7 @@ use crate::config::{Config, Defaults};
 use crate::error::StartError;
 use crate::members::Member;
 use crate::members::builtin::BuiltinRegistry;
-use crate::observe::audit::AuditLog;
+use crate::observe::audit::{AuditFigures, AuditLog, DEFAULT_QUEUE};
 use crate::observe::stats::HookStats;
 use crate::supervise::events::Event;
 use crate::supervise::peer::Peer;
@@ -129,26 +129,14 @@ impl Host {
     /// Starts every enabled hook and waits for each handshake (each bounded
     /// by `hello_timeout_ms`); builtins come from `registry`. Hooks that
     /// fail are reported in [`Host::start_failures`] and logged; the others
-    /// run. An audit file that cannot be opened is a start failure named
+    /// run. An audit log that cannot be opened is a start failure named
     /// `audit` (the host runs without it).
     pub async fn start_with(config: Config, registry: BuiltinRegistry) -> Host {
         let mut failures = Vec::new();
-        let audit = match config.audit_path() {
-            Some(path) if config.enabled => match AuditLog::open(&path) {
-                Ok(a) => Some(a),
-                Err(e) => {
-                    tracing::error!("cannot open the audit log {}: {e}", path.display());
-                    failures.push(StartFailure {
-                        hook: "audit".into(),
-                        error: StartError::Audit {
-                            path: path.display().to_string(),
-                            source: Arc::new(e),
-                        },
-                    });
-                    None
-                }
-            },
-            _ => None,
+        let audit = if config.enabled {
+            open_audit(&config, &mut failures)
+        } else {
+            None
         };
         let host = Host {
             inner: Arc::new(Inner {
@@ -195,6 +183,13 @@ impl Host {
     /// pid or url, stages, observes, hello time and figures.
     pub fn hooks(&self) -> Vec<HookInfo> {
         self.chain().iter().map(|m| info::hook_info(m)).collect()
+    }
+
+    /// The audit log's figures (written, lost, dropped on a full queue,
+    /// queued now), when there is one: what `status` and `/metrics` show,
+    /// so that an audit store falling behind is seen, not discovered.
+    pub fn audit_figures(&self) -> Option<AuditFigures> {
+        self.inner.audit.as_ref().map(AuditLog::figures)
     }
 
     /// Per hook: calls, errors, timeouts, restarts, breaker state, dropped
@@ -251,6 +246,32 @@ impl Host {
         }
         if let Some(audit) = &self.inner.audit {
             audit.close().await;
+        }
+    }
+}
+
+/// Opens the audit log `config` names, or records why not in `failures`.
+fn open_audit(config: &Config, failures: &mut Vec<StartFailure>) -> Option<AuditLog> {
+    let opened = match config.audit_store()? {
+        Ok(store) => {
+            let queue = config.audit.as_ref().and_then(|a| a.queue);
+            AuditLog::open(&store, queue.unwrap_or(DEFAULT_QUEUE))
+                .map_err(|e| (store.to_string(), e))
+        }
+        Err(why) => Err(("[hooks.audit]".to_string(), std::io::Error::other(why))),
+    };
+    match opened {
+        Ok(log) => Some(log),
+        Err((path, e)) => {
+            tracing::error!("cannot open the audit log {path}: {e}");
+            failures.push(StartFailure {
+                hook: "audit".into(),
+                error: StartError::Audit {
+                    path,
+                    source: Arc::new(e),
+                },
+            });
+            None
         }
     }
 }

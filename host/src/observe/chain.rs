@@ -84,17 +84,38 @@ pub struct ChainReport {
 /// writer, and its `seq` one past that record's. A record without the
 /// chain's members, or a line that is not JSON, is a break too.
 pub fn verify(reader: impl BufRead) -> std::io::Result<ChainReport> {
-    let mut report = ChainReport::default();
-    let mut last: HashMap<String, (u64, String)> = HashMap::new();
-    for (n, line) in reader.lines().enumerate() {
-        let line = line?;
-        report.records += 1;
-        if let Err(why) = check(&line, &mut last, &mut report.writers) {
-            report.broken = Some((n as u64 + 1, why));
+    let mut verifier = Verifier::default();
+    for line in reader.lines() {
+        if !verifier.feed(&line?) {
             break;
         }
     }
-    Ok(report)
+    Ok(verifier.report())
+}
+
+/// [`verify`] one line at a time, for backends that are not a reader.
+#[derive(Debug, Default)]
+pub(crate) struct Verifier {
+    report: ChainReport,
+    last: HashMap<String, (u64, String)>,
+}
+
+impl Verifier {
+    /// Checks the next line; `false` once a chain is broken (the rest
+    /// need not be read).
+    pub(crate) fn feed(&mut self, line: &str) -> bool {
+        let report = &mut self.report;
+        report.records += 1;
+        if let Err(why) = check(line, &mut self.last, &mut report.writers) {
+            report.broken = Some((report.records, why));
+            return false;
+        }
+        true
+    }
+
+    pub(crate) fn report(self) -> ChainReport {
+        self.report
+    }
 }
 
 fn check(

@@ -1,55 +1,64 @@
-//! The audit log: one JSON line per hook execution, appended to the file
-//! named by `[hooks.audit] path`.
+//! The audit log: one record per hook execution and per answered event,
+//! to the store `[hooks.audit]` names (a JSONL file, SQLite or
+//! PostgreSQL; see [`store`]).
 //!
-//! The chain driver must never wait on a disk, so [`AuditLog::record`] only
-//! queues the record on an unbounded channel. One writer task drains the
-//! queue in batches; each batch's redaction, formatting and file I/O run on
-//! tokio's blocking pool, not on the runtime's workers, and the buffered
-//! lines are flushed whenever the queue is momentarily empty, so a burst of
-//! records costs a few syscalls and a quiet log is always up to date on
-//! disk. [`AuditLog::close`] drains and flushes everything queued, so a
-//! clean shutdown loses nothing. The channel is unbounded on purpose: a
-//! bounded one would have to either block the caller or drop records, and
-//! an audit log that silently drops records under load is not an audit log.
+//! The chain driver must never wait on a disk or a database, so
+//! [`AuditLog::record`] only queues the record. The queue is bounded
+//! (`[hooks.audit] queue`, [`DEFAULT_QUEUE`] records): when the store
+//! cannot keep up, or is down for longer than the queue lasts, a record
+//! that does not fit is dropped and counted, and the drop is logged and
+//! reported in [`AuditFigures`] (`status`, `/metrics`), never silent. One
+//! writer task drains the queue in batches; each batch's redaction,
+//! formatting, hashing and I/O run on tokio's blocking pool. A file is
+//! flushed whenever the queue is momentarily empty; a database takes each
+//! batch in one transaction, retried while it is unreachable.
+//! [`AuditLog::close`] drains and writes everything queued, so a clean
+//! shutdown loses nothing.
 //!
 //! Reasons and errors come from hooks and tools, so they pass through
 //! [`crate::observe::redact::redact`] before anything is written: a key a tool
-//! printed into an error message must not end up in a log file.
+//! printed into an error message must not end up in a log.
 
-use std::borrow::Cow;
+#[cfg(any(feature = "audit-sqlite", feature = "audit-postgres"))]
+mod db;
+mod file;
+mod line;
+#[cfg(feature = "audit-postgres")]
+mod postgres;
+mod read;
+#[cfg(feature = "audit-sqlite")]
+mod sqlite;
+pub(crate) mod store;
+
 use std::fmt;
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use hookhost_protocol::Stage;
-use serde::Serialize;
-
-use super::chain::Link;
-use super::decision::DecisionRecord;
-use super::usage::ModelUsage;
 use tokio::sync::{mpsc, watch};
 
-use crate::observe::redact::redact;
+use super::decision::DecisionRecord;
+use super::log_budget::LogBudget;
+use super::usage::ModelUsage;
+#[cfg(any(feature = "audit-sqlite", feature = "audit-postgres"))]
+use db::DbOut;
+use file::FileOut;
+use line::Encoder;
+pub use read::AuditQuery;
+pub use store::{AuditError, AuditStore};
 
-/// The longest `reason` or `error` written, in characters; longer ones are
-/// cut and end in [`ELLIPSIS`]. Hooks may return whole tool outputs as
-/// reasons, and one runaway hook must not bloat the log.
-pub(crate) const MAX_TEXT_CHARS: usize = 256;
-
-/// Appended to a cut `reason` or `error`, so a reader knows there was more.
-const ELLIPSIS: char = '…';
-
-/// Buffer size of the file writer: large enough that a burst of records
-/// goes out in a few writes.
-const WRITE_BUFFER: usize = 64 * 1024;
+/// The queue's default size, in records: about a minute of a busy
+/// gateway's records, a few tens of MiB at most.
+pub const DEFAULT_QUEUE: usize = 65_536;
 
 /// Most records handed to the blocking pool at once, so that a long burst
 /// is written (and its memory released) as it arrives rather than at its end.
 const MAX_BATCH: usize = 1024;
+
+/// How often a queue that keeps overflowing is logged again.
+const DROP_WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// One hook execution, as the chain driver reports it.
 ///
@@ -118,7 +127,25 @@ impl Who {
     }
 }
 
-/// A cheap-to-clone handle on one audit file; every clone feeds the same
+/// What an audit log has done, for `status` and `/metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuditFigures {
+    /// Records in the store (a file's flushed lines, a database's committed
+    /// rows).
+    pub written: u64,
+    /// Records that could not be written: write errors, a database still
+    /// down when the host closed, or recorded after close.
+    pub lost: u64,
+    /// Records dropped because the queue was full.
+    pub dropped: u64,
+    /// Records waiting in the queue now.
+    pub queued: u64,
+    /// The queue's size.
+    pub capacity: u64,
+}
+
+/// A cheap-to-clone handle on one audit log; every clone feeds the same
 /// writer task. `record` never blocks and never fails the caller, because
 /// auditing must not slow down or break the agent it audits.
 #[derive(Clone)]
@@ -129,22 +156,41 @@ pub(crate) struct AuditLog {
 struct Inner {
     /// `None` once closed. The only sender: dropping it is what tells the
     /// writer task to drain the queue and stop.
-    queue: RwLock<Option<mpsc::UnboundedSender<AuditRecord>>>,
-    /// Becomes `true` when the writer task has flushed and ended; its sender
-    /// is dropped without sending if the task is torn down with the runtime.
+    queue: RwLock<Option<mpsc::Sender<AuditRecord>>>,
+    capacity: usize,
+    /// Becomes `true` when the writer task has written and ended; its
+    /// sender is dropped without sending if the task is torn down with the
+    /// runtime.
     done: watch::Receiver<bool>,
     counts: Arc<Counts>,
-    path: PathBuf,
+    store: AuditStore,
 }
 
-#[derive(Default)]
-struct Counts {
+pub(crate) struct Counts {
     written: AtomicU64,
     lost: AtomicU64,
+    dropped: AtomicU64,
+    /// One overflow warning per [`DROP_WARN_EVERY`].
+    overflow_warnings: LogBudget,
+    /// Set by `close` (or the last handle going): a database writer stops
+    /// retrying after its grace.
+    closing: AtomicBool,
+}
+
+impl Default for Counts {
+    fn default() -> Counts {
+        Counts {
+            written: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            overflow_warnings: LogBudget::new(1, DROP_WARN_EVERY),
+            closing: AtomicBool::new(false),
+        }
+    }
 }
 
 impl Counts {
-    fn lose(&self, n: u64) {
+    pub(crate) fn lose(&self, n: u64) {
         if n > 0 {
             self.lost.fetch_add(n, Ordering::Relaxed);
         }
@@ -152,30 +198,37 @@ impl Counts {
 }
 
 impl AuditLog {
-    /// Opens (creates or appends to) `path` and starts the writer task on
-    /// the current tokio runtime. The file is opened here, not in the task,
-    /// so a bad path is reported at startup rather than lost in a log line.
+    /// Opens `store` and starts the writer task on the current tokio
+    /// runtime, with a queue of `capacity` records. A file is opened here,
+    /// not in the task, so a bad path is reported at startup rather than
+    /// lost in a log line; so is an SQLite file. PostgreSQL is connected
+    /// to by the writer, which retries, so a host can start before its
+    /// database.
     ///
-    /// The parent folder must exist (an audit log should not invent folders
+    /// A file's folder must exist (an audit log should not invent folders
     /// where a typo points); the error then names the path and the folder.
     /// A new file is created with mode 0600, and a symlink is refused.
     /// Called outside a tokio runtime, this is an error too, not a panic.
-    pub(crate) fn open(path: &Path) -> io::Result<AuditLog> {
+    pub(crate) fn open(store: &AuditStore, capacity: usize) -> io::Result<AuditLog> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|e| {
             io::Error::other(format!(
-                "audit log {}: needs a tokio runtime to write from: {e}",
-                path.display()
+                "audit log {store}: needs a tokio runtime to write from: {e}"
             ))
         })?;
-        let file = open_file(path)?;
-        let (tx, rx) = mpsc::unbounded_channel();
+        let out = Out::open(store)?;
+        let capacity = capacity.max(1);
+        let (tx, rx) = mpsc::channel(capacity);
         let (done_tx, done) = watch::channel(false);
         let counts = Arc::new(Counts::default());
         let writer = Writer {
             queue: rx,
             counts: counts.clone(),
         };
-        let sink = Sink::new(file, path.to_path_buf(), counts.clone());
+        let sink = Sink {
+            enc: Encoder::new(),
+            out,
+            counts: counts.clone(),
+        };
         runtime.spawn(async move {
             writer.run(sink).await;
             done_tx.send_replace(true);
@@ -183,35 +236,58 @@ impl AuditLog {
         Ok(AuditLog {
             inner: Arc::new(Inner {
                 queue: RwLock::new(Some(tx)),
+                capacity,
                 done,
                 counts,
-                path: path.to_path_buf(),
+                store: store.clone(),
             }),
         })
     }
 
-    /// Queues one record (unbounded channel: a clean shutdown loses
-    /// nothing). After `close`, records are dropped and counted in
-    /// [`AuditLog::lost`], so a late hook call cannot reopen the log.
+    /// Queues one record. A full queue drops it and counts it in
+    /// [`AuditFigures::dropped`]; after `close`, records are lost and
+    /// counted, so a late hook call cannot reopen the log.
     pub(crate) fn record(&self, record: AuditRecord) {
         // A poisoned lock only means a panic elsewhere while it was held;
         // the `Option` inside is still consistent.
         let queue = self.inner.queue.read().unwrap_or_else(|p| p.into_inner());
         let sent = match queue.as_ref() {
-            Some(tx) => tx.send(record).is_ok(),
-            None => false,
+            Some(tx) => tx.try_send(record),
+            None => {
+                self.inner.counts.lose(1);
+                return;
+            }
         };
         drop(queue);
-        if !sent {
-            self.inner.counts.lose(1);
+        match sent {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => self.overflow(),
+            Err(mpsc::error::TrySendError::Closed(_)) => self.inner.counts.lose(1),
         }
     }
 
-    /// Stops accepting records, writes and flushes everything queued, and
-    /// waits for the writer task. Idempotent; safe to call from several
-    /// clones, and every caller returns only once the file is flushed.
-    /// A `close` that is itself cancelled does not stop the flush.
+    /// Counts a dropped record, and says so in the log at the first drop
+    /// and then at most every [`DROP_WARN_EVERY`].
+    fn overflow(&self) {
+        let counts = &self.inner.counts;
+        let dropped = counts.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+        if counts.overflow_warnings.admit().is_some() {
+            tracing::warn!(
+                target: "hookhost::audit",
+                store = %self.inner.store,
+                dropped,
+                capacity = self.inner.capacity,
+                "the audit queue is full; records are dropped and counted"
+            );
+        }
+    }
+
+    /// Stops accepting records, writes everything queued, and waits for
+    /// the writer task. Idempotent; safe to call from several clones, and
+    /// every caller returns only once the writer is done. A `close` that is
+    /// itself cancelled does not stop the writing.
     pub(crate) async fn close(&self) {
+        self.inner.counts.closing.store(true, Ordering::Relaxed);
         let sender = self
             .inner
             .queue
@@ -227,79 +303,89 @@ impl AuditLog {
         let _ = done.wait_for(|finished| *finished).await;
     }
 
-    /// How many records reached the file (written and flushed), for stats
-    /// and tests.
-    pub(crate) fn written(&self) -> u64 {
-        self.inner.counts.written.load(Ordering::Relaxed)
+    /// The log's figures now.
+    pub(crate) fn figures(&self) -> AuditFigures {
+        let counts = &self.inner.counts;
+        let queued = match self
+            .inner
+            .queue
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            Some(tx) => (tx.max_capacity() - tx.capacity()) as u64,
+            None => 0,
+        };
+        AuditFigures {
+            written: counts.written.load(Ordering::Relaxed),
+            lost: counts.lost.load(Ordering::Relaxed),
+            dropped: counts.dropped.load(Ordering::Relaxed),
+            queued,
+            capacity: self.inner.capacity as u64,
+        }
     }
 
-    /// How many records were lost: write errors, or recorded after close.
-    /// Together with [`AuditLog::written`] it accounts for every record once
-    /// the log is closed.
-    pub(crate) fn lost(&self) -> u64 {
-        self.inner.counts.lost.load(Ordering::Relaxed)
+    /// How many records reached the store, for tests.
+    #[cfg(test)]
+    fn written(&self) -> u64 {
+        self.figures().written
+    }
+
+    /// How many records were lost, for tests.
+    #[cfg(test)]
+    fn lost(&self) -> u64 {
+        self.figures().lost
+    }
+}
+
+impl Drop for Inner {
+    /// The last handle gone: the writer drains what is queued, and a
+    /// database writer does not retry forever.
+    fn drop(&mut self) {
+        self.counts.closing.store(true, Ordering::Relaxed);
     }
 }
 
 impl fmt::Debug for AuditLog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AuditLog")
-            .field("path", &self.inner.path)
-            .field("written", &self.written())
-            .field("lost", &self.lost())
+            .field("store", &self.inner.store.to_string())
+            .field("figures", &self.figures())
             .finish()
     }
 }
 
-/// Opens the file for appending. A new file gets mode 0600: the records
-/// hold what hooks and tools said, which is nobody else's business (an
-/// existing file keeps the mode its owner gave it). A symlink is refused
-/// (`O_NOFOLLOW`) rather than followed, so that whoever can write the
-/// folder cannot point the log at a file of their choosing.
-fn open_file(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| open_error(path, e))
+/// Where the writer puts sealed records.
+enum Out {
+    File(FileOut),
+    #[cfg(any(feature = "audit-sqlite", feature = "audit-postgres"))]
+    Db(DbOut),
 }
 
-/// The open error, naming the file and, when that is the cause, the
-/// missing folder or the symlink.
-fn open_error(path: &Path, e: io::Error) -> io::Error {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if e.raw_os_error() == Some(libc::ELOOP) {
-        return io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "audit log {}: is a symbolic link, which hookhost does not follow; name the real file in `path`",
-                path.display()
-            ),
-        );
-    }
-    match parent {
-        Some(dir) if e.kind() == io::ErrorKind::NotFound && !dir.is_dir() => io::Error::new(
-            e.kind(),
-            format!(
-                "audit log {}: its folder {} does not exist ({e})",
-                path.display(),
-                dir.display()
-            ),
-        ),
-        _ => io::Error::new(
-            e.kind(),
-            format!("audit log {}: cannot open: {e}", path.display()),
-        ),
+impl Out {
+    fn open(store: &AuditStore) -> io::Result<Out> {
+        Ok(match store {
+            AuditStore::Jsonl(path) => Out::File(FileOut::open(path)?),
+            #[cfg(feature = "audit-sqlite")]
+            AuditStore::Sqlite(path) => {
+                Out::Db(DbOut::new(Box::new(sqlite::SqliteTable::open(path)?)))
+            }
+            #[cfg(feature = "audit-postgres")]
+            AuditStore::Postgres(url) => Out::Db(DbOut::new(Box::new(postgres::PgTable::new(url)))),
+            #[allow(unreachable_patterns)]
+            other => {
+                return Err(io::Error::other(format!(
+                    "audit log {other}: this build lacks the backend"
+                )));
+            }
+        })
     }
 }
 
 /// The async side of the writer: takes records off the queue in batches
 /// and hands each batch to the blocking pool.
 struct Writer {
-    queue: mpsc::UnboundedReceiver<AuditRecord>,
+    queue: mpsc::Receiver<AuditRecord>,
     counts: Arc<Counts>,
 }
 
@@ -319,14 +405,14 @@ impl Writer {
             let flush = self.queue.is_empty();
             let size = batch.len() as u64;
             let work = tokio::task::spawn_blocking(move || {
-                sink.write_batch(batch, flush);
+                sink.write_batch(&batch, flush);
                 sink
             });
             match work.await {
                 Ok(back) => sink = back,
                 Err(e) => {
                     // A panic in the batch (a bug) or the runtime shutting
-                    // down; the file went with it. Count this batch; the
+                    // down; the store went with it. Count this batch; the
                     // queue's rest is counted when the writer drops.
                     tracing::error!(
                         target: "hookhost::audit",
@@ -359,223 +445,39 @@ impl Drop for Writer {
     }
 }
 
-/// The blocking side of the writer: the buffered file and the accounting
-/// of lines not yet known to be on disk.
+/// The blocking side of the writer: the encoder (and its chain) and the
+/// store's writer.
 struct Sink {
-    /// Always `Some` between calls; an `Option` only so that a failed
-    /// buffer can be swapped for an empty one around the same file.
-    out: Option<BufWriter<File>>,
-    path: PathBuf,
+    enc: Encoder,
+    out: Out,
     counts: Arc<Counts>,
-    /// Lines handed to the buffer since the last successful flush.
-    unflushed: u64,
-    /// Records lost since the last successful flush; set while writes fail,
-    /// so that an error is logged once and not once per record.
-    failing: Option<u64>,
-    line: Vec<u8>,
-    /// One record's JSON before its hash is sealed on.
-    body: Vec<u8>,
-    /// This writer's place in its hash chain.
-    link: Link,
 }
 
 impl Sink {
-    fn new(file: File, path: PathBuf, counts: Arc<Counts>) -> Sink {
-        Sink {
-            out: Some(BufWriter::with_capacity(WRITE_BUFFER, file)),
-            path,
-            counts,
-            unflushed: 0,
-            failing: None,
-            line: Vec::with_capacity(512),
-            body: Vec::with_capacity(512),
-            link: Link::start(),
-        }
-    }
-
-    fn write_batch(&mut self, batch: Vec<AuditRecord>, flush: bool) {
-        for record in &batch {
-            self.line.clear();
-            self.body.clear();
-            let seq = self.link.next();
-            let encoded = encode_line(&mut self.body, record, (&self.link, seq));
-            if encoded.is_ok() {
-                self.link.seal(&self.body, &mut self.line);
-            }
-            if let Err(e) = encoded {
-                // Cannot happen for these plain fields; if it does, the
-                // record is lost, not the writer.
-                self.counts.lose(1);
-                tracing::error!(target: "hookhost::audit", error = %e, "cannot encode an audit record");
-                continue;
-            }
-            let result = match self.out.as_mut() {
-                Some(out) => out.write_all(&self.line),
-                None => Err(io::Error::other("audit writer has no file")),
-            };
-            match result {
-                Ok(()) => self.unflushed += 1,
-                Err(e) => self.fail(e, 1),
-            }
-        }
-        if flush {
-            self.flush();
+    fn write_batch(&mut self, batch: &[AuditRecord], flush: bool) {
+        let counts = &self.counts;
+        match &mut self.out {
+            Out::File(f) => f.write_batch(&mut self.enc, batch, flush, counts),
+            #[cfg(any(feature = "audit-sqlite", feature = "audit-postgres"))]
+            Out::Db(d) => d.write_batch(&mut self.enc, batch, counts, &counts.closing),
         }
     }
 
     fn flush(&mut self) {
-        let result = match self.out.as_mut() {
-            Some(out) => out.flush(),
-            None => Err(io::Error::other("audit writer has no file")),
-        };
-        match result {
-            Ok(()) => {
-                self.counts
-                    .written
-                    .fetch_add(self.unflushed, Ordering::Relaxed);
-                // Only a flush that carried lines proves the file works again.
-                if self.unflushed > 0 {
-                    if let Some(lost) = self.failing.take() {
-                        tracing::warn!(
-                            target: "hookhost::audit",
-                            path = %self.path.display(),
-                            lost,
-                            "audit log is written again after write errors"
-                        );
-                    }
-                }
-                self.unflushed = 0;
-            }
-            Err(e) => self.fail(e, 0),
-        }
-    }
-
-    /// A write or flush failed: every line not known to be on disk counts
-    /// as lost (some may have reached the file; claiming fewer losses than
-    /// real would be worse), and the buffer is dropped so the same bytes
-    /// are not retried and counted twice.
-    fn fail(&mut self, e: io::Error, extra: u64) {
-        // Which of the unflushed lines reached the file is unknown: the
-        // records after this start a new chain, so the old one ends where
-        // the file ends and `audit verify` reads both as whole.
-        self.link = Link::start();
-        let n = self.unflushed + extra;
-        self.counts.lose(n);
-        self.unflushed = 0;
-        if let Some(out) = self.out.take() {
-            let (file, _discarded) = out.into_parts();
-            self.out = Some(BufWriter::with_capacity(WRITE_BUFFER, file));
-        }
-        match &mut self.failing {
-            Some(lost) => *lost += n,
-            None => {
-                self.failing = Some(n);
-                tracing::error!(
-                    target: "hookhost::audit",
-                    path = %self.path.display(),
-                    error = %e,
-                    "cannot write the audit log; records are lost until writes succeed again"
-                );
-            }
-        }
-    }
-}
-
-/// The serialized line, fields in the documented order.
-#[derive(Serialize)]
-struct Line<'a> {
-    ts: String,
-    writer: &'a str,
-    seq: u64,
-    prev: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kind: Option<&'static str>,
-    hook: &'a str,
-    stage: &'static str,
-    request_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    session: Option<Cow<'a, str>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tenant: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    user: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    agent: Option<&'a str>,
-    duration_us: u64,
-    outcome: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<Cow<'a, str>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<Cow<'a, str>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    model: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tokens_in: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tokens_out: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cached: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    failed_open: Option<&'a [String]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    policy: Option<&'a str>,
-}
-
-/// Appends `record` as one compact JSON object and a newline to `buf`.
-fn encode_line(
-    buf: &mut Vec<u8>,
-    record: &AuditRecord,
-    (link, seq): (&Link, u64),
-) -> serde_json::Result<()> {
-    let who = record.who.as_deref();
-    let decision = record.decision.as_deref();
-    let line = Line {
-        ts: hookhost_protocol::time::rfc3339(record.ts),
-        writer: &link.writer,
-        seq,
-        prev: &link.prev,
-        kind: decision.map(|_| "decision"),
-        hook: &record.hook,
-        stage: record.stage.as_str(),
-        request_id: &record.request_id,
-        session: record.session.as_deref().map(clean_text),
-        tenant: who.and_then(|w| w.tenant.as_deref()),
-        user: who.and_then(|w| w.user.as_deref()),
-        agent: who.and_then(|w| w.agent.as_deref()),
-        duration_us: u64::try_from(record.duration.as_micros()).unwrap_or(u64::MAX),
-        outcome: &record.outcome,
-        reason: record.reason.as_deref().map(clean_text),
-        error: record.error.as_deref().map(clean_text),
-        model: record.model.as_ref().map(|m| m.model.as_str()),
-        tokens_in: record.model.as_ref().map(|m| m.tokens_in),
-        tokens_out: record.model.as_ref().map(|m| m.tokens_out),
-        cached: record.model.as_ref().map(|m| m.cached),
-        failed_open: decision.map(|d| d.failed_open.as_slice()),
-        policy: decision.and_then(|d| d.policy.as_deref()),
-    };
-    serde_json::to_writer(&mut *buf, &line)
-}
-
-/// Redacts, then cuts to [`MAX_TEXT_CHARS`] characters. Redaction comes
-/// first so that a key straddling the cut is masked whole; cutting first
-/// could leave a key prefix too short for the patterns to recognize.
-fn clean_text(text: &str) -> Cow<'_, str> {
-    let redacted = redact(text);
-    match redacted.char_indices().nth(MAX_TEXT_CHARS) {
-        None => redacted,
-        Some((cut, _)) => {
-            let mut out = String::with_capacity(cut + ELLIPSIS.len_utf8());
-            out.push_str(&redacted[..cut]);
-            out.push(ELLIPSIS);
-            Cow::Owned(out)
+        // A database commits each batch; only a file buffers.
+        #[allow(irrefutable_let_patterns)]
+        if let Out::File(f) = &mut self.out {
+            f.flush(&mut self.enc, &self.counts);
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::line::MAX_TEXT_CHARS;
     use super::*;
     use serde_json::Value;
+    use std::path::{Path, PathBuf};
     use std::sync::atomic::AtomicUsize;
     use std::time::UNIX_EPOCH;
 
@@ -590,6 +492,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create temp dir");
         dir
+    }
+
+    fn open_jsonl(path: &Path) -> io::Result<AuditLog> {
+        AuditLog::open(&AuditStore::Jsonl(path.to_path_buf()), DEFAULT_QUEUE)
     }
 
     fn at(secs: u64, micros: u64) -> SystemTime {
@@ -630,37 +536,11 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn text_is_redacted_then_cut_on_a_char_boundary() {
-        // Short text is kept as is.
-        assert_eq!(
-            clean_text("rule `sudo` denies this"),
-            "rule `sudo` denies this"
-        );
-        // Exactly the limit: not cut.
-        let exact = "é".repeat(MAX_TEXT_CHARS);
-        assert_eq!(clean_text(&exact), exact);
-        // Over the limit: 256 characters and an ellipsis, cut between
-        // two-byte characters without splitting one.
-        let long = "é".repeat(300);
-        let cut = clean_text(&long);
-        assert_eq!(cut.chars().count(), MAX_TEXT_CHARS + 1);
-        assert!(cut.ends_with("é…"));
-        assert_eq!(cut, format!("{}…", "é".repeat(MAX_TEXT_CHARS)));
-        // A key straddling the cut: no part of it survives.
-        let key = "sk-proj-abcdefghijklmnop1234";
-        let straddling = format!("{}{key} and more", "x".repeat(250));
-        let cleaned = clean_text(&straddling);
-        assert!(!cleaned.contains("sk-"), "{cleaned}");
-        assert!(!cleaned.contains("abcdef"), "{cleaned}");
-        assert_eq!(cleaned, format!("{}[REDAC…", "x".repeat(250)));
-    }
-
     #[tokio::test]
     async fn lines_have_the_documented_format_and_key_order() {
         let dir = temp_dir("format");
         let path = dir.join("audit.jsonl");
-        let log = AuditLog::open(&path).expect("open");
+        let log = open_jsonl(&path).expect("open");
         log.record(AuditRecord {
             reason: Some("rule `sudo` denies this command".into()),
             session: Some("claude-7f3a".into()),
@@ -712,7 +592,7 @@ mod tests {
     async fn secrets_in_reason_and_error_do_not_reach_the_file() {
         let dir = temp_dir("redact");
         let path = dir.join("audit.jsonl");
-        let log = AuditLog::open(&path).expect("open");
+        let log = open_jsonl(&path).expect("open");
         let key = "sk-proj-abcdefghijklmnop1234";
         log.record(AuditRecord {
             reason: Some(format!("output had OPENAI_API_KEY={key}")),
@@ -735,7 +615,7 @@ mod tests {
     async fn a_thousand_concurrent_records_are_all_written_by_close() {
         let dir = temp_dir("burst");
         let path = dir.join("audit.jsonl");
-        let log = AuditLog::open(&path).expect("open");
+        let log = open_jsonl(&path).expect("open");
         let mut tasks = Vec::new();
         for t in 0..50 {
             let log = log.clone();
@@ -769,7 +649,7 @@ mod tests {
     async fn close_racing_recorders_accounts_for_every_record() {
         let dir = temp_dir("race");
         let path = dir.join("audit.jsonl");
-        let log = AuditLog::open(&path).expect("open");
+        let log = open_jsonl(&path).expect("open");
         let mut tasks = Vec::new();
         for t in 0..8 {
             let log = log.clone();
@@ -796,7 +676,7 @@ mod tests {
     async fn records_after_close_are_lost_and_close_is_idempotent() {
         let dir = temp_dir("closed");
         let path = dir.join("audit.jsonl");
-        let log = AuditLog::open(&path).expect("open");
+        let log = open_jsonl(&path).expect("open");
         let other = log.clone();
         log.record(rec("guard", "r-1", "continue"));
         log.record(rec("guard", "r-2", "continue"));
@@ -817,10 +697,10 @@ mod tests {
         let dir = temp_dir("append");
         let path = dir.join("audit.jsonl");
         std::fs::write(&path, "{\"earlier\":true}\n").expect("seed");
-        let first = AuditLog::open(&path).expect("open");
+        let first = open_jsonl(&path).expect("open");
         first.record(rec("guard", "r-1", "continue"));
         first.close().await;
-        let second = AuditLog::open(&path).expect("reopen");
+        let second = open_jsonl(&path).expect("reopen");
         second.record(rec("guard", "r-2", "continue"));
         second.close().await;
         let lines = lines(&path);
@@ -836,7 +716,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = temp_dir("mode");
         let path = dir.join("audit.jsonl");
-        let log = AuditLog::open(&path).expect("open");
+        let log = open_jsonl(&path).expect("open");
         log.close().await;
         let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "{mode:o}");
@@ -850,7 +730,7 @@ mod tests {
         std::fs::write(&target, "").expect("target");
         let path = dir.join("audit.jsonl");
         std::os::unix::fs::symlink(&target, &path).expect("symlink");
-        let err = AuditLog::open(&path).expect_err("a symlink must be refused");
+        let err = open_jsonl(&path).expect_err("a symlink must be refused");
         let message = err.to_string();
         assert!(message.contains(&path.display().to_string()), "{message}");
         assert!(message.contains("symbolic link"), "{message}");
@@ -862,7 +742,7 @@ mod tests {
     async fn a_missing_folder_is_a_clear_error() {
         let dir = temp_dir("missing");
         let path = dir.join("no-such-folder").join("audit.jsonl");
-        let err = AuditLog::open(&path).expect_err("the folder does not exist");
+        let err = open_jsonl(&path).expect_err("the folder does not exist");
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
         let message = err.to_string();
         assert!(message.contains(&path.display().to_string()), "{message}");
@@ -874,7 +754,7 @@ mod tests {
     #[test]
     fn opening_outside_a_runtime_is_an_error_not_a_panic() {
         let dir = temp_dir("no-runtime");
-        let err = AuditLog::open(&dir.join("audit.jsonl")).expect_err("no runtime");
+        let err = open_jsonl(&dir.join("audit.jsonl")).expect_err("no runtime");
         assert!(err.to_string().contains("tokio runtime"), "{err}");
         let _ = std::fs::remove_dir_all(dir);
     }
@@ -883,7 +763,7 @@ mod tests {
     #[tokio::test]
     async fn write_errors_are_counted_as_lost_without_panicking() {
         // Every write to /dev/full fails with ENOSPC.
-        let log = AuditLog::open(Path::new("/dev/full")).expect("open /dev/full");
+        let log = open_jsonl(Path::new("/dev/full")).expect("open /dev/full");
         for i in 0..5 {
             log.record(rec("guard", &format!("r-{i}"), "continue"));
         }
@@ -895,7 +775,7 @@ mod tests {
     async fn a_quiet_queue_is_flushed_without_waiting_for_close() {
         let dir = temp_dir("quiet");
         let path = dir.join("audit.jsonl");
-        let log = AuditLog::open(&path).expect("open");
+        let log = open_jsonl(&path).expect("open");
         log.record(rec("guard", "r-1", "continue"));
         // The writer flushes as soon as the queue is empty; the generous
         // bound only keeps a broken writer from hanging the test.
@@ -917,7 +797,7 @@ mod tests {
     async fn dropping_every_handle_still_flushes_the_queue() {
         let dir = temp_dir("dropped");
         let path = dir.join("audit.jsonl");
-        let log = AuditLog::open(&path).expect("open");
+        let log = open_jsonl(&path).expect("open");
         let mut done = log.inner.done.clone();
         for i in 0..10 {
             log.record(rec("guard", &format!("r-{i}"), "continue"));
@@ -927,6 +807,25 @@ mod tests {
             .await
             .expect("writer ends on its own");
         assert_eq!(lines(&path).len(), 10);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_full_queue_drops_and_counts_instead_of_blocking() {
+        let dir = temp_dir("overflow");
+        let path = dir.join("audit.jsonl");
+        let log = AuditLog::open(&AuditStore::Jsonl(path.clone()), 3).expect("open");
+        // One thread and no await between records: the writer cannot run,
+        // so three fit and the other seven are dropped, counted.
+        for i in 0..10 {
+            log.record(rec("guard", &format!("r-{i}"), "continue"));
+        }
+        let f = log.figures();
+        assert_eq!((f.queued, f.dropped, f.capacity), (3, 7, 3));
+        log.close().await;
+        let f = log.figures();
+        assert_eq!((f.written, f.dropped, f.lost, f.queued), (3, 7, 0, 0));
+        assert_eq!(lines(&path).len(), 3);
         let _ = std::fs::remove_dir_all(dir);
     }
 }
