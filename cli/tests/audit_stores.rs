@@ -156,6 +156,18 @@ fn records_wait_for_a_postgres_that_is_not_up_yet() {
         assert_eq!(status, 200, "{body}");
         assert!(body.contains("acme says no"), "{body}");
     }
+    let figures = |gw: &Gateway| {
+        let (status, body) = gw.get("/status", Some(&ann));
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let n = |k: &str| v["audit"][k].as_u64().unwrap();
+        (n("written"), n("queued"), n("dropped"), n("lost"))
+    };
+    // Three events, two records each: the writer holds one batch while it
+    // retries, so what is not in the queue is in its hands.
+    let (written, queued, dropped, lost) = figures(&gw);
+    assert_eq!((written, dropped, lost), (0, 0, 0));
+    assert!(queued <= 6, "{queued}");
     pg.restart();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
@@ -169,6 +181,7 @@ fn records_wait_for_a_postgres_that_is_not_up_yet() {
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+    assert_eq!(figures(&gw), (6, 0, 0, 0));
     gw.stop();
     let (code, said) = audit(&pg.url(), &["verify"]);
     assert_eq!(code, Some(0), "{said}");

@@ -140,6 +140,7 @@ fn render(s: &Value, socket: &std::path::Path) -> String {
         text(&s["started"])
     );
     out += &policy_lines(&s["policy"]);
+    out += &audit_line(&s["audit"]);
     let agents = s["agents"].as_object().cloned().unwrap_or_default();
     if agents.is_empty() {
         out += "  (no events yet)\n";
@@ -177,6 +178,22 @@ fn text(v: &Value) -> String {
         Value::Null => "-".into(),
         other => other.to_string(),
     }
+}
+
+/// The audit log's line: what reached the store, what waits, and what a
+/// full queue dropped or a failing store lost (nothing without a log).
+fn audit_line(a: &Value) -> String {
+    if !a.is_object() {
+        return String::new();
+    }
+    format!(
+        "audit   {} written, {} of {} queued, {} dropped, {} lost\n",
+        text(&a["written"]),
+        text(&a["queued"]),
+        text(&a["capacity"]),
+        text(&a["dropped"]),
+        text(&a["lost"])
+    )
 }
 
 /// The signed policy's lines (`serve --policy`): the bundle in force,
@@ -219,5 +236,15 @@ mod tests {
         assert_eq!(listeners(table, 7070), [65534]);
         assert_eq!(listeners(table, 22), [0]);
         assert!(listeners(table, 80).is_empty());
+    }
+
+    #[test]
+    fn the_audit_line_says_what_waits_and_what_was_dropped() {
+        let a = serde_json::json!({"written": 12, "queued": 3, "capacity": 65536, "dropped": 2, "lost": 0});
+        assert_eq!(
+            audit_line(&a),
+            "audit   12 written, 3 of 65536 queued, 2 dropped, 0 lost\n"
+        );
+        assert_eq!(audit_line(&Value::Null), "");
     }
 }

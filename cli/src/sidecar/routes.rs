@@ -179,5 +179,12 @@ fn status(sidecar: &Sidecar) -> Value {
         "agents": sidecar.agents.lines(),
         "hooks": sidecar.host.stats(),
         "policy": sidecar.policy_status.get().map_or(Value::Null, |status| status()),
+        "audit": sidecar.host.audit_figures().map_or(Value::Null, |f| json!({
+            "written": f.written,
+            "queued": f.queued,
+            "capacity": f.capacity,
+            "dropped": f.dropped,
+            "lost": f.lost,
+        })),
     })
 }
