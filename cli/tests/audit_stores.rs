@@ -23,9 +23,15 @@ use common::HOOKHOST;
 use gw::{CONFIG, Gateway};
 use pg::Postgres;
 
-/// `hookhost audit ARGS --url URL`: exit code and stdout.
+/// `hookhost audit ARGS --url URL`: exit code, stdout and stderr.
 fn audit(url: &str, args: &[&str]) -> (Option<i32>, String) {
+    audit_with(&[], url, args)
+}
+
+/// [`audit`] with `env` set.
+fn audit_with(env: &[(&str, &str)], url: &str, args: &[&str]) -> (Option<i32>, String) {
     let out = Command::new(HOOKHOST)
+        .envs(env.iter().copied())
         .arg("audit")
         .args(args)
         .args(["--url", url])
@@ -186,4 +192,45 @@ fn records_wait_for_a_postgres_that_is_not_up_yet() {
     let (code, said) = audit(&pg.url(), &["verify"]);
     assert_eq!(code, Some(0), "{said}");
     assert!(said.contains("6 records from 1 writer(s)"), "{said}");
+}
+
+/// A database that takes TLS only: with `sslmode=require` and the
+/// server's CA in SSL_CERT_FILE, records are written and read over TLS; a
+/// server whose certificate does not verify is refused, as is a client
+/// that would not use TLS.
+#[test]
+fn postgres_over_tls_verifies_the_server() {
+    let mut pg = Postgres::start("audit-tls");
+    let pki = gw::scratch("audit-tls-pki");
+    gw::pki(&pki);
+    pg.require_tls(&pki.join("gw.pem"), &pki.join("gw.key"));
+    let url = format!(
+        "postgres://postgres@localhost:{}/postgres?sslmode=require",
+        pg.port
+    );
+    let ca = pki.join("ca.pem").display().to_string();
+    let trusted = [("SSL_CERT_FILE", ca.as_str())];
+    let config = format!("{CONFIG}\n[hooks.audit]\nurl = \"{url}\"\n");
+    let mut gw = Gateway::start_with("audit-tls", &config, |dir| {
+        std::fs::write(dir.join("tokens"), "# the team\n").unwrap();
+        let auth = format!("tokens:{}", dir.join("tokens").display());
+        (
+            vec![format!("SSL_CERT_FILE={ca}")],
+            vec!["--auth".into(), auth],
+        )
+    });
+    let ann = gw.token("acme", "ann");
+    let (status, _, body) = gw.send("POST", "/hooks/claude-code", Some(&ann), gw::EVENT);
+    assert_eq!(status, 200, "{body}");
+    gw.stop();
+    let (code, said) = audit_with(&trusted, &url, &["verify"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("2 records from 1 writer(s)"), "{said}");
+    let untrusted = [("SSL_CERT_FILE", "/dev/null")];
+    let (code, said) = audit_with(&untrusted, &url, &["verify"]);
+    assert_eq!(code, Some(2), "an unverified server was read: {said}");
+    let plain = url.replace("sslmode=require", "sslmode=disable");
+    let (code, said) = audit_with(&trusted, &plain, &["verify"]);
+    assert_eq!(code, Some(2), "a plain connection was let in: {said}");
+    let _ = std::fs::remove_dir_all(pki);
 }

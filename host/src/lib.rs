@@ -89,7 +89,7 @@
 //! | `conformance` | no | `conformance()`: check a hook program against the protocol; `probe()`: a hook that checks its host | +0 |
 //! | `yaml` | no | `[hooks.import] docker-agent = "agent.yaml"`: docker-agent's agent YAML (serde_norway) | +3 |
 //! | `audit-sqlite` | no | `[hooks.audit] url = "sqlite://PATH"`: the audit log in SQLite, compiled in (rusqlite, `bundled`) | +4 |
-//! | `audit-postgres` | no | `[hooks.audit] url = "postgres://…"`: the audit log in PostgreSQL, shared by a gateway's replicas (rust-postgres's blocking client) | +48 |
+//! | `audit-postgres` | no | `[hooks.audit] url = "postgres://…"`: the audit log in PostgreSQL, shared by a gateway's replicas (rust-postgres's blocking client; TLS through rustls, tokio-postgres-rustls) | +103 |
 //!
 //! (Counted with `cargo tree -p hookhost -e normal --target all --prefix
 //! none | sort -u | wc -l` and the feature flags.) A config that uses a feature this build

@@ -123,7 +123,7 @@ impl Postgres {
             .unwrap();
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
-        while postgres::Client::connect(&self.url(), postgres::NoTls).is_err() {
+        while postgres::Client::connect(&self.socket_url(), postgres::NoTls).is_err() {
             assert!(
                 Instant::now() < deadline,
                 "PostgreSQL did not start: {}",
@@ -133,9 +133,52 @@ impl Postgres {
         }
     }
 
+    /// The server's Unix socket, which trusts its own machine's clients
+    /// whatever TLS the TCP port requires.
+    fn socket_url(&self) -> String {
+        format!(
+            "host={} port={} user=postgres dbname=postgres",
+            self.dir.display(),
+            self.port
+        )
+    }
+
     /// A client, for the test's own queries.
     pub fn client(&self) -> postgres::Client {
-        postgres::Client::connect(&self.url(), postgres::NoTls).unwrap()
+        postgres::Client::connect(&self.socket_url(), postgres::NoTls).unwrap()
+    }
+
+    /// Serves TLS only on the TCP port, with `cert` and `key` (PEM
+    /// files), refusing plain connections there; restarts to apply.
+    pub fn require_tls(&mut self, cert: &Path, key: &Path) {
+        let data = self.dir.join("data");
+        std::fs::copy(cert, data.join("server.crt")).unwrap();
+        std::fs::copy(key, data.join("server.key")).unwrap();
+        std::fs::set_permissions(
+            data.join("server.key"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            for f in ["server.crt", "server.key"] {
+                let chown = Command::new("chown")
+                    .arg("postgres:postgres")
+                    .arg(data.join(f))
+                    .status()
+                    .unwrap();
+                assert!(chown.success());
+            }
+        }
+        let conf = data.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf).unwrap();
+        text += "\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n";
+        std::fs::write(&conf, text).unwrap();
+        let hba = "local all all trust\n\
+                   hostssl all all 127.0.0.1/32 trust\n\
+                   hostnossl all all 127.0.0.1/32 reject\n";
+        std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
+        self.restart();
     }
 
     /// Stops the server (fast shutdown: clients are cut off) and waits.

@@ -2,11 +2,12 @@
 //! replica of a gateway (each writer keeps its own chain). A batch is one
 //! statement over arrays, so a burst costs one round trip; the connection
 //! is made lazily and again after any error, so a database that restarts
-//! is written to again once it is back.
+//! is written to again once it is back. TLS follows the URL's `sslmode`.
 
 use std::time::Duration;
 
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::db::Table;
 use super::line::Sealed;
@@ -94,7 +95,15 @@ fn connect(url: &str) -> Result<Client, String> {
         .keepalives(true)
         .keepalives_idle(TIMEOUT)
         .tcp_user_timeout(TIMEOUT * 2);
-    config.connect(NoTls).map_err(|e| e.to_string())
+    config.connect(tls()).map_err(|e| e.to_string())
+}
+
+/// TLS as `sslmode` asks (`prefer` by default: TLS when the server offers
+/// it): rustls with the platform's roots, or `SSL_CERT_FILE`'s, and the
+/// server's name checked, so `require` means a verified server.
+fn tls() -> MakeRustlsConnect {
+    use rustls_platform_verifier::ConfigVerifierExt;
+    MakeRustlsConnect::new(rustls::ClientConfig::with_platform_verifier())
 }
 
 /// Calls `each` with every line `filter` keeps, in the order written,
