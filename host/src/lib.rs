@@ -200,6 +200,7 @@ pub use observe::stats::HookStats;
 pub use observe::usage::ModelUsage;
 pub use outcome::{Approval, GateOutcome, LifecycleOutcome, StageOutcome, ToolOutcome};
 pub use policy::budget::BudgetSpent;
+pub use policy::shared::{StateError, StateFuture, StateStore, TTL as STATE_TTL};
 #[cfg(feature = "conformance")]
 pub use probe::{
     Cancel as ProbeCancel, Check as ProbeCheck, Ending as ProbeEnding, Error as ProbeError,

@@ -23,6 +23,7 @@ use hookhost::{Config, Host};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::daemon;
+use crate::gateway::state::Redis;
 use crate::shared::config::load_config;
 use crate::shared::exit::usage_error;
 use crate::shared::paths;
@@ -134,6 +135,12 @@ pub struct ServeArgs {
         requires = "listen"
     )]
     idle_timeout: u64,
+    /// Share the counts the replicas of a gateway must agree on (a stop's
+    /// blocks in a row, a quality gate's retries) through this Redis
+    /// (`redis://HOST[:PORT][/DB]`). When it does not answer, a stop's
+    /// block is let go (the agent stops) and the user is told why.
+    #[arg(long, value_name = "URL")]
+    state: Option<String>,
     /// Signed policy bundles instead of a config file (`--policy`).
     #[command(flatten)]
     policy: crate::policy::PolicyArgs,
@@ -160,6 +167,10 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return usage_error(format!("serve: {e}")),
     };
+    let state = match args.state.as_deref().map(Redis::open).transpose() {
+        Ok(s) => s,
+        Err(e) => return usage_error(format!("serve: {e}")),
+    };
     let (path, config, registry) = match first_chain(&args, policy.as_ref()) {
         Ok(s) => s,
         Err(e) => return usage_error(e),
@@ -173,6 +184,9 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     // Taken now, before the hooks start, so the watch misses no change.
     let seen = daemon::Stamps::of(&sources);
     let host = Host::start_with(config, registry).await;
+    if let Some(store) = state {
+        host.share_state(store);
+    }
     let from = ReloadFrom::File(path);
     let sidecar = Sidecar::new(host.clone(), from, load_config, sources);
     let mut background = tokio::task::JoinSet::new();

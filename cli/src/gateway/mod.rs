@@ -3,7 +3,10 @@
 //! their credential (`tokens`: `--auth tokens:FILE`; `jwt`: `--auth
 //! jwt:JWKS`, a signed token of the team's identity provider), each standing for a
 //! tenant, a user and optionally an agent that the chain's scopes hold to.
+//! With replicas, the counts they must agree on live in Redis (`state`:
+//! `--state redis://`).
 
 pub mod jwt;
+pub mod state;
 pub mod tls;
 pub mod tokens;

@@ -79,7 +79,7 @@ impl Host {
         origin: Option<&Origin>,
         request_id: String,
     ) -> Result<(Outcome, Option<GateOutcome>), ParamsError> {
-        let (stopping, seen) = self.inner.stops.before(stage, &mut params);
+        let (stopping, seen) = self.inner.stops.before(stage, &mut params).await;
         if let Some(StopSeen {
             event,
             payload,
@@ -108,7 +108,9 @@ impl Host {
         let outcome = chain::run(&mut run, &members, chain).await;
         let limit = self.stop_block_limit();
         let stops = &self.inner.stops;
-        Ok(stops.after(stopping, outcome, run.gates, &members, limit))
+        Ok(stops
+            .after(stopping, outcome, run.gates, &members, limit)
+            .await)
     }
 
     fn chain_budget_ms(&self) -> u64 {

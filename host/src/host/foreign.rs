@@ -310,7 +310,7 @@ impl Host {
             .unwrap_or_default();
         if let Ok(ev) = name.parse::<LifecycleEvent>() {
             if ev == LifecycleEvent::SessionEnd {
-                self.session_ended(event.session());
+                self.session_ended(event.session()).await;
             }
         }
         let origin = Arc::new(event.origin());

@@ -32,6 +32,7 @@ use crate::members::Member;
 use crate::members::builtin::BuiltinRegistry;
 use crate::observe::audit::{AuditFigures, AuditLog, DEFAULT_QUEUE};
 use crate::observe::stats::HookStats;
+use crate::policy::shared::StateStore;
 use crate::supervise::events::Event;
 use crate::supervise::peer::Peer;
 
@@ -183,6 +184,14 @@ impl Host {
     /// pid or url, stages, observes, hello time and figures.
     pub fn hooks(&self) -> Vec<HookInfo> {
         self.chain().iter().map(|m| info::hook_info(m)).collect()
+    }
+
+    /// Shares the stop policies' counts per session (a stop's blocks in a
+    /// row, a quality gate's retries) through `store`, so that every
+    /// replica of a gateway counts alike; `false` if a store was already
+    /// given (it stays). Give it before serving.
+    pub fn share_state(&self, store: Arc<dyn StateStore>) -> bool {
+        self.inner.stops.share(store)
     }
 
     /// The audit log's figures (written, lost, dropped on a full queue,

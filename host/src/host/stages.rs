@@ -192,7 +192,8 @@ impl Host {
         let event = params.event;
         if !event.is_request() {
             if event == LifecycleEvent::SessionEnd {
-                self.session_ended(params.meta.session_key.as_deref().unwrap_or_default());
+                self.session_ended(params.meta.session_key.as_deref().unwrap_or_default())
+                    .await;
             }
             self.announce(event.as_str(), params.payload, params.meta, None)
                 .await;
@@ -247,8 +248,8 @@ impl Host {
 
 impl Host {
     /// An ended session's counts (stops and quality gates) are dropped.
-    pub(super) fn session_ended(&self, session: &str) {
-        self.inner.stops.session_ended(session);
+    pub(super) async fn session_ended(&self, session: &str) {
+        self.inner.stops.session_ended(session).await;
     }
 
     /// Emits `lifecycle.<name>` with `payload` to the observers; `meta`,

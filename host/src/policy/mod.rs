@@ -5,8 +5,9 @@
 //! given up and how its timeout is worded ([`deadline`]), what a
 //! sub-agent's failed quality gate means and how many retries it gets
 //! ([`quality_gate`]), when blocked stops in a row are overridden
-//! ([`stop_limit`]), and how per-session state stays bounded
-//! ([`session`]). The chain driver applies them in the order it states
+//! ([`stop_limit`]), how per-session state stays bounded
+//! ([`session`]), and how those counts are shared by a gateway's replicas
+//! ([`shared`]). The chain driver applies them in the order it states
 //! (`chain/mod.rs`).
 
 pub(crate) mod breaker;
@@ -20,4 +21,5 @@ mod patterns;
 pub(crate) mod quality_gate;
 pub(crate) mod scope;
 pub(crate) mod session;
+pub(crate) mod shared;
 pub(crate) mod stop_limit;

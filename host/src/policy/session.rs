@@ -6,26 +6,32 @@
 //! are such tables.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash};
-use std::sync::{Mutex, OnceLock};
+use std::hash::Hash;
+use std::sync::Mutex;
 
-/// A session id reduced to 16 bytes: two SipHash values under keys chosen
-/// at random per process, so an id's key cannot be predicted and two ids
-/// collide only by chance (about 2^-128 per pair).
+/// A session id reduced to 16 bytes: the first half of its sha256, so
+/// that every replica of a gateway names a session's shared counts alike
+/// (`policy/shared.rs`) while no id is kept whole; two ids collide only
+/// by chance (about 2^-64 per pair even when sought on purpose).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct SessionKey([u64; 2]);
-
-/// The two random hash keys of this process.
-fn hashers() -> &'static [std::collections::hash_map::RandomState; 2] {
-    static HASHERS: OnceLock<[std::collections::hash_map::RandomState; 2]> = OnceLock::new();
-    HASHERS.get_or_init(Default::default)
-}
 
 impl SessionKey {
     /// The key of session id `id` (any length; `""` is a session too).
     pub(crate) fn of(id: &str) -> SessionKey {
-        let [a, b] = hashers();
-        SessionKey([a.hash_one(id), b.hash_one(id)])
+        use sha2::{Digest, Sha256};
+        let d = Sha256::digest(id.as_bytes());
+        let half = |i: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&d[i..i + 8]);
+            u64::from_be_bytes(b)
+        };
+        SessionKey([half(0), half(8)])
+    }
+
+    /// 32 hex digits, as the shared store's keys name it.
+    pub(crate) fn hex(&self) -> String {
+        format!("{:016x}{:016x}", self.0[0], self.0[1])
     }
 }
 

@@ -31,7 +31,7 @@ pub(crate) type StopLoops = BlockCounts<LifecycleEvent>;
 /// the log), and how many blocks came before it.
 #[derive(Debug)]
 pub(crate) struct LoopRun {
-    key: LoopKey,
+    pub(crate) key: LoopKey,
     label: String,
     count: u32,
 }

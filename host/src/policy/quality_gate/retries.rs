@@ -32,7 +32,7 @@ pub(crate) type GateCounts = BlockCounts<SessionKey>;
 /// labels of the session and sub-agent for the log.
 #[derive(Debug)]
 pub(crate) struct GateRun {
-    key: GateKey,
+    pub(crate) key: GateKey,
     labels: (String, String),
 }
 

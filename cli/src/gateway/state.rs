@@ -1,0 +1,157 @@
+//! `serve --state redis://HOST[:PORT][/DB]`: the counts a gateway's
+//! replicas share (`hookhost::StateStore`), in Redis. Each session's
+//! counts are one hash with an expiry, so the store holds a day of
+//! sessions at most. The connection is made on first use and again after
+//! any failure (a restarted Redis is used again once it is back), and
+//! every call is bounded by [`DEADLINE`]: a store that does not answer in
+//! time is an error the stop policies act on, never a wait.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookhost::{StateError, StateFuture, StateStore};
+use redis::aio::ConnectionManager;
+use tokio::sync::Mutex;
+
+/// The longest a call may take, connecting included.
+const DEADLINE: Duration = Duration::from_millis(500);
+
+/// A Redis server, reached through one multiplexed connection.
+pub struct Redis {
+    client: redis::Client,
+    /// The URL without its password, for logs and errors.
+    shown: String,
+    conn: Mutex<Option<ConnectionManager>>,
+}
+
+impl std::fmt::Debug for Redis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redis").field("url", &self.shown).finish()
+    }
+}
+
+impl Redis {
+    /// Reads `url` (`redis://`); nothing is connected yet, so a gateway
+    /// can start before its store.
+    pub fn open(url: &str) -> Result<Arc<Redis>, String> {
+        let shown = masked(url);
+        if !url.starts_with("redis://") {
+            return Err(format!("--state {shown}: give a redis:// URL"));
+        }
+        let client = redis::Client::open(url).map_err(|e| format!("--state {shown}: {e}"))?;
+        Ok(Arc::new(Redis {
+            client,
+            shown,
+            conn: Mutex::new(None),
+        }))
+    }
+
+    /// The connection, made now if there is none.
+    async fn conn(&self) -> Result<ConnectionManager, StateError> {
+        let mut slot = self.conn.lock().await;
+        if let Some(conn) = slot.as_ref() {
+            return Ok(conn.clone());
+        }
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(DEADLINE))
+            .set_response_timeout(Some(DEADLINE))
+            .set_number_of_retries(0);
+        let conn = ConnectionManager::new_with_config(self.client.clone(), config)
+            .await
+            .map_err(|e| self.error(e))?;
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    fn error(&self, e: impl std::fmt::Display) -> StateError {
+        StateError(format!("redis {}: {e}", self.shown))
+    }
+
+    /// Runs `cmd` within [`DEADLINE`]; a failure drops the connection, so
+    /// the next call makes a new one.
+    async fn run<T: redis::FromRedisValue>(&self, cmd: &redis::Pipeline) -> Result<T, StateError> {
+        let mut conn = self.conn().await?;
+        let answer = tokio::time::timeout(DEADLINE, cmd.query_async::<T>(&mut conn)).await;
+        let result = match answer {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(self.error(e)),
+            Err(_) => Err(self.error(format!("no answer within {} ms", DEADLINE.as_millis()))),
+        };
+        if result.is_err() {
+            *self.conn.lock().await = None;
+        }
+        result
+    }
+}
+
+impl StateStore for Redis {
+    fn get<'a>(&'a self, key: &'a str, fields: &'a [String]) -> StateFuture<'a, Vec<Option<u32>>> {
+        Box::pin(async move {
+            let mut pipe = redis::pipe();
+            pipe.cmd("HMGET").arg(key).arg(fields);
+            let (counts,): (Vec<Option<u32>>,) = self.run(&pipe).await?;
+            Ok(counts)
+        })
+    }
+
+    fn set<'a>(
+        &'a self,
+        key: &'a str,
+        fields: &'a [(String, u32)],
+        ttl: Duration,
+    ) -> StateFuture<'a, ()> {
+        Box::pin(async move {
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            for (field, n) in fields {
+                match n {
+                    0 => pipe.cmd("HDEL").arg(key).arg(field).ignore(),
+                    n => pipe.cmd("HSET").arg(key).arg(field).arg(n).ignore(),
+                };
+            }
+            pipe.cmd("EXPIRE")
+                .arg(key)
+                .arg(ttl.as_secs().max(1))
+                .ignore();
+            self.run::<()>(&pipe).await
+        })
+    }
+
+    fn forget<'a>(&'a self, key: &'a str) -> StateFuture<'a, ()> {
+        Box::pin(async move {
+            let mut pipe = redis::pipe();
+            pipe.cmd("DEL").arg(key).ignore();
+            self.run::<()>(&pipe).await
+        })
+    }
+}
+
+/// `url` with the password of `user:password@` masked.
+fn masked(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((auth, host)) if auth.contains(':') => {
+            let user = auth.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_never_reaches_a_message() {
+        assert_eq!(
+            masked("redis://default:s3cret@10.0.0.5:6379/0"),
+            "redis://default:***@10.0.0.5:6379/0"
+        );
+        assert_eq!(masked("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        let err = Redis::open("http://x").map(drop);
+        assert!(matches!(&err, Err(e) if e.contains("redis://")), "{err:?}");
+    }
+}
