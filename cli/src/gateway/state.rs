@@ -21,7 +21,9 @@ pub struct Redis {
     client: redis::Client,
     /// The URL without its password, for logs and errors.
     shown: String,
-    conn: Mutex<Option<ConnectionManager>>,
+    /// The connection and its generation: a failure drops only the
+    /// connection it happened on, not one a concurrent call made since.
+    conn: Mutex<(u64, Option<ConnectionManager>)>,
 }
 
 impl std::fmt::Debug for Redis {
@@ -42,15 +44,15 @@ impl Redis {
         Ok(Arc::new(Redis {
             client,
             shown,
-            conn: Mutex::new(None),
+            conn: Mutex::new((0, None)),
         }))
     }
 
-    /// The connection, made now if there is none.
-    async fn conn(&self) -> Result<ConnectionManager, StateError> {
+    /// The connection and its generation, made now if there is none.
+    async fn conn(&self) -> Result<(u64, ConnectionManager), StateError> {
         let mut slot = self.conn.lock().await;
-        if let Some(conn) = slot.as_ref() {
-            return Ok(conn.clone());
+        if let (generation, Some(conn)) = &*slot {
+            return Ok((*generation, conn.clone()));
         }
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(DEADLINE))
@@ -59,18 +61,19 @@ impl Redis {
         let conn = ConnectionManager::new_with_config(self.client.clone(), config)
             .await
             .map_err(|e| self.error(e))?;
-        *slot = Some(conn.clone());
-        Ok(conn)
+        slot.0 += 1;
+        slot.1 = Some(conn.clone());
+        Ok((slot.0, conn))
     }
 
     fn error(&self, e: impl std::fmt::Display) -> StateError {
         StateError(format!("redis {}: {e}", self.shown))
     }
 
-    /// Runs `cmd` within [`DEADLINE`]; a failure drops the connection, so
-    /// the next call makes a new one.
+    /// Runs `cmd` within [`DEADLINE`]; a failure drops the connection it
+    /// ran on, so the next call makes a new one.
     async fn run<T: redis::FromRedisValue>(&self, cmd: &redis::Pipeline) -> Result<T, StateError> {
-        let mut conn = self.conn().await?;
+        let (generation, mut conn) = self.conn().await?;
         let answer = tokio::time::timeout(DEADLINE, cmd.query_async::<T>(&mut conn)).await;
         let result = match answer {
             Ok(Ok(v)) => Ok(v),
@@ -78,7 +81,10 @@ impl Redis {
             Err(_) => Err(self.error(format!("no answer within {} ms", DEADLINE.as_millis()))),
         };
         if result.is_err() {
-            *self.conn.lock().await = None;
+            let mut slot = self.conn.lock().await;
+            if slot.0 == generation {
+                slot.1 = None;
+            }
         }
         result
     }

@@ -7,8 +7,9 @@
 //!
 //! With a shared store (`policy/shared.rs`) the counts of a run's keys are
 //! read from it before the chain and written back after. When the store
-//! does not answer before the chain, the count is unknown: a block of that
-//! stop or subagent_stop is let go (the agent stops, as when nobody
+//! does not answer before the chain (or after it, when the block's count
+//! is written), the count is unknown: a block of that stop or
+//! subagent_stop is let go (the agent stops, as when nobody
 //! answers a stop) with a system message and a warning that say why,
 //! rather than risk a loop no replica can cap.
 
@@ -133,19 +134,17 @@ impl Stops {
     }
 
     /// Writes the run's counts back to the shared store.
-    async fn save(&self, stop: Option<StopKey>, gate: Option<GateKey>) {
+    async fn save(&self, stop: Option<StopKey>, gate: Option<GateKey>) -> Result<(), StateError> {
         let (Some(store), Some((hash, fields))) = (self.shared.get(), Self::fields(stop, gate))
         else {
-            return;
+            return Ok(());
         };
         let counts = stop
             .map(|k| self.loops.count(&k))
             .into_iter()
             .chain(gate.map(|k| self.gates.count(&k)));
         let set: Vec<(String, u32)> = fields.into_iter().zip(counts).collect();
-        if let Err(e) = store.set(&hash, &set, shared::TTL).await {
-            self.warn_store(&e, "the counts of this run are not shared");
-        }
+        store.set(&hash, &set, shared::TTL).await
     }
 
     fn warn_store(&self, e: &StateError, what: &str) {
@@ -159,7 +158,8 @@ impl Stops {
     /// keeps the block, an exhausted gate's block is overridden), then
     /// `stop_block_limit` caps the blocks in a row, and a block it
     /// overrides ends the gate's retries too; the counts go back to the
-    /// shared store. A block whose counts the store did not give is let go.
+    /// shared store. A block whose counts the store did not give, or did
+    /// not take, is let go.
     pub(crate) async fn after(
         &self,
         stopping: Stopping,
@@ -177,10 +177,15 @@ impl Stops {
         let gate_key = stopping.gated.as_ref().map(|g| g.key);
         let unshared = stopping.unshared.is_some();
         let judged = self.judge(stopping, outcome, log, members, limit);
-        if !unshared {
-            self.save(stop_key, gate_key).await;
+        if unshared {
+            return judged;
         }
-        judged
+        match (self.save(stop_key, gate_key).await, &judged.0) {
+            // A block whose count no replica will see could run past the
+            // cap: it is let go, as when the count could not be read.
+            (Err(e), Outcome::Blocked { by, .. }) => (self.let_go(&e, by), None),
+            _ => judged,
+        }
     }
 
     /// The stop policies' verdict on a run's outcome, in their order,
