@@ -21,14 +21,8 @@ pub struct Haproxy {
 impl Haproxy {
     /// Balances over `servers` (name, port), all on loopback.
     pub fn start(name: &str, servers: &[(String, u16)]) -> Haproxy {
-        let dir =
-            std::env::temp_dir().join(format!("hookhost-haproxy-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
+        let dir = crate::common::fresh_dir("haproxy", name);
+        let port = crate::common::free_port();
         let mut conf = format!(
             "global\n  maxconn 8192\n\
              defaults\n  mode http\n  timeout connect 1s\n  timeout client 60s\n  timeout server 15s\n  timeout queue 10s\n  retries 2\n  option redispatch\n  retry-on conn-failure empty-response junk-response\n\

@@ -8,6 +8,22 @@ pub use hookhost_testkit::*;
 /// The `hookhost` binary under test.
 pub const HOOKHOST: &str = env!("CARGO_BIN_EXE_hookhost");
 
+/// A loopback port nothing listens on now, for a server a test starts.
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// A new, empty folder for a test's server: `hookhost-WHAT-PID-NAME` in
+/// the temp dir, emptied first (the CI machine's /tmp outlives a run, and
+/// pids repeat).
+pub fn fresh_dir(what: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("hookhost-{what}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// `hookhost serve -c CONFIG --listen 127.0.0.1:0 EXTRA...`, and the
 /// address from the one line it prints once bound.
 pub fn serve_listen(config: &std::path::Path, extra: &[&str]) -> (std::process::Child, String) {

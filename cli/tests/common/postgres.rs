@@ -29,12 +29,6 @@ fn bin_dir() -> PathBuf {
     })
 }
 
-/// A loopback port nothing listens on now.
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
 /// `program` run as the user that owns the cluster.
 fn as_owner(program: &Path) -> Command {
     // SAFETY: geteuid has no preconditions.
@@ -55,8 +49,7 @@ fn as_owner(program: &Path) -> Command {
 impl Postgres {
     /// A new cluster, started and accepting connections.
     pub fn start(name: &str) -> Postgres {
-        let dir = std::env::temp_dir().join(format!("hookhost-pg-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::common::fresh_dir("pg", name);
         std::fs::create_dir_all(dir.join("data")).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         // SAFETY: geteuid has no preconditions.
@@ -89,7 +82,7 @@ impl Postgres {
         );
         let mut pg = Postgres {
             dir,
-            port: free_port(),
+            port: crate::common::free_port(),
             bin,
             child: None,
         };

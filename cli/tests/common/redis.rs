@@ -17,14 +17,8 @@ pub struct Redis {
 
 impl Redis {
     pub fn start(name: &str) -> Redis {
-        let dir =
-            std::env::temp_dir().join(format!("hookhost-redis-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
+        let dir = crate::common::fresh_dir("redis", name);
+        let port = crate::common::free_port();
         let mut redis = Redis {
             port,
             dir,
