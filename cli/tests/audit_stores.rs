@@ -188,6 +188,19 @@ fn records_wait_for_a_postgres_that_is_not_up_yet() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     assert_eq!(figures(&gw), (6, 0, 0, 0));
+    let (status, metrics) = gw.get("/metrics", Some(&ann));
+    assert_eq!(status, 200, "{metrics}");
+    for line in [
+        "hookhost_audit_written_total 6",
+        "hookhost_audit_queued 0",
+        "hookhost_audit_dropped_total 0",
+        "hookhost_audit_lost_total 0",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "{line} not in:\n{metrics}"
+        );
+    }
     gw.stop();
     let (code, said) = audit(&pg.url(), &["verify"]);
     assert_eq!(code, Some(0), "{said}");

@@ -32,7 +32,9 @@
 //!   stage methods `before_tool` … `lifecycle`, `lifecycle_with`,
 //!   `lifecycle_named`, `answer_foreign`, `run_stage`,
 //!   `run_stage_traced`, `emit`, `next_event_id`, `stats`, `hooks`,
-//!   `start_failures`).
+//!   `start_failures`, `set_policy`, `set_observer`).
+//! - The embedder's own observer: [`Observer`], told of each finished
+//!   hook call ([`HookCall`]) and each answered event ([`AnsweredEvent`]).
 //! - What the stages return: [`ToolOutcome`], [`StageOutcome`],
 //!   [`Approval`], [`LifecycleOutcome`]; per hook, with `run_stage_traced`:
 //!   [`HookTrace`], [`NoAnswer`], [`BudgetSpent`].
@@ -196,6 +198,7 @@ pub use observe::audit::{
 };
 pub use observe::chain::{ChainReport, verify as verify_audit};
 pub use observe::log_budget::LogBudget;
+pub use observe::observer::{AnsweredEvent, HookCall, Observer};
 pub use observe::stats::HookStats;
 pub use observe::usage::ModelUsage;
 pub use outcome::{Approval, GateOutcome, LifecycleOutcome, StageOutcome, ToolOutcome};

@@ -16,6 +16,9 @@ use super::access::Access;
 use super::budget::Charge;
 use super::{MAX_REQUEST_BYTES, Sidecar};
 
+/// The type of hookhost's own messages (errors, refusals).
+const TEXT: &str = "text/plain; charset=utf-8";
+
 /// The longest request head read.
 const MAX_HEAD_BYTES: usize = 8 * 1024;
 /// How long a kept-alive connection may wait for its next request, and a
@@ -54,7 +57,8 @@ impl Head {
 /// A response: status, content type, more header lines, body.
 pub(super) struct Reply {
     pub(super) status: u16,
-    pub(super) json: bool,
+    /// The `Content-Type`.
+    pub(super) kind: &'static str,
     /// Whole header lines, each ending `\r\n`.
     pub(super) headers: String,
     pub(super) body: Vec<u8>,
@@ -62,9 +66,14 @@ pub(super) struct Reply {
 
 impl Reply {
     pub(super) fn json(body: String) -> Reply {
+        Reply::body("application/json", body)
+    }
+
+    /// A 200 with `body` as it is, of type `kind`.
+    pub(super) fn body(kind: &'static str, body: String) -> Reply {
         Reply {
             status: 200,
-            json: true,
+            kind,
             headers: String::new(),
             body: body.into_bytes(),
         }
@@ -73,7 +82,7 @@ impl Reply {
     pub(super) fn text(status: u16, why: impl std::fmt::Display) -> Reply {
         Reply {
             status,
-            json: false,
+            kind: TEXT,
             headers: String::new(),
             body: format!("hookhost: {why}\n").into_bytes(),
         }
@@ -253,12 +262,9 @@ async fn respond<W: AsyncWrite + Unpin>(
         411 => "Length Required",
         413 => "Content Too Large",
         431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
         503 => "Service Unavailable",
         _ => "Error",
-    };
-    let kind = match reply.json {
-        true => "application/json",
-        false => "text/plain; charset=utf-8",
     };
     let challenge = match reply.status {
         401 => "WWW-Authenticate: Bearer\r\n",
@@ -266,9 +272,10 @@ async fn respond<W: AsyncWrite + Unpin>(
     };
     let connection = if keep { "keep-alive" } else { "close" };
     let head = format!(
-        "HTTP/1.1 {} {reason}\r\n{challenge}Content-Type: {kind}\r\nContent-Length: {}\r\n\
+        "HTTP/1.1 {} {reason}\r\n{challenge}Content-Type: {}\r\nContent-Length: {}\r\n\
          Connection: {connection}\r\n{}\r\n",
         reply.status,
+        reply.kind,
         reply.body.len(),
         reply.headers
     );

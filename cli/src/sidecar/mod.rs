@@ -16,6 +16,7 @@ mod budget;
 mod cap;
 mod http;
 mod lines;
+mod metrics;
 mod rfc6455;
 mod routes;
 mod session;
@@ -101,6 +102,8 @@ pub struct Sidecar {
     bytes: Pool,
     /// Agents' events answered over HTTP and the socket, for `status`.
     agents: routes::AgentCounts,
+    /// What `GET /metrics` shows; its observer is registered with `host`.
+    metrics: metrics::Metrics,
     /// The files the config in force was read from (`Config::sources`),
     /// renewed by every reload whatever asked for it, for the daemon's
     /// watch.
@@ -121,8 +124,10 @@ impl Sidecar {
         loader: fn(&std::path::Path) -> Result<hookhost::Config, String>,
         sources: Vec<PathBuf>,
     ) -> Arc<Sidecar> {
+        let metrics = metrics::Metrics::new(&host);
         Arc::new(Sidecar {
             host,
+            metrics,
             reload_from,
             loader,
             bytes: Pool::new(GLOBAL_BYTES),

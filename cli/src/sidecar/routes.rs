@@ -5,6 +5,8 @@
 //!   the command hook's outcome `{code, stdout, stderr}`, so the relay
 //!   prints and exits exactly as it would have in-process.
 //! - `GET /status`: the daemon, its hooks and its agents.
+//! - `GET /metrics`: the same figures and more for Prometheus
+//!   (`metrics.rs`), behind the same access check.
 //!
 //! Events are counted per agent and session for `hookhost status`.
 
@@ -98,10 +100,17 @@ pub(super) async fn route(
             }
         }
         ("GET", ["status"]) => Reply::json(status(sidecar).to_string()),
-        (_, ["hooks" | "relay", _] | ["status"]) => Reply::text(405, "method not allowed"),
+        ("GET", ["metrics"]) => match sidecar.metrics.render() {
+            Ok(body) => Reply::body(super::metrics::CONTENT_TYPE, body),
+            Err(_) => Reply::text(500, "the metrics did not encode"),
+        },
+        (_, ["hooks" | "relay", _] | ["status" | "metrics"]) => {
+            Reply::text(405, "method not allowed")
+        }
         _ => Reply::text(
             404,
-            "no such route: POST /hooks/<dialect>, POST /relay/<dialect>, GET /status",
+            "no such route: POST /hooks/<dialect>, POST /relay/<dialect>, GET /status, \
+             GET /metrics",
         ),
     }
 }
@@ -120,6 +129,7 @@ async fn answer(
     body: &[u8],
     caller: Option<&Identity>,
 ) -> Result<(ForeignEvent, NativeAnswer, String), Reply> {
+    let _busy = sidecar.metrics.busy();
     let dialect: Dialect = dialect.parse().map_err(|e| Reply::text(404, e))?;
     let named = event_name(head);
     let input: Value = serde_json::from_slice(body)

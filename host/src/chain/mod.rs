@@ -9,7 +9,7 @@
 //!   ([`GateLog::hear`]), then the pure `protocol::Chain` fold judges it
 //!   (which applies `on_error`);
 //! - after each call: [`record::CallRecord::finish`] (breaker, figures,
-//!   span, log, audit, trace);
+//!   span, log, audit, the embedder's observer, trace);
 //! - after a stop's run: [`stops::Stops::after`] (the quality gates'
 //!   retries at subagent_stop, then `stop_block_limit`).
 //!
@@ -270,6 +270,7 @@ mod tests {
                 session: None,
                 who: None,
                 audit: None,
+                observer: None,
                 trace: Some(&mut trace),
             },
             gates: GateLog::default(),

@@ -2,8 +2,9 @@
 //! once the chain has judged the answer, because what the observers need
 //! (the step's outcome) exists only after `Chain::step`. [`CallRecord::finish`]
 //! feeds every observer, in this order, once: the circuit breaker, the
-//! member's figures, the call span, the warning log, the audit log and
-//! the trace. To add or move an observer, edit `finish` and nothing else.
+//! member's figures, the call span, the warning log, the audit log, the
+//! embedder's [`Observer`] (the gateway's metrics) and the trace. To add
+//! or move an observer, edit `finish` and nothing else.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -18,6 +19,7 @@ use crate::dialect::origin::Origin;
 use crate::error::CallError;
 use crate::members::Member;
 use crate::observe::audit::{AuditLog, AuditRecord, Who};
+use crate::observe::observer::{HookCall, Observer};
 use crate::observe::stats::MemberStats;
 use crate::observe::trace;
 use crate::observe::usage::ModelUsage;
@@ -81,6 +83,8 @@ pub(crate) struct Sinks<'a> {
     /// audit log.
     pub(crate) who: Option<Arc<Who>>,
     pub(crate) audit: Option<&'a AuditLog>,
+    /// The embedder's observer (`Host::set_observer`), when it set one.
+    pub(crate) observer: Option<Arc<dyn Observer>>,
     /// Each hook's part, kept only when the caller asked for a trace, so
     /// the plain path (every agent call) builds none.
     pub(crate) trace: Option<&'a mut Vec<HookTrace>>,
@@ -147,7 +151,7 @@ impl<'m> CallRecord<'m> {
     }
 
     /// Feeds every observer the finished step, in this order: breaker,
-    /// figures, span, warning log, audit, trace.
+    /// figures, span, warning log, audit, the embedder's observer, trace.
     pub(crate) fn finish(
         self,
         step: &StepOutcome,
@@ -193,6 +197,10 @@ impl<'m> CallRecord<'m> {
                 decision: None,
             });
         }
+        if let Some(observer) = &sinks.observer {
+            let at = (m, self.stage, self.elapsed);
+            observer.hook_called(&seen(at, outcome, called, error));
+        }
         if let Some(steps) = sinks.trace.as_deref_mut() {
             steps.push(HookTrace {
                 hook: m.name.to_string(),
@@ -201,6 +209,24 @@ impl<'m> CallRecord<'m> {
                 outcome: step.clone(),
             });
         }
+    }
+}
+
+/// A finished step as the embedder's observer sees it.
+fn seen<'m>(
+    (m, stage, elapsed): (&'m Member, Stage, Duration),
+    outcome: &'static str,
+    called: bool,
+    error: Option<&CallError>,
+) -> HookCall<'m> {
+    HookCall {
+        hook: &m.name,
+        stage,
+        outcome,
+        elapsed,
+        called,
+        failed: error.is_some(),
+        timed_out: matches!(error, Some(CallError::Timeout(_))),
     }
 }
 

@@ -100,6 +100,7 @@ impl Host {
                 session,
                 who,
                 audit: self.inner.audit.as_ref(),
+                observer: self.observer(),
                 trace,
             },
             gates: GateLog::default(),

@@ -17,6 +17,7 @@ use crate::error::CallError;
 
 use super::{DecisionRecord, Host, decision};
 use crate::observe::audit::{AuditRecord, Who};
+use crate::observe::observer::AnsweredEvent;
 
 /// One event as an agent sent it to a command hook, read in its dialect.
 #[derive(Debug, Clone)]
@@ -181,7 +182,23 @@ impl Host {
         self.answer_foreign_with(event, true).await
     }
 
+    /// The answer and its record, shown to the embedder's observer once.
     async fn answer_foreign_with(
+        &self,
+        event: &ForeignEvent,
+        recorded: bool,
+    ) -> (NativeAnswer, DecisionRecord) {
+        let (answer, record) = self.answer_foreign_run(event, recorded).await;
+        if let Some(observer) = self.observer() {
+            observer.event_answered(&AnsweredEvent {
+                dialect: event.dialect.as_str(),
+                record: &record,
+            });
+        }
+        (answer, record)
+    }
+
+    async fn answer_foreign_run(
         &self,
         event: &ForeignEvent,
         recorded: bool,

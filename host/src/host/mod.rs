@@ -31,6 +31,7 @@ use crate::error::StartError;
 use crate::members::Member;
 use crate::members::builtin::BuiltinRegistry;
 use crate::observe::audit::{AuditFigures, AuditLog, DEFAULT_QUEUE};
+use crate::observe::observer::Observer;
 use crate::observe::stats::HookStats;
 use crate::policy::shared::StateStore;
 use crate::supervise::events::Event;
@@ -87,6 +88,9 @@ struct Inner {
     /// What the config in force came from, when the embedder says
     /// (`Host::set_policy`): on every decision record.
     policy: RwLock<Option<String>>,
+    /// The embedder's observer (`Host::set_observer`): kept across
+    /// reloads, since it belongs to the embedder, not to a config.
+    observer: RwLock<Option<Arc<dyn Observer>>>,
 }
 
 impl Drop for Inner {
@@ -116,6 +120,28 @@ impl Host {
     pub fn policy(&self) -> Option<String> {
         self.inner
             .policy
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Registers the embedder's observer: from now on it sees every
+    /// finished hook call and every answered foreign event (see
+    /// [`Observer`]), across reloads, until replaced. The library keeps
+    /// no metrics of its own beyond [`Host::stats`]; this is where an
+    /// embedder keeps its own (the gateway's Prometheus `/metrics`).
+    pub fn set_observer(&self, observer: Arc<dyn Observer>) {
+        *self
+            .inner
+            .observer
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(observer);
+    }
+
+    /// The observer [`Host::set_observer`] registered, for one run.
+    fn observer(&self) -> Option<Arc<dyn Observer>> {
+        self.inner
+            .observer
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
@@ -152,6 +178,7 @@ impl Host {
                 applying: tokio::sync::Mutex::new(()),
                 stops: crate::chain::Stops::default(),
                 policy: RwLock::new(None),
+                observer: RwLock::new(None),
             }),
         };
         host.apply(config).await;
