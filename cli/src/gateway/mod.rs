@@ -2,8 +2,11 @@
 //! than one user's sidecar: TLS on the port (`tls`), and callers known by
 //! their credential (`tokens`: `--auth tokens:FILE`; `jwt`: `--auth
 //! jwt:JWKS`, a signed token of the team's identity provider), each standing for a
-//! tenant, a user and optionally an agent that the chain's scopes hold to.
+//! tenant, a user and optionally an agent that the chain's scopes hold to;
+//! and its traces, exported to an OpenTelemetry collector (`otel`: `--otlp
+//! URL`).
 
 pub mod jwt;
+pub mod otel;
 pub mod tls;
 pub mod tokens;
