@@ -213,26 +213,16 @@ fn a_pre_tool_use_through_two_hooks_arrives_as_one_trace_under_the_agents() {
         (says_no, "says_no", "deny_tool"),
     ] {
         assert_eq!(span.trace_id, ours.trace_id);
-        assert_eq!(
-            attr(span, "gen_ai.operation.name").as_deref(),
-            Some("apply_guardrail")
-        );
-        assert_eq!(
-            attr(span, "gen_ai.guardrail.component.name").as_deref(),
-            Some(hook)
-        );
-        assert_eq!(
-            attr(span, "gen_ai.guardrail.source").as_deref(),
-            Some("before_tool")
-        );
-        assert_eq!(
-            attr(span, "gen_ai.guardrail.result.type").as_deref(),
-            Some("decision")
-        );
-        assert_eq!(
-            attr(span, "gen_ai.guardrail.result.value").as_deref(),
-            Some(value)
-        );
+        let expect = [
+            ("gen_ai.operation.name", "apply_guardrail"),
+            ("gen_ai.guardrail.component.name", hook),
+            ("gen_ai.guardrail.source", "before_tool"),
+            ("gen_ai.guardrail.result.type", "decision"),
+            ("gen_ai.guardrail.result.value", value),
+        ];
+        for (key, want) in expect {
+            assert_eq!(attr(span, key).as_deref(), Some(want), "{key}: {span:?}");
+        }
         let us: u64 = attr(span, "hookhost.duration_us").unwrap().parse().unwrap();
         assert!(us > 0, "{span:?}");
     }
