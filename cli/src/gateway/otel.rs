@@ -12,6 +12,7 @@
 //! [`FLUSH`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -59,8 +60,8 @@ impl Drop for Telemetry {
 /// `https://`; `/v1/traces` is added unless the path already ends so):
 /// the layer to add to the subscriber, and the guard that flushes it.
 pub fn start(url: &str) -> Result<(OtelLayer, Telemetry), String> {
-    let endpoint = traces_endpoint(url)?;
-    let client = OwnRuntime::new().map_err(|e| format!("--otlp: {e}"))?;
+    let (endpoint, shown) = traces_endpoint(url)?;
+    let client = OwnRuntime::new(shown).map_err(|e| format!("--otlp: {e}"))?;
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_http_client(client)
@@ -94,19 +95,22 @@ pub fn start(url: &str) -> Result<(OtelLayer, Telemetry), String> {
     Ok((Box::new(layer), Telemetry { provider }))
 }
 
-/// The OTLP/HTTP traces URL for `--otlp URL`.
-fn traces_endpoint(url: &str) -> Result<String, String> {
+/// The OTLP/HTTP traces URL for `--otlp URL`, and the collector as the
+/// log names it (scheme, host and port: no userinfo).
+fn traces_endpoint(url: &str) -> Result<(String, String), String> {
     let uri: hyper::Uri = url
         .parse()
         .map_err(|e| format!("--otlp {url}: not a URL: {e}"))?;
-    if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+    let (Some(scheme @ ("http" | "https")), Some(host)) = (uri.scheme_str(), uri.host()) else {
         return Err(format!(
             "--otlp {url}: expected http://HOST:PORT or https://HOST:PORT"
         ));
-    }
+    };
+    let port = uri.port().map_or(String::new(), |p| format!(":{p}"));
+    let shown = format!("{scheme}://{host}{port}");
     match uri.path().ends_with("/v1/traces") {
-        true => Ok(url.to_string()),
-        false => Ok(format!("{}/v1/traces", url.trim_end_matches('/'))),
+        true => Ok((url.to_string(), shown)),
+        false => Ok((format!("{}/v1/traces", url.trim_end_matches('/')), shown)),
     }
 }
 
@@ -161,16 +165,21 @@ impl opentelemetry::propagation::Extractor for Carrier {
 }
 
 /// opentelemetry-http's hyper client (over rustls with ring, the roots
-/// every TLS client of hookhost's trusts) run on a one-thread runtime of its own: the SDK's batch
-/// thread has no tokio runtime, and the gateway's must not carry exports.
+/// every TLS client of hookhost's trusts) run on a one-thread runtime of
+/// its own: the SDK's batch thread has no tokio runtime, and the
+/// gateway's must not carry exports. A collector that stops taking spans
+/// is logged once (a warning), and again once it takes them again.
 #[derive(Debug, Clone)]
 struct OwnRuntime {
     client: HyperClient<hyper_rustls::HttpsConnector<HttpConnector>>,
     runtime: Arc<tokio::runtime::Runtime>,
+    /// The collector, as the log names it (no path, no userinfo).
+    shown: String,
+    failing: Arc<AtomicBool>,
 }
 
 impl OwnRuntime {
-    fn new() -> Result<OwnRuntime, std::io::Error> {
+    fn new(shown: String) -> Result<OwnRuntime, std::io::Error> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("hookhost-otlp")
@@ -187,7 +196,23 @@ impl OwnRuntime {
         Ok(OwnRuntime {
             client,
             runtime: Arc::new(runtime),
+            shown,
+            failing: Arc::default(),
         })
+    }
+
+    /// Logs the first failure of a run of them, and the recovery.
+    fn report(&self, failure: Option<String>) {
+        match failure {
+            Some(why) if !self.failing.swap(true, Ordering::Relaxed) => tracing::warn!(
+                "OpenTelemetry: spans not delivered to {}: {why} (logged again once it takes them)",
+                self.shown
+            ),
+            None if self.failing.swap(false, Ordering::Relaxed) => {
+                tracing::warn!("OpenTelemetry: {} takes spans again", self.shown);
+            }
+            _ => {}
+        }
     }
 }
 
@@ -198,6 +223,12 @@ impl HttpClient for OwnRuntime {
         let sent = self
             .runtime
             .spawn(async move { client.send_bytes(request).await });
-        sent.await?
+        let answer = sent.await.map_err(HttpError::from).and_then(|a| a);
+        self.report(match &answer {
+            Ok(r) if r.status().is_success() => None,
+            Ok(r) => Some(format!("it answered {}", r.status())),
+            Err(e) => Some(e.to_string()),
+        });
+        answer
     }
 }

@@ -289,9 +289,10 @@ impl Gateway {
         (status, head.to_string(), body.to_string())
     }
 
-    pub fn stop(&mut self) {
+    /// Stops it with SIGTERM (it must exit 0): what it wrote on stderr.
+    pub fn stop(&mut self) -> String {
         let Some(child) = self.child.take() else {
-            return;
+            return String::new();
         };
         // SAFETY: a signal to the gateway this test started.
         unsafe {
@@ -299,6 +300,7 @@ impl Gateway {
         }
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "exit {:?}", out.status);
+        String::from_utf8_lossy(&out.stderr).into_owned()
     }
 }
 
