@@ -213,3 +213,84 @@ pub(crate) fn decision_reason(step: &StepOutcome) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tracing::field::{Field, Visit};
+    use tracing_subscriber::layer::{Context, SubscriberExt};
+
+    use super::*;
+
+    /// Every field recorded on any span, as `(name, value)`.
+    #[derive(Clone, Default)]
+    struct Fields(Arc<Mutex<Vec<(String, String)>>>);
+
+    impl Visit for Fields {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            let value = format!("{value:?}").trim_matches('"').to_string();
+            self.0
+                .lock()
+                .unwrap()
+                .push((field.name().to_string(), value));
+        }
+    }
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Fields {
+        fn on_new_span(
+            &self,
+            a: &tracing::span::Attributes<'_>,
+            _: &tracing::Id,
+            _: Context<'_, S>,
+        ) {
+            a.record(&mut self.clone());
+        }
+        fn on_record(&self, _: &tracing::Id, r: &tracing::span::Record<'_>, _: Context<'_, S>) {
+            r.record(&mut self.clone());
+        }
+    }
+
+    fn recorded(step: &StepOutcome, outcome: &str) -> Vec<(String, String)> {
+        let fields = Fields::default();
+        let subscriber = tracing_subscriber::registry().with(fields.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            let span = call_span(Stage::BeforeTool, "guard", "r-1");
+            record_call(&span, step, outcome, Duration::from_micros(412));
+        });
+        fields.0.lock().unwrap().clone()
+    }
+
+    fn has(fields: &[(String, String)], name: &str, value: &str) -> bool {
+        fields.iter().any(|(n, v)| n == name && v == value)
+    }
+
+    #[test]
+    fn a_call_span_names_the_guardrail_its_verdict_and_the_redacted_reason() {
+        let why = "token sk-abcdefghijklmnopqrstuvwxyz".to_string();
+        let step = StepOutcome::Applied(Decision::DenyTool(Some(why)));
+        let fields = recorded(&step, "deny_tool");
+        for (name, value) in [
+            ("otel.name", "apply_guardrail guard"),
+            ("gen_ai.operation.name", "apply_guardrail"),
+            ("gen_ai.guardrail.component.name", "guard"),
+            ("gen_ai.guardrail.source", "before_tool"),
+            ("gen_ai.guardrail.result.value", "deny_tool"),
+            ("gen_ai.guardrail.result.reason", "token [REDACTED]"),
+            ("hookhost.duration_us", "412"),
+        ] {
+            assert!(has(&fields, name, value), "{name}={value} in {fields:?}");
+        }
+        assert!(!fields.iter().any(|(n, _)| n == "hookhost.failed_open"));
+    }
+
+    #[test]
+    fn a_failed_call_says_whether_it_failed_open() {
+        for (policy, open) in [(OnError::Allow, "true"), (OnError::Deny, "false")] {
+            let error = "timed out".to_string();
+            let fields = recorded(&StepOutcome::Failed { error, policy }, "timeout");
+            assert!(has(&fields, "hookhost.failed_open", open), "{fields:?}");
+            assert!(has(&fields, "otel.status_code", "ERROR"), "{fields:?}");
+        }
+    }
+}
