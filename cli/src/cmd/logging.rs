@@ -22,6 +22,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+use crate::gateway::otel::OtelLayer;
 
 use crate::shared::paths;
 
@@ -37,27 +43,26 @@ pub const PER_RUN: usize = 256 * 1024;
 
 /// Starts the log: to stderr, or for a relay without `HOOKHOST_LOG`, to
 /// the relay's log file (dropped if that file cannot be used safely).
-pub fn init(relay: bool) {
+/// `export` (`serve --otlp`) takes the spans too, with a filter of its
+/// own, so the log's level does not decide what is exported.
+pub fn init(relay: bool, export: Option<OtelLayer>) {
     let set = std::env::var_os(LOG_ENV).is_some();
     let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("warn"));
-    if !relay || set {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .with_target(false)
+    let log = tracing_subscriber::fmt::layer().with_target(false);
+    let log = if !relay || set {
+        log.with_writer(BoxMakeWriter::new(std::io::stderr))
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .try_init();
-        return;
-    }
-    let sink = match relay_log_path() {
-        Some(path) => Sink::Unopened(path),
-        None => Sink::Nowhere,
+    } else {
+        let sink = match relay_log_path() {
+            Some(path) => Sink::Unopened(path),
+            None => Sink::Nowhere,
+        };
+        log.with_writer(BoxMakeWriter::new(Mutex::new(sink)))
+            .with_ansi(false)
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(Mutex::new(sink))
-        .with_target(false)
-        .with_ansi(false)
+    let _ = tracing_subscriber::registry()
+        .with(export)
+        .with(log.with_filter(filter))
         .try_init();
 }
 

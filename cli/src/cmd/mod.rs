@@ -26,6 +26,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::gateway::otel;
 use crate::shared::limits;
 
 #[derive(Parser)]
@@ -59,7 +60,7 @@ enum Command {
     Replay(replay::ReplayArgs),
     Conformance(conformance::ConformanceArgs),
     Probe(probe::ProbeArgs),
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     Relay(relay::RelayArgs),
     Status(status::StatusArgs),
     Unit(unit::UnitArgs),
@@ -105,7 +106,10 @@ fn parse() -> Command {
 /// Parses arguments, runs the subcommand, maps errors to exit codes.
 pub fn main() -> ExitCode {
     let command = parse();
-    logging::init(matches!(command, Command::Relay(_)));
+    let telemetry = match start_log(&command) {
+        Ok(telemetry) => telemetry,
+        Err(code) => return code,
+    };
     // A relay to the daemon is done before any runtime or hook exists.
     let command = match command {
         Command::Relay(args) => match relay::prepare(args) {
@@ -146,7 +150,24 @@ pub fn main() -> ExitCode {
     if escaped > 0 {
         tracing::info!("killed {escaped} processes that escaped their hook's process group");
     }
+    // The spans still queued are sent (bounded in time).
+    drop(telemetry);
     code
+}
+
+/// Starts the log and, for `serve --otlp URL`, the exporter the log's
+/// subscriber carries: its guard (exit flushes it), or the usage error.
+fn start_log(command: &Command) -> Result<Option<otel::Telemetry>, ExitCode> {
+    let otlp = match command {
+        Command::Serve(args) => args.otlp(),
+        _ => None,
+    };
+    let started = otlp.map(otel::start).transpose();
+    let (export, telemetry) = started
+        .map_err(|e| crate::shared::exit::usage_error(format!("serve: {e}")))?
+        .unzip();
+    logging::init(matches!(command, Command::Relay(_)), export);
+    Ok(telemetry)
 }
 
 /// What runs on the runtime: a subcommand, or a relay's in-process chain.
@@ -168,7 +189,7 @@ async fn dispatch(work: Work) -> ExitCode {
         Command::Replay(args) => replay::run(args).await,
         Command::Conformance(args) => conformance::run(args).await,
         Command::Probe(args) => probe::run(args).await,
-        Command::Serve(args) => serve::run(args).await,
+        Command::Serve(args) => serve::run(*args).await,
         Command::Install(args) => install::install(args).await,
         Command::Uninstall(args) => install::uninstall(args).await,
         Command::Doctor(args) => doctor::run(args),

@@ -141,12 +141,23 @@ pub struct ServeArgs {
     /// block is let go (the agent stops) and the user is told why.
     #[arg(long, value_name = "URL")]
     state: Option<String>,
+    /// Export a trace per hook point, with a span per hook call, to the
+    /// OpenTelemetry collector at this URL (OTLP over HTTP, protobuf; for
+    /// example http://127.0.0.1:4318). A W3C `traceparent` on an agent's
+    /// HTTP request becomes the trace's parent.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// Signed policy bundles instead of a config file (`--policy`).
     #[command(flatten)]
     policy: crate::policy::PolicyArgs,
 }
 
 impl ServeArgs {
+    /// `--otlp`'s collector, when given.
+    pub(crate) fn otlp(&self) -> Option<&str> {
+        self.otlp.as_deref()
+    }
+
     /// The socket to serve, when asked for.
     fn socket(&self) -> Option<PathBuf> {
         let chosen = self.socket.as_ref()?;

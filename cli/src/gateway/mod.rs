@@ -4,9 +4,11 @@
 //! jwt:JWKS`, a signed token of the team's identity provider), each standing for a
 //! tenant, a user and optionally an agent that the chain's scopes hold to.
 //! With replicas, the counts they must agree on live in Redis (`state`:
-//! `--state redis://`).
+//! `--state redis://`); its traces go to an OpenTelemetry collector
+//! (`otel`: `--otlp URL`).
 
 pub mod jwt;
+pub mod otel;
 pub mod state;
 pub mod tls;
 pub mod tokens;

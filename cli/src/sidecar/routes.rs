@@ -16,9 +16,11 @@ use std::sync::Mutex;
 use hookhost::{Dialect, ForeignEvent, Identity, NativeAnswer};
 use serde::Serialize;
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use super::Sidecar;
 use super::http::{Head, Reply};
+use crate::gateway::otel;
 use crate::shared::header::ascii_json;
 
 /// Distinct sessions remembered per agent; past it only calls are counted.
@@ -142,7 +144,12 @@ async fn answer(
         event = event.with_identity(caller);
     }
     sidecar.agents.count(dialect, &event);
-    let (answer, record) = sidecar.host.answer_foreign_recorded(&event).await;
+    let trace = otel::request_span(head.header("traceparent"), head.header("tracestate"));
+    let (answer, record) = sidecar
+        .host
+        .answer_foreign_recorded(&event)
+        .instrument(trace)
+        .await;
     let mut record = serde_json::to_value(&record).unwrap_or_default();
     if let (Some(caller), Value::Object(fields)) = (caller, &mut record) {
         fields.insert("tenant".into(), caller.tenant.clone().into());

@@ -255,11 +255,26 @@ impl Gateway {
         token: Option<&str>,
         body: &str,
     ) -> (u16, String, String) {
+        self.send_with(method, path, token, &[], body)
+    }
+
+    /// [`Gateway::send`] with more headers (`(name, value)`s).
+    pub fn send_with(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String, String) {
         let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
         let conn = rustls::ClientConnection::new(self.tls(), name).unwrap();
         let tcp = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         let mut tls = rustls::StreamOwned::new(conn, tcp);
-        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let mut auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        for (name, value) in headers {
+            auth.push_str(&format!("{name}: {value}\r\n"));
+        }
         let req = format!(
             "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -274,9 +289,10 @@ impl Gateway {
         (status, head.to_string(), body.to_string())
     }
 
-    pub fn stop(&mut self) {
+    /// Stops it with SIGTERM (it must exit 0): what it wrote on stderr.
+    pub fn stop(&mut self) -> String {
         let Some(child) = self.child.take() else {
-            return;
+            return String::new();
         };
         // SAFETY: a signal to the gateway this test started.
         unsafe {
@@ -284,6 +300,7 @@ impl Gateway {
         }
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "exit {:?}", out.status);
+        String::from_utf8_lossy(&out.stderr).into_owned()
     }
 }
 

@@ -56,8 +56,13 @@ pub(crate) struct Run<'a> {
 /// Runs `chain` through `members` in order and returns the merged verdict.
 pub(crate) async fn run(run: &mut Run<'_>, members: &[Arc<Member>], mut chain: Chain) -> Outcome {
     let span = trace::stage_span(run.stage, &run.sinks.request_id);
-    walk(run, members, &mut chain).instrument(span).await;
-    chain.finish()
+    trace::describe_stage(&span, run.stage, chain.params(), run.origin);
+    walk(run, members, &mut chain)
+        .instrument(span.clone())
+        .await;
+    let outcome = chain.finish();
+    trace::record_verdict(&span, &outcome);
+    outcome
 }
 
 /// The driver loop: every member in order, until one stops the chain;

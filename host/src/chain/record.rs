@@ -174,9 +174,7 @@ impl<'m> CallRecord<'m> {
             count(&m.stats, self.elapsed, error);
         }
         let outcome = trace::outcome_name(step, error);
-        self.span
-            .record("duration_us", self.elapsed.as_micros() as u64);
-        self.span.record("outcome", outcome);
+        trace::record_call(&self.span, step, outcome, self.elapsed);
         if let Some(failure) = failure {
             let quiet = m.quiet_failures(self.stage);
             trace::log_failure(&m.name, self.stage, policy, quiet, failure);

@@ -187,6 +187,17 @@ fn takes_context(spec: &Spec, event: &Event) -> bool {
 }
 
 impl Origin {
+    /// The agent's dialect, for the hook point's span.
+    pub(crate) fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The event's name as the agent writes it (`PreToolUse`), for the
+    /// hook point's span.
+    pub(crate) fn event_name(&self) -> &'static str {
+        self.event.native
+    }
+
     /// An event of `dialect`, as the agent sent it (`input`) and as the
     /// chain receives it (`params`).
     pub(crate) fn new(
