@@ -62,7 +62,7 @@ pub async fn run(plan: Plan) -> Vec<Sample> {
         tasks.push(tokio::spawn(async move {
             // Spread the starts over a session's length, as agents do not
             // all start (and stop) in the same second.
-            let offset = plan.think.mul_f64(14.0 * n as f64 / plan.sessions as f64);
+            let offset = plan.think.mul_f64(17.0 * n as f64 / plan.sessions as f64);
             tokio::time::sleep(offset).await;
             let mut agent = Agent::new(n, &plan);
             while start.elapsed() < plan.run_for {
@@ -94,13 +94,13 @@ impl<'p> Agent<'p> {
         }
     }
 
-    /// One session: one to five pairs of an allowed and a denied tool
+    /// One session: three to ten pairs of an allowed and a denied tool
     /// call, then four stops in a row.
     async fn session(&mut self, start: Instant) -> Vec<Sample> {
         self.sessions += 1;
         let session = format!("fleet-{}-{}", self.n, self.sessions);
         let mut out = Vec::new();
-        let pairs = 1 + (self.n * 7 + self.sessions * 3) % 5;
+        let pairs = 3 + (self.n * 7 + self.sessions * 3) % 8;
         let kinds = vec![[Kind::Allowed, Kind::Denied]; pairs].concat();
         for kind in kinds.into_iter().chain([Kind::Stop; 4]) {
             tokio::time::sleep(self.plan.think).await;
