@@ -48,6 +48,10 @@ def npm_registry(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         "uplinks: {}\n"
         "packages:\n  '**':\n    access: $all\n    publish: $authenticated\n"
         "log: { type: stdout, format: pretty, level: warn }\n"
+        # The native package is a static binary of some 9 MB, base64 in the
+        # publish request: past Verdaccio's default 10mb body. npmjs.com
+        # takes packages far larger (Codex's native packages among them).
+        "max_body_size: 200mb\n"
     )
     url = f"http://127.0.0.1:{port}/"
     log = root / "log"
