@@ -195,6 +195,7 @@ pub use members::builtin::{
 };
 pub use observe::audit::{
     AuditError, AuditFigures, AuditQuery, AuditStore, DEFAULT_QUEUE as AUDIT_QUEUE,
+    masked as masked_url,
 };
 pub use observe::chain::{ChainReport, verify as verify_audit};
 pub use observe::log_budget::LogBudget;

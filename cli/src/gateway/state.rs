@@ -36,7 +36,7 @@ impl Redis {
     /// Reads `url` (`redis://`); nothing is connected yet, so a gateway
     /// can start before its store.
     pub fn open(url: &str) -> Result<Arc<Redis>, String> {
-        let shown = masked(url);
+        let shown = hookhost::masked_url(url);
         if !url.starts_with("redis://") {
             return Err(format!("--state {shown}: give a redis:// URL"));
         }
@@ -130,19 +130,51 @@ impl StateStore for Redis {
             self.run::<()>(&pipe).await
         })
     }
-}
 
-/// `url` with the password of `user:password@` masked.
-fn masked(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    match rest.split_once('@') {
-        Some((auth, host)) if auth.contains(':') => {
-            let user = auth.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}")
-        }
-        _ => url.to_string(),
+    fn add<'a>(
+        &'a self,
+        key: &'a str,
+        field: &'a str,
+        delta: u64,
+        ttl: Duration,
+    ) -> StateFuture<'a, u64> {
+        Box::pin(async move {
+            // HINCRBY counts in a signed 64-bit integer: a delta past it
+            // is held at its largest, which any cap has been reached by.
+            let delta = i64::try_from(delta).unwrap_or(i64::MAX);
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            pipe.cmd("HINCRBY").arg(key).arg(field).arg(delta);
+            pipe.cmd("EXPIRE")
+                .arg(key)
+                .arg(ttl.as_secs().max(1))
+                .ignore();
+            let (total,): (i64,) = self.run(&pipe).await?;
+            Ok(u64::try_from(total).unwrap_or(0))
+        })
+    }
+
+    fn text<'a>(&'a self, key: &'a str) -> StateFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let mut pipe = redis::pipe();
+            pipe.cmd("GET").arg(key);
+            let (text,): (Option<String>,) = self.run(&pipe).await?;
+            Ok(text)
+        })
+    }
+
+    fn put_text<'a>(&'a self, key: &'a str, value: &'a str, ttl: Duration) -> StateFuture<'a, ()> {
+        Box::pin(async move {
+            let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+            let mut pipe = redis::pipe();
+            pipe.cmd("SET")
+                .arg(key)
+                .arg(value)
+                .arg("PX")
+                .arg(ms)
+                .ignore();
+            self.run::<()>(&pipe).await
+        })
     }
 }
 
@@ -152,12 +184,10 @@ mod tests {
 
     #[test]
     fn a_password_never_reaches_a_message() {
-        assert_eq!(
-            masked("redis://default:s3cret@10.0.0.5:6379/0"),
-            "redis://default:***@10.0.0.5:6379/0"
+        let err = Redis::open("http://default:s3cret@10.0.0.5:6379/0").map(drop);
+        assert!(
+            matches!(&err, Err(e) if e.contains("redis://") && !e.contains("s3cret")),
+            "{err:?}"
         );
-        assert_eq!(masked("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
-        let err = Redis::open("http://x").map(drop);
-        assert!(matches!(&err, Err(e) if e.contains("redis://")), "{err:?}");
     }
 }

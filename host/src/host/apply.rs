@@ -213,7 +213,11 @@ impl Host {
         ) {
             (_, Some(k)) => Some(k.clone()),
             (Answerer::Built(kind), None) => {
-                Some(Arc::new(Member::new(&m.spec, kind, &config.defaults)))
+                let member = Member::new(&m.spec, kind, &config.defaults);
+                if let Some(store) = self.inner.shared.get() {
+                    member.share(store);
+                }
+                Some(Arc::new(member))
             }
             (Answerer::Kept, None) => None,
         }

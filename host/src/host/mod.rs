@@ -85,6 +85,9 @@ struct Inner {
     /// The stop policies' counts per session: blocked stops in a row
     /// (`stop_block_limit`) and the quality gates' retries.
     stops: crate::chain::Stops,
+    /// The store a gateway's replicas share state through
+    /// (`Host::share_state`); every member built is given it.
+    shared: crate::policy::shared::Slot,
     /// What the config in force came from, when the embedder says
     /// (`Host::set_policy`): on every decision record.
     policy: RwLock<Option<String>>,
@@ -177,6 +180,7 @@ impl Host {
                 request_seq: AtomicU64::new(0),
                 applying: tokio::sync::Mutex::new(()),
                 stops: crate::chain::Stops::default(),
+                shared: crate::policy::shared::Slot::new(),
                 policy: RwLock::new(None),
                 observer: RwLock::new(None),
             }),
@@ -213,11 +217,19 @@ impl Host {
         self.chain().iter().map(|m| info::hook_info(m)).collect()
     }
 
-    /// Shares the stop policies' counts per session (a stop's blocks in a
-    /// row, a quality gate's retries) through `store`, so that every
-    /// replica of a gateway counts alike; `false` if a store was already
-    /// given (it stays). Give it before serving.
+    /// Shares what must agree across a gateway's replicas through
+    /// `store`: the stop policies' counts per session (a stop's blocks in
+    /// a row, a quality gate's retries), prompt hooks' session spend and
+    /// cached decisions, and the breakers of remote, webhook and prompt
+    /// hooks; `false` if a store was already given (it stays). Give it
+    /// before serving; members a reload builds are given it too.
     pub fn share_state(&self, store: Arc<dyn StateStore>) -> bool {
+        if self.inner.shared.set(store.clone()).is_err() {
+            return false;
+        }
+        for member in self.chain().iter() {
+            member.share(&store);
+        }
         self.inner.stops.share(store)
     }
 

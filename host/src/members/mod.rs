@@ -172,6 +172,25 @@ impl Member {
         Member::new(&HookSpec::builtin(name, config), kind, defaults)
     }
 
+    /// Shares what must agree across a gateway's replicas through
+    /// `store`: a prompt hook's session spend and cache, and the breaker of
+    /// a hook every replica calls alike (remote, webhook, prompt). A
+    /// process hook's breaker stays its own: each replica has its process.
+    pub(crate) fn share(&self, store: &Arc<dyn crate::policy::shared::StateStore>) {
+        match &self.kind {
+            MemberKind::Command(c) => c.share(store),
+            MemberKind::HookSet(s) => s.share(store),
+            _ => {}
+        }
+        use crate::config::HookKind;
+        if matches!(
+            self.kind(),
+            HookKind::Remote | HookKind::Webhook | HookKind::Prompt
+        ) {
+            self.breaker.share(store);
+        }
+    }
+
     /// Its kind's name (`process`, `remote`, `builtin`, `command`,
     /// `webhook`, `prompt`, `hook_set`), from its backend.
     pub(crate) fn kind_name(&self) -> &'static str {

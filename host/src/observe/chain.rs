@@ -61,7 +61,8 @@ impl Link {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Bytes as lower-case hex digits, as digests are written.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -169,6 +169,16 @@ impl CommandHook {
         }
     }
 
+    /// Shares a prompt hook's session spend and cache through `store`.
+    pub(crate) fn share(&self, store: &std::sync::Arc<dyn crate::policy::shared::StateStore>) {
+        #[cfg(feature = "remote")]
+        if let Run::Ask(m) = &self.run {
+            m.share(store);
+        }
+        #[cfg(not(feature = "remote"))]
+        let _ = store;
+    }
+
     /// Whether a model answers for it rather than a program.
     pub(crate) fn is_prompt(&self) -> bool {
         #[cfg(feature = "remote")]

@@ -118,6 +118,13 @@ impl HookSet {
         })
     }
 
+    /// Shares what its hooks keep across a gateway's replicas.
+    pub(crate) fn share(&self, store: &Arc<dyn crate::policy::shared::StateStore>) {
+        for hook in &self.hooks {
+            hook.share(store);
+        }
+    }
+
     /// The stages it is called at: its event's stage, or lifecycle for a
     /// lifecycle event that waits on an answer.
     pub(crate) fn stages(&self) -> Vec<Stage> {

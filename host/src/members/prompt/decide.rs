@@ -188,6 +188,27 @@ impl Decision {
         }
     }
 
+    /// The decision as a shared store keeps it: its name, a newline, the
+    /// reason.
+    pub(super) fn to_text(&self) -> String {
+        format!("{}\n{}", self.name(), self.reason)
+    }
+
+    /// A decision read back from [`Decision::to_text`]; anything else is
+    /// not a decision (`None`: the model is asked).
+    pub(super) fn from_text(text: &str) -> Option<Decision> {
+        let (name, reason) = text.split_once('\n')?;
+        let verdict = match name {
+            "allow" => Verdict::Allow,
+            "deny" => Verdict::Deny,
+            "ask" => Verdict::Ask,
+            "block" => Verdict::Block,
+            _ => return None,
+        };
+        let reason = reason.to_string();
+        Some(Decision { verdict, reason })
+    }
+
     /// The decision's name, for logs.
     pub(super) fn name(&self) -> &'static str {
         match self.verdict {

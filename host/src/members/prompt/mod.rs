@@ -11,13 +11,16 @@
 //! counted in tokens), the concurrency limit, then the POST within the
 //! hook's deadline. Every way of not getting a decision is a
 //! [`CallError`], decided by the hook's `on_error`: `block` unless set
-//! otherwise, so a guard that could not ask its model refuses.
+//! otherwise, so a guard that could not ask its model refuses. A gateway's
+//! replicas share the session caps and the cache through the host's
+//! state store ([`Evaluator::share`]).
 
 mod cache;
 mod decide;
 mod provider;
 mod spend;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -31,9 +34,11 @@ use crate::dialect::spec::Event;
 use crate::error::CallError;
 use crate::observe::usage::{Answer, ModelUsage};
 use crate::policy::deadline::Deadline;
+use crate::policy::shared::StateStore;
 use cache::Cache;
 use decide::{Decision, Form};
 use provider::{Endpoint, Failure, Tokens};
+use spend::Held;
 
 /// What a prompt hook has cost and saved since it started.
 #[derive(Debug, Default)]
@@ -84,8 +89,8 @@ impl Evaluator {
             name: name.to_string(),
             config: config.clone(),
             endpoint,
-            cache: Cache::new(Duration::from_millis(config.cache_ttl_ms)),
-            spend: spend::Spend::new(config.session_token_cap, config.process_token_cap),
+            cache: Cache::new(name, Duration::from_millis(config.cache_ttl_ms)),
+            spend: spend::Spend::new(name, config.session_token_cap, config.process_token_cap),
             permits: Semaphore::new(config.max_concurrency.max(1)),
             counters: ModelCounters::default(),
         }
@@ -122,7 +127,7 @@ impl Evaluator {
         }
         let user = self.render(input);
         let key = format!("{form:?}\n{}\n{user}", self.config.model);
-        if let Some(d) = self.cache.get(&key) {
+        if let Some(d) = self.cache.get(&key).await {
             self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
             let usage = Some(self.usage(Tokens::default(), true));
             return Answer {
@@ -130,8 +135,14 @@ impl Evaluator {
                 usage,
             };
         }
-        if let Err(why) = self.spend.check(session) {
-            self.counters.capped.fetch_add(1, Ordering::Relaxed);
+        if let Err(held) = self.spend.check(session).await {
+            let why = match held {
+                Held::Capped(why) => {
+                    self.counters.capped.fetch_add(1, Ordering::Relaxed);
+                    why
+                }
+                Held::Unknown(why) => why,
+            };
             let why = format!("prompt hook `{}`: {why}", self.name);
             return Answer::from(Err(CallError::Model(why)));
         }
@@ -170,11 +181,11 @@ impl Evaluator {
         match endpoint.ask(&body, key.as_deref(), deadline.at()).await {
             Ok((calls, tokens)) => Answer {
                 reply: Decision::strictest(form, &calls).map_err(protocol),
-                usage: Some(self.charge(session, tokens)),
+                usage: Some(self.charge(session, tokens).await),
             },
             Err(Failure::Malformed(why, tokens)) => Answer {
                 reply: Err(protocol(why)),
-                usage: Some(self.charge(session, tokens)),
+                usage: Some(self.charge(session, tokens).await),
             },
             Err(Failure::Timeout) => Answer::from(Err(deadline.expired())),
             Err(Failure::Failed(why)) => Answer::from(Err(CallError::Model(why))),
@@ -204,12 +215,19 @@ impl Evaluator {
 
     /// Charges `tokens` to `session` and the hook's figures; what the
     /// call's record is given.
-    fn charge(&self, session: &str, tokens: Tokens) -> ModelUsage {
-        self.spend.charge(session, tokens.total());
+    async fn charge(&self, session: &str, tokens: Tokens) -> ModelUsage {
+        self.spend.charge(session, tokens.total()).await;
         let c = &self.counters;
         c.tokens_in.fetch_add(tokens.input, Ordering::Relaxed);
         c.tokens_out.fetch_add(tokens.output, Ordering::Relaxed);
         self.usage(tokens, false)
+    }
+
+    /// Keeps its session spend and cached decisions in `store` from now
+    /// on, as every replica does.
+    pub(crate) fn share(&self, store: &Arc<dyn StateStore>) {
+        let _ = self.spend.shared.set(store.clone());
+        let _ = self.cache.shared.set(store.clone());
     }
 
     fn usage(&self, tokens: Tokens, cached: bool) -> ModelUsage {

@@ -47,7 +47,7 @@ use db::DbOut;
 use file::FileOut;
 use line::Encoder;
 pub use read::AuditQuery;
-pub use store::{AuditError, AuditStore};
+pub use store::{AuditError, AuditStore, masked};
 
 /// The queue's default size, in records: about a minute of a busy
 /// gateway's records, a few tens of MiB at most.

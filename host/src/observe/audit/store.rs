@@ -117,8 +117,10 @@ fn check_postgres(_: &str) -> Result<(), String> {
 }
 
 /// `url` with the password of its `user:password@` masked, for messages
-/// and `status`: a config may hold the password, a log must not.
-pub(crate) fn masked(url: &str) -> String {
+/// and `status`: a config may hold the password, a log must not. Public
+/// so that every store URL an embedder shows (a state store's too) is
+/// masked alike.
+pub fn masked(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };

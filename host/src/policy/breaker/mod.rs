@@ -6,10 +6,17 @@
 //! A hook's deliberate verdicts (deny, abort, refuse) are answers, not
 //! failures, so no caller can switch a security guard off by provoking it
 //! into denying.
+//!
+//! The breaker of a hook every replica of a gateway calls alike is shared
+//! through the host's state store ([`Breaker::share`], `shared.rs`).
+
+mod shared;
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use crate::policy::shared::StateStore;
 
 /// Per-hook overrides of the breaker defaults, as a hook's config section
 /// spells them (`breaker`, `breaker_failures`, ...). Defined here, with the
@@ -120,6 +127,8 @@ pub(crate) struct Breaker {
     window: Duration,
     cooldown: Duration,
     inner: Mutex<Inner>,
+    /// The store its state is shared through, when replicas share one.
+    shared: OnceLock<Arc<shared::Shared>>,
 }
 
 impl Breaker {
@@ -150,7 +159,37 @@ impl Breaker {
                 opened_at: None,
                 trial_in_flight: false,
             }),
+            shared: OnceLock::new(),
         }
+    }
+
+    /// Shares its state through `store` from now on: it opens when another
+    /// replica's opens, and says so when its own does.
+    pub(crate) fn share(&self, store: &Arc<dyn StateStore>) {
+        if self.enabled {
+            let _ = self
+                .shared
+                .set(Arc::new(shared::Shared::new(&self.hook, store.clone())));
+        }
+    }
+
+    /// A closed breaker opens when another replica's is open, for what is
+    /// left of that one's cool-down.
+    fn follow(&self, inner: &mut Inner) {
+        let Some(left) = self.shared.get().and_then(|s| s.open_for()) else {
+            return;
+        };
+        if inner.state != BreakerState::Closed {
+            return;
+        }
+        let waited = self.cooldown.saturating_sub(left);
+        inner.state = BreakerState::Open;
+        inner.opened_at = Some(
+            Instant::now()
+                .checked_sub(waited)
+                .unwrap_or_else(Instant::now),
+        );
+        tracing::warn!(hook = %self.hook, "circuit breaker opened: another replica's is open for {} ms", left.as_millis());
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -162,7 +201,8 @@ impl Breaker {
         if !self.enabled {
             return BreakerState::Off;
         }
-        let inner = self.lock();
+        let mut inner = self.lock();
+        self.follow(&mut inner);
         match (inner.state, inner.opened_at) {
             (BreakerState::Open, Some(at)) if at.elapsed() >= self.cooldown => {
                 BreakerState::HalfOpen
@@ -177,6 +217,7 @@ impl Breaker {
             return self.permit(false);
         }
         let mut inner = self.lock();
+        self.follow(&mut inner);
         match inner.state {
             BreakerState::Closed | BreakerState::Off => self.permit(false),
             BreakerState::Open => {
@@ -224,6 +265,12 @@ impl Breaker {
         }
     }
 
+    fn tell_opened(&self) {
+        if let Some(s) = self.shared.get() {
+            s.opened(self.cooldown);
+        }
+    }
+
     /// Only the trial's own result moves a half-open breaker; a late result
     /// of a call admitted before the breaker opened does not.
     fn record(&self, trial: bool, failed: bool) {
@@ -239,12 +286,16 @@ impl Breaker {
                 inner.failures.clear();
                 inner.trial_in_flight = false;
                 inner.opened_at = None;
+                if let Some(s) = self.shared.get() {
+                    s.closed();
+                }
                 tracing::warn!(hook = %self.hook, "circuit breaker closed: the trial call succeeded");
             }
             (BreakerState::HalfOpen, true) => {
                 inner.state = BreakerState::Open;
                 inner.opened_at = Some(now);
                 inner.trial_in_flight = false;
+                self.tell_opened();
                 tracing::warn!(hook = %self.hook, "circuit breaker re-opened: the trial call failed");
             }
             (BreakerState::Closed, true) => {
@@ -259,6 +310,7 @@ impl Breaker {
                 if inner.failures.len() as u32 >= self.threshold {
                     inner.state = BreakerState::Open;
                     inner.opened_at = Some(now);
+                    self.tell_opened();
                     tracing::warn!(
                         hook = %self.hook,
                         failures = inner.failures.len(),
@@ -370,5 +422,47 @@ mod tests {
             call(&b).record(true);
         }
         assert_eq!(b.state(), BreakerState::Off);
+    }
+
+    /// Lets the breaker's store tasks (spawned off the call's path) run.
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_replica_follows_another_replicas_open_breaker() {
+        use crate::policy::shared::memory::Memory;
+        let store: Arc<dyn StateStore> = Arc::new(Memory::default());
+        let (a, b) = (breaker(1, 60_000), breaker(1, 60_000));
+        a.share(&store);
+        b.share(&store);
+        call(&a).record(true);
+        assert_eq!(a.state(), BreakerState::Open);
+        settle().await;
+        assert_eq!(b.state(), BreakerState::Closed, "not fetched yet");
+        settle().await;
+        assert_eq!(b.state(), BreakerState::Open, "b follows a");
+        assert!(matches!(b.admit(), Clearance::Skip(_)));
+    }
+
+    #[tokio::test]
+    async fn a_store_that_does_not_answer_leaves_each_breaker_alone() {
+        use crate::policy::shared::memory::Memory;
+        let memory = Arc::new(Memory::default());
+        let store: Arc<dyn StateStore> = memory.clone();
+        let (a, b) = (breaker(1, 60_000), breaker(1, 60_000));
+        a.share(&store);
+        b.share(&store);
+        call(&a).record(true);
+        settle().await;
+        memory
+            .down
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(b.state(), BreakerState::Closed);
+        settle().await;
+        call(&b).record(false);
+        assert_eq!(b.state(), BreakerState::Closed, "the hook is called");
     }
 }
