@@ -76,6 +76,7 @@ pub(crate) fn session_hash(session: SessionKey) -> String {
 
 /// The store's name of what a session has spent on prompt hooks (a hash
 /// by hook). Apart from the stop counts, which a new prompt resets.
+#[cfg(feature = "remote")]
 pub(crate) fn spend_hash(session: SessionKey) -> String {
     format!("hookhost:spend:{}", session.hex())
 }
