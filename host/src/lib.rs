@@ -200,6 +200,7 @@ pub use observe::audit::{
 pub use observe::chain::{ChainReport, verify as verify_audit};
 pub use observe::log_budget::LogBudget;
 pub use observe::observer::{AnsweredEvent, HookCall, Observer};
+pub use observe::redact::redact as redact_secrets;
 pub use observe::stats::HookStats;
 pub use observe::usage::ModelUsage;
 pub use outcome::{Approval, GateOutcome, LifecycleOutcome, StageOutcome, ToolOutcome};

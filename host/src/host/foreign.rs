@@ -93,6 +93,11 @@ impl ForeignEvent {
         origin.with_env(self.agent_env.clone())
     }
 
+    /// The agent whose event it is.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
     /// The event's native name (`PreToolUse`).
     pub fn name(&self) -> &'static str {
         self.incoming.event.native

@@ -78,9 +78,11 @@ const QUERY_SECRET: &str = r"([?&](?i:key|api[_-]?key|apikey|token|access[_-]?to
 /// The query-credential pattern alone, for [`display_url`].
 static QUERY_SECRET_RE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(QUERY_SECRET).ok());
 
-/// `text` with every secret-looking token replaced by [`MASK`]; borrowed
-/// when there was nothing to mask.
-pub(crate) fn redact(text: &str) -> Cow<'_, str> {
+/// `text` with every secret-looking token replaced by `[REDACTED]`;
+/// borrowed when there was nothing to mask. Public (as `hookhost::redact_secrets`)
+/// so that what an embedder shows of an event (the gateway's console) is
+/// masked exactly as the audit log masks it.
+pub fn redact(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
     for (re, with) in PATTERNS.iter() {
         if re.is_match(&out) {
