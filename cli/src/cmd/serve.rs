@@ -200,6 +200,9 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     }
     let from = ReloadFrom::File(path);
     let sidecar = Sidecar::new(host.clone(), from, load_config, sources);
+    if args.tls_cert.is_some() {
+        sidecar.behind_tls();
+    }
     let mut background = tokio::task::JoinSet::new();
     background.spawn(reload_on_sighup(sidecar.clone()));
     if !args.no_watch && !args.stdio && policy.is_none() {

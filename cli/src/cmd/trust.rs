@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use hookhost::trust::{ProjectHook, Trust, TrustStore, TrustedHook, describe, short};
+use hookhost::trust::{ProjectHook, Trust, TrustedHook, describe, short};
 use hookhost::{Config, Dialect};
-use serde_json::json;
 
+use crate::shared::approvals::{name, row_json, store};
 use crate::shared::exit::usage_error;
 use crate::shared::paths;
 use crate::shared::table::print_table;
@@ -121,13 +121,6 @@ impl Source<'_> {
     }
 }
 
-/// The user's store, refused (not emptied) when it cannot be used, so
-/// that approving never writes over a file that is not the user's.
-fn store() -> Result<TrustStore, String> {
-    let path = TrustStore::default_path().map_err(|e| e.to_string())?;
-    TrustStore::open(&path).map_err(|e| e.to_string())
-}
-
 fn list(config: &Source<'_>, json: bool) -> Result<(), String> {
     let loaded = config.load()?;
     let hooks = loaded.project_hooks();
@@ -178,30 +171,10 @@ fn list(config: &Source<'_>, json: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn row_json(h: &ProjectHook<'_>) -> serde_json::Value {
-    json!({
-        "hook": name(h),
-        "trusted": !h.source.trust.is_untrusted(),
-        "fingerprint": h.source.trust.fingerprint(),
-        "file": h.source.file,
-        "event": h.source.event,
-        "matcher": h.source.matcher,
-        "command": describe(h.hook),
-    })
-}
-
 fn state(h: &ProjectHook<'_>) -> &'static str {
     match h.source.trust {
         Trust::Untrusted(_) => "UNTRUSTED",
         _ => "trusted",
-    }
-}
-
-/// The hook's name; a docker-agent group's hook with its place in it.
-fn name(h: &ProjectHook<'_>) -> String {
-    match h.index {
-        Some(i) => format!("{}[{i}]", h.name),
-        None => h.name.to_string(),
     }
 }
 

@@ -9,6 +9,7 @@
 #[macro_use]
 mod output;
 
+pub mod approvals;
 pub mod client;
 pub mod config;
 pub mod exit;
@@ -17,5 +18,6 @@ pub mod limits;
 pub mod paths;
 pub mod remote;
 pub mod signal;
+pub mod since;
 pub mod table;
 pub mod term;

@@ -105,37 +105,68 @@ impl Access {
                 .map(|(_, v)| v)
         };
         if let Some(origin) = find("origin") {
-            let listed = self.allowed_origins.iter().any(|o| o.as_bytes() == origin);
-            if !listed {
+            if !self.origin_listed(origin) {
                 return Err(refuse(
                     403,
                     "cross-origin request: this Origin is not allowed (--allow-origin)",
                 ));
             }
         }
-        if self.loopback_host && !find("host").is_some_and(names_loopback) {
-            return Err(refuse(
+        self.check_host(find("host"))?;
+        self.identify(find("authorization").and_then(token::bearer))
+    }
+
+    /// Whether `origin` is one `--allow-origin` listed.
+    pub(crate) fn origin_listed(&self, origin: &[u8]) -> bool {
+        self.allowed_origins.iter().any(|o| o.as_bytes() == origin)
+    }
+
+    /// Bound to loopback, `host` must name a loopback address.
+    pub(crate) fn check_host(&self, host: Option<&[u8]>) -> Result<(), Refusal> {
+        match self.loopback_host && !host.is_some_and(names_loopback) {
+            true => Err(refuse(
                 403,
                 "the Host header does not name a loopback address",
-            ));
+            )),
+            false => Ok(()),
         }
-        let presented = || find("authorization").and_then(token::bearer);
+    }
+
+    /// Who the bearer token `presented` stands for, by the credential
+    /// this access asks for: `Ok(None)` for a credential that names no
+    /// one (the daemon's one token) or when none is asked.
+    pub(crate) fn identify(&self, presented: Option<&[u8]>) -> Result<Option<Identity>, Refusal> {
         let wrong = || refuse(401, "missing or wrong bearer token");
         match &self.auth {
             Auth::Open => Ok(None),
-            Auth::Token(token) => match presented() {
+            Auth::Token(token) => match presented {
                 Some(p) if token::token_matches(p, token) => Ok(None),
                 _ => Err(wrong()),
             },
-            Auth::Tokens(tokens) => presented()
+            Auth::Tokens(tokens) => presented
                 .and_then(|p| tokens.identify(p))
                 .map(Some)
                 .ok_or_else(wrong),
-            Auth::Jwt(jwt) => presented()
+            Auth::Jwt(jwt) => presented
                 .and_then(|p| jwt.identify(p))
                 .map(Some)
                 .ok_or_else(wrong),
         }
+    }
+
+    /// Whether no credential is asked for (a loopback port without a
+    /// token, which any local user can reach).
+    #[cfg(feature = "ui")]
+    pub(crate) fn is_open(&self) -> bool {
+        matches!(self.auth, Auth::Open)
+    }
+
+    /// Whether the one credential is the daemon's own token: whoever
+    /// holds it is the user the daemon runs as (a gateway's callers are
+    /// not).
+    #[cfg(feature = "ui")]
+    pub(crate) fn is_owner_token(&self) -> bool {
+        matches!(self.auth, Auth::Token(_))
     }
 }
 

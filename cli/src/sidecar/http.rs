@@ -180,6 +180,13 @@ where
                 Err(reply) => return respond(writer, reply, false).await,
             },
         };
+        #[cfg(feature = "ui")]
+        if super::ui::is_ui(&head.path) {
+            match console(sidecar, reader, writer, &head, access).await? {
+                true => continue,
+                false => return Ok(()),
+            }
+        }
         // A refused request's body is never read, so nothing after it on
         // this connection can be found: refusals end the connection.
         let caller = match check_access(&head, access) {
@@ -196,6 +203,38 @@ where
         respond(writer, reply, keep).await?;
         if !keep {
             return Ok(());
+        }
+    }
+}
+
+/// Serves one request to the console (`ui/`, which admits it by its own
+/// rules); whether the connection stays open.
+#[cfg(feature = "ui")]
+async fn console<R, W>(
+    sidecar: &Sidecar,
+    reader: &mut R,
+    writer: &mut W,
+    head: &Head,
+    access: Option<&Access>,
+) -> io::Result<bool>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let body = match read_body(sidecar, reader, head).await {
+        Ok((body, _charge)) => body,
+        Err(reply) => return respond(writer, reply, false).await.map(|()| false),
+    };
+    // Boxed: the console's futures would otherwise sit inline in every
+    // connection's.
+    match Box::pin(super::ui::serve(sidecar, head, &body, access)).await {
+        super::ui::Served::Reply(reply) => {
+            respond(writer, reply, head.keep_alive).await?;
+            Ok(head.keep_alive)
+        }
+        super::ui::Served::Stream(held) => {
+            let events = super::ui::stream_events(sidecar, head, access, writer, held);
+            Box::pin(events).await.map(|()| false)
         }
     }
 }
@@ -253,6 +292,7 @@ async fn respond<W: AsyncWrite + Unpin>(
 ) -> io::Result<()> {
     let reason = match reply.status {
         200 => "OK",
+        303 => "See Other",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",

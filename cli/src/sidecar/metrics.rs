@@ -130,9 +130,10 @@ pub(crate) struct Metrics {
 }
 
 impl Metrics {
-    /// A registry for `host`'s figures, its observer registered with the
-    /// host (kept across reloads).
-    pub(crate) fn new(host: &Host) -> Metrics {
+    /// A registry for `host`'s figures, and the observer that counts
+    /// them, for the sidecar to register with the host (kept across
+    /// reloads).
+    pub(crate) fn new(host: &Host) -> (Metrics, Arc<dyn Observer>) {
         let counts = Counts {
             duration: Family::new_with_constructor(histogram),
             calls: Family::default(),
@@ -144,11 +145,11 @@ impl Metrics {
         let mut registry = Registry::with_prefix("hookhost");
         register(&mut registry, &counts, &in_flight);
         registry.register_collector(Box::new(HostFigures { host: host.clone() }));
-        host.set_observer(Arc::new(counts));
-        Metrics {
+        let metrics = Metrics {
             registry,
             in_flight,
-        }
+        };
+        (metrics, Arc::new(counts))
     }
 
     /// Counts one request being answered until the guard is dropped,
@@ -282,6 +283,13 @@ mod tests {
         host.answer_foreign_recorded(&event).await;
     }
 
+    /// The registry of `host`, its counting observer registered.
+    fn metrics_of(host: &Host) -> Metrics {
+        let (metrics, counts) = Metrics::new(host);
+        host.set_observer(counts);
+        metrics
+    }
+
     fn has(body: &str, line: &str) {
         assert!(body.lines().any(|l| l == line), "no {line:?} in\n{body}");
     }
@@ -292,7 +300,7 @@ mod tests {
             "[hooks.builtins.deny_tools]\nconfig = { tools = [\"Bash\", \"shell\"], reason = \"no\" }\n",
         )
         .await;
-        let metrics = Metrics::new(&host);
+        let metrics = metrics_of(&host);
         for tool in ["Bash", "Bash", "Bash", "Read"] {
             pre_tool_use(&host, tool).await;
         }
@@ -350,7 +358,7 @@ mod tests {
              events = [\"PreToolUse\"]\ntimeout = 1\non_error = \"allow\"\n",
         )
         .await;
-        let metrics = Metrics::new(&host);
+        let metrics = metrics_of(&host);
         pre_tool_use(&host, "Bash").await;
         let body = metrics.render().unwrap();
         has(
@@ -365,7 +373,7 @@ mod tests {
     #[tokio::test]
     async fn a_request_in_flight_is_counted_until_it_ends_or_is_cancelled() {
         let host = host("").await;
-        let metrics = Arc::new(Metrics::new(&host));
+        let metrics = Arc::new(metrics_of(&host));
         let answered = metrics.busy();
         let (m, (tx, rx)) = (metrics.clone(), tokio::sync::oneshot::channel());
         let cancelled = tokio::spawn(async move {

@@ -17,9 +17,13 @@ mod cap;
 mod http;
 mod lines;
 mod metrics;
+#[cfg(feature = "ui")]
+mod observer;
 mod rfc6455;
 mod routes;
 mod session;
+#[cfg(feature = "ui")]
+mod ui;
 mod websocket;
 
 use std::path::PathBuf;
@@ -104,6 +108,9 @@ pub struct Sidecar {
     agents: routes::AgentCounts,
     /// What `GET /metrics` shows; its observer is registered with `host`.
     metrics: metrics::Metrics,
+    /// The console (`GET /ui`): its sessions and what it shows live.
+    #[cfg(feature = "ui")]
+    ui: ui::Ui,
     /// The files the config in force was read from (`Config::sources`),
     /// renewed by every reload whatever asked for it, for the daemon's
     /// watch.
@@ -124,10 +131,17 @@ impl Sidecar {
         loader: fn(&std::path::Path) -> Result<hookhost::Config, String>,
         sources: Vec<PathBuf>,
     ) -> Arc<Sidecar> {
-        let metrics = metrics::Metrics::new(&host);
+        let (metrics, counts) = metrics::Metrics::new(&host);
+        #[cfg(feature = "ui")]
+        let ui = ui::Ui::new();
+        #[cfg(feature = "ui")]
+        let counts = observer::Fanout::of(vec![counts, ui.observer()]);
+        host.set_observer(counts);
         Arc::new(Sidecar {
             host,
             metrics,
+            #[cfg(feature = "ui")]
+            ui,
             reload_from,
             loader,
             bytes: Pool::new(GLOBAL_BYTES),
@@ -141,6 +155,13 @@ impl Sidecar {
     /// Shows what `status` gives in `GET /status` as `policy`.
     pub fn report_policy(&self, status: fn() -> Value) {
         let _ = self.policy_status.set(status);
+    }
+
+    /// Says the sidecar is served behind TLS (the console's cookie is
+    /// then `Secure`).
+    pub fn behind_tls(&self) {
+        #[cfg(feature = "ui")]
+        self.ui.behind_tls();
     }
 
     /// The host it serves.

@@ -145,11 +145,18 @@ async fn answer(
     }
     sidecar.agents.count(dialect, &event);
     let trace = otel::request_span(head.header("traceparent"), head.header("tracestate"));
-    let (answer, record) = sidecar
+    let run = sidecar
         .host
         .answer_foreign_recorded(&event)
-        .instrument(trace)
-        .await;
+        .instrument(trace);
+    #[cfg(feature = "ui")]
+    let ((answer, record), steps) = super::ui::with_steps(run).await;
+    #[cfg(not(feature = "ui"))]
+    let (answer, record) = run.await;
+    #[cfg(feature = "ui")]
+    sidecar
+        .ui
+        .publish(super::ui::item(&event, &record, caller, steps, false));
     let mut record = serde_json::to_value(&record).unwrap_or_default();
     if let (Some(caller), Value::Object(fields)) = (caller, &mut record) {
         fields.insert("tenant".into(), caller.tenant.clone().into());
@@ -159,6 +166,29 @@ async fn answer(
         }
     }
     Ok((event, answer, ascii_json(&record)))
+}
+
+/// An event tried from the console: answered by the chain as `relay`
+/// and the agent's HTTP hook would have it, with each hook's step.
+#[cfg(feature = "ui")]
+pub(super) async fn tried(
+    sidecar: &Sidecar,
+    dialect: &str,
+    input: &Value,
+    caller: Option<&Identity>,
+) -> Result<Value, Reply> {
+    let dialect: Dialect = dialect.parse().map_err(|e| Reply::text(400, e))?;
+    let mut event = ForeignEvent::read(dialect, input, None).map_err(|e| Reply::text(400, e))?;
+    if let Some(caller) = caller {
+        event = event.with_identity(caller);
+    }
+    let run = sidecar.host.answer_foreign_recorded(&event);
+    let ((answer, record), steps) = super::ui::with_steps(run).await;
+    let item = super::ui::item(&event, &record, caller, steps.clone(), true);
+    sidecar.ui.publish(item);
+    let relay = json!({"code": answer.code, "stdout": answer.stdout, "stderr": answer.stderr});
+    let http: Value = serde_json::from_str(&event.http_body(answer)).unwrap_or(Value::Null);
+    Ok(json!({"relay": relay, "http": http, "record": record, "steps": steps}))
 }
 
 /// The native event name for payloads that carry none: `?event=NAME` or
@@ -185,7 +215,8 @@ fn agent_env(head: &Head) -> serde_json::Map<String, Value> {
         .unwrap_or_default()
 }
 
-fn status(sidecar: &Sidecar) -> Value {
+/// `GET /status`'s body (the console shows it too).
+pub(super) fn status(sidecar: &Sidecar) -> Value {
     let uptime = sidecar.started.elapsed().map(|d| d.as_secs()).unwrap_or(0);
     json!({
         "pid": std::process::id(),
