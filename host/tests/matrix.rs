@@ -465,7 +465,18 @@ async fn exercise(
         let observed = judge(&c, f, stage, policy, f.expect)?;
         return Ok((observed, c.elapsed));
     }
-    let calls = futures::future::join_all((0..BURST).map(|_| call(host, stage))).await;
+    // Each call on a task of its own, as each agent request is in the
+    // sidecar: a call is timed by when the host answers it, not by when
+    // one task polling a thousand futures gets round to it.
+    let spawned = (0..BURST).map(|_| {
+        let host = host.clone();
+        tokio::spawn(async move { call(&host, stage).await })
+    });
+    let calls: Vec<Call> = futures::future::join_all(spawned)
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("a burst call panicked: {e}"))?;
     let (mut verdicts, mut policies, mut slowest) = (0, 0, Duration::ZERO);
     for c in &calls {
         slowest = slowest.max(c.elapsed);
