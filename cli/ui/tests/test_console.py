@@ -278,3 +278,70 @@ def test_the_vendored_libraries_are_the_pinned_packages():
     ]
     for published, vendored in pairs:
         assert (modules / published).read_bytes() == (ROOT / "cli/ui/vendor" / vendored).read_bytes(), vendored
+
+
+class Gateway:
+    """A team's gateway on loopback: callers known by `--auth tokens:FILE`."""
+
+    def __init__(self, tmp: Path):
+        self.home = tmp / "gw-home"
+        self.home.mkdir()
+        self.tokens = tmp / "tokens"
+        self.env = {"PATH": os.environ["PATH"], "HOME": str(self.home)}
+        new = subprocess.run(
+            [str(HOOKHOST), "token", "new", "--file", str(self.tokens), "--tenant", "acme", "--user", "ann"],
+            capture_output=True, text=True, env=self.env, check=True,
+        )
+        self.token = new.stdout.strip().splitlines()[-1].split()[-1]
+        config = tmp / "gw.toml"
+        config.write_text('[hooks.builtins.deny_tools]\nconfig = { tools = ["Bash"], reason = "no shell" }\n')
+        self.proc = subprocess.Popen(
+            [str(HOOKHOST), "serve", "-c", str(config), "--listen", "127.0.0.1:0",
+             "--auth", f"tokens:{self.tokens}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, text=True,
+        )
+        line = self.proc.stdout.readline()
+        assert "ws://" in line, self.proc.stderr.read()
+        self.url = "http://" + line.strip().split("//", 1)[1].rstrip("/")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def test_a_gateways_caller_signs_in_as_its_token_and_may_not_approve(tmp_path):
+    if not HOOKHOST.exists():
+        pytest.skip(f"{HOOKHOST} is not built")
+    gw = Gateway(tmp_path)
+    try:
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        refused = urllib.request.Request(gw.url + "/ui/login", data=b"token=wrong", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as e:
+            opener.open(refused, timeout=5)
+        assert e.value.code == 401
+        login = urllib.request.Request(gw.url + "/ui/login", data=f"token={gw.token}".encode(), method="POST")
+        with opener.open(login, timeout=5) as r:
+            assert r.status == 200 and 'id="app"' in r.read().decode()
+        with opener.open(gw.url + "/ui/api/session", timeout=5) as r:
+            session = json.loads(r.read())
+        assert session["caller"]["tenant"] == "acme" and session["caller"]["user"] == "ann"
+        approve = urllib.request.Request(
+            gw.url + "/ui/api/trust", data=b'{"approve": "00000000"}', method="POST",
+            headers={"X-Hookhost-CSRF": session["csrf"], "Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as e:
+            opener.open(approve, timeout=5)
+        assert e.value.code == 403 and "daemon's own user" in e.value.read().decode()
+        # The token taken out of the gateway's file ends the session.
+        gw.tokens.write_text("# nobody\n")
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                opener.open(gw.url + "/ui/api/hooks", timeout=5).close()
+            except urllib.error.HTTPError as e:
+                assert e.code == 401
+                break
+            assert time.monotonic() < deadline, "the removed token's session lived on"
+            time.sleep(0.2)
+    finally:
+        gw.stop()
